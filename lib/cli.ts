@@ -1,0 +1,173 @@
+// One way every script parses its flags (citty underneath) and prints its one JSON document.
+import { realpathSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { parseArgs, renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
+import { ERROR_CODES, PairLoopError, errorDocument, fail, toPairLoopError } from './errors.ts'
+
+export const VERSION = 1 as const
+
+export type Document = Record<string, unknown>
+
+/** A success document with a non-zero exit (budget-check at its limit still prints its normal document). */
+export interface Outcome {
+  document: Document
+  exit: number
+}
+
+export interface ScriptDef<A extends ArgsDef> {
+  name: string
+  description: string
+  args: A
+  run: (args: ParsedArgs<A>) => Promise<Document | Outcome>
+}
+
+export function defineScript<A extends ArgsDef>(def: ScriptDef<A>): ScriptDef<A> {
+  return def
+}
+
+export function withExit(document: Document, exit: number): Outcome {
+  return { document, exit }
+}
+
+/** Flags every command that works on an existing run shares. */
+export const runArgs = {
+  run: { type: 'string', description: 'run id (default: the active run of the repository here)', valueHint: 'id' },
+  cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
+} as const satisfies ArgsDef
+
+export interface ScriptIO {
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+}
+
+const processIO: ScriptIO = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+}
+
+/** Parse, run, print; returns the exit status. Never throws, never calls process.exit (it can cut stdout short). */
+export async function runScript<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[], io: ScriptIO = processIO): Promise<number> {
+  if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
+    io.stdout(stripAnsi(await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args })) + '\n')
+    return 0
+  }
+  try {
+    const args = parseFlags(def, rawArgs)
+    const result = await def.run(args)
+    const { document, exit } = isOutcome(result) ? result : { document: result, exit: 0 }
+    io.stdout(JSON.stringify({ version: VERSION, ...document }) + '\n')
+    return exit
+  } catch (caught) {
+    const error = toPairLoopError(caught)
+    io.stdout(JSON.stringify(errorDocument(error)) + '\n')
+    io.stderr(`pair-loop ${def.name}: ${error.code}: ${error.message}\n`)
+    return ERROR_CODES[error.code].exit
+  }
+}
+
+/** Entry point of a script file: run with the process's argv and set the exit code. */
+export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = process.argv.slice(2)): Promise<void> {
+  process.exitCode = await runScript(def, rawArgs)
+}
+
+function isOutcome(value: Document | Outcome): value is Outcome {
+  return typeof value.exit === 'number' && typeof value.document === 'object' && value.document !== null && Object.keys(value).length === 2
+}
+
+/** citty accepts unknown flags and ignores `required` on enums: check both ourselves so a typo is `usage`, not a silent pass. */
+export function parseFlags<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[]): ParsedArgs<A> {
+  const flags = describeFlags(def.args)
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!
+    if (token === '--') fail('usage', `unexpected arguments after --: ${rawArgs.slice(i + 1).join(' ')}`)
+    if (!token.startsWith('-') || token === '-') fail('usage', `unexpected argument ${JSON.stringify(token)}`, { argument: token })
+    const [name, inlineValue] = splitFlag(token)
+    const flag = flags.get(name)
+    if (!flag) fail('usage', `unknown flag ${token.split('=')[0]}`, { flag: token.split('=')[0], known: [...new Set([...flags.values()].map((f) => `--${f.name}`))] })
+    if (flag.takesValue && inlineValue === undefined) {
+      const value = rawArgs[i + 1]
+      if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0]))) fail('usage', `--${flag.name} needs a value`, { flag: `--${flag.name}` })
+      i++
+    }
+    if (!flag.takesValue && inlineValue !== undefined && !['true', 'false'].includes(inlineValue)) {
+      fail('usage', `--${flag.name} takes no value`, { flag: `--${flag.name}` })
+    }
+  }
+  let parsed: ParsedArgs<A>
+  try {
+    parsed = parseArgs(rawArgs, def.args)
+  } catch (error) {
+    throw new PairLoopError('usage', stripAnsi((error as Error).message))
+  }
+  for (const [name, arg] of Object.entries(def.args)) {
+    const value = (parsed as Record<string, unknown>)[name]
+    if (arg.type === 'string' || arg.type === 'enum') {
+      if (value === false) fail('usage', `--${name} cannot be negated`, { flag: `--${name}` })
+      if (value === '') fail('usage', `--${name} needs a value`, { flag: `--${name}` })
+    }
+    if (arg.required && value === undefined) fail('usage', `missing required flag --${name}`, { flag: `--${name}` })
+  }
+  return parsed
+}
+
+interface FlagInfo {
+  name: string
+  takesValue: boolean
+}
+
+function describeFlags(args: ArgsDef): Map<string, FlagInfo> {
+  const flags = new Map<string, FlagInfo>()
+  for (const [name, arg] of Object.entries(args)) {
+    if (arg.type === 'positional') continue
+    const info = { name, takesValue: arg.type !== 'boolean' }
+    const aliases = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
+    for (const spelling of [name, kebab(name), camel(name), ...aliases]) flags.set(spelling, info)
+    if (arg.type === 'boolean') flags.set(`no-${name}`, info)
+  }
+  return flags
+}
+
+function splitFlag(token: string): [string, string | undefined] {
+  const body = token.replace(/^--?/, '')
+  const eq = body.indexOf('=')
+  return eq === -1 ? [body, undefined] : [body.slice(0, eq), body.slice(eq + 1)]
+}
+
+const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
+const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+
+export function stripAnsi(text: string): string {
+  // eslint-disable-next-line no-control-regex
+  return text.replace(/\x1b\[[0-9;]*m/g, '')
+}
+
+/** A whole number flag, e.g. `--max-rounds 3`: anything else is `usage` naming the flag. */
+export function integerFlag(value: string | undefined, flag: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
+    fail('usage', `--${flag} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`, { flag: `--${flag}` })
+  }
+  return Number(value)
+}
+
+/** A non-negative decimal flag, e.g. `--budget-usd 2.50`. */
+export function decimalFlag(value: string | undefined, flag: string, { min = 0 } = {}): number | undefined {
+  if (value === undefined) return undefined
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min) {
+    fail('usage', `--${flag} must be a number ≥ ${min}, got ${JSON.stringify(value)}`, { flag: `--${flag}` })
+  }
+  return Number(value)
+}
+
+/** True when this module is the program being run (Deno and Bun say so; on Node compare with argv[1]). */
+export function isMain(meta: ImportMeta): boolean {
+  const flag = (meta as { main?: boolean }).main
+  if (typeof flag === 'boolean') return flag
+  const entry = process.argv[1]
+  if (!entry) return false
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(meta.url))
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,51 @@
+// Files written so a reader never sees half of one: temp file beside it, flush, rename over.
+import { closeSync, fsyncSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, mkdirSync } from 'node:fs'
+import { basename, dirname, join } from 'node:path'
+
+export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
+  const dir = dirname(path)
+  mkdirSync(dir, { recursive: true })
+  removeLeftoverTemps(path)
+  const temp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`)
+  const fd = openSync(temp, 'w', mode)
+  try {
+    writeSync(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
+    fsyncSync(fd)
+  } catch (error) {
+    closeSync(fd)
+    try { unlinkSync(temp) } catch {}
+    throw error
+  }
+  closeSync(fd)
+  renameSync(temp, path)
+  syncDir(dir)
+}
+
+/** Temp files of a writer that was killed half-way; callers hold the file's lock, so none of them is live. */
+export function removeLeftoverTemps(path: string): void {
+  const prefix = `.${basename(path)}.`
+  let names: string[]
+  try { names = readdirSync(dirname(path)) } catch { return }
+  for (const name of names) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp')) {
+      try { unlinkSync(join(dirname(path), name)) } catch {}
+    }
+  }
+}
+
+function syncDir(dir: string): void {
+  // Makes the rename itself durable; not every filesystem allows fsync on a directory.
+  try {
+    const fd = openSync(dir, 'r')
+    try { fsyncSync(fd) } finally { closeSync(fd) }
+  } catch {}
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

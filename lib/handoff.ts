@@ -1,0 +1,193 @@
+// HANDOFF.md: rendered whole from state, with agent text unable to forge its structure; and the reviewer-output parsers.
+import { createHash } from 'node:crypto'
+import type { Finding, Reply, RunState, Verdict } from './state.ts'
+import { SEVERITIES } from './state.ts'
+
+// ---------------------------------------------------------------- neutralising agent text
+
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x9b]|\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])?/g
+
+/** Drop ANSI escapes, NULs and other control characters; keep newlines and tabs. */
+export function stripControl(text: string): string {
+  return text.replace(/\r\n?/g, '\n').replace(CONTROL, '')
+}
+
+const DECORATION = /^[\s>*_`~+-]*/
+
+/**
+ * One line of agent text, escaped so it cannot read as a heading, a finding line or a verdict line
+ * (Markdown still shows the same characters: `\#` renders as `#`).
+ */
+export function neutraliseLine(line: string): string {
+  const lead = DECORATION.exec(line)![0]
+  const rest = line.slice(lead.length)
+  if (rest.startsWith('#')) return `${lead}\\${rest}`
+  const numbered = /^(\d+)([.)])/.exec(rest)
+  if (numbered) return `${lead}${numbered[1]}\\${rest.slice(numbered[1]!.length)}`
+  const verdict = /^(verdict)(\s*)(:)/i.exec(rest)
+  if (verdict) return `${lead}${verdict[1]}${verdict[2]}\\${rest.slice(verdict[0].length - 1)}`
+  return line
+}
+
+export function neutralise(text: string): string {
+  return stripControl(text).split('\n').map(neutraliseLine).join('\n')
+}
+
+/** For one-line slots (task, finding text): newlines become spaces, then the same escaping. */
+export function neutraliseInline(text: string): string {
+  return neutraliseLine(stripControl(text).replace(/\s*\n\s*/g, ' ').trim())
+}
+
+// ---------------------------------------------------------------- rendering
+
+export const minuteStamp = (iso: string) => `${iso.slice(0, 16)}Z`
+
+export function formatFindingLine(finding: Pick<Finding, 'n' | 'category' | 'severity' | 'path' | 'line_start' | 'line_end' | 'text'>): string {
+  const tag = finding.severity ? `${finding.category}/${finding.severity}` : finding.category
+  const range = finding.line_end && finding.line_end !== finding.line_start ? `${finding.line_start}-${finding.line_end}` : `${finding.line_start}`
+  const where = finding.path ? `${finding.path}${finding.line_start ? `:${range}` : ''} — ` : ''
+  return `${finding.n}. [${neutraliseInline(tag).replace(/[[\]]/g, '')}] ${neutraliseInline(where)}${neutraliseInline(finding.text)}`
+}
+
+function renderReply(reply: Reply): string {
+  const [first, ...more] = neutralise(reply.body).split('\n')
+  return [`   reply (${reply.disposition}): ${first}`, ...more.map((line) => `   ${line}`)].join('\n')
+}
+
+/** The conversation (rounds with replies), shared by HANDOFF.md and the reviewer prompt. */
+export function renderConversation(run: RunState): string {
+  const parts: string[] = []
+  for (const round of run.rounds) {
+    parts.push(`## Round ${round.n} — CODER (${run.coder}) · ${minuteStamp(round.coder.done_at)}`)
+    parts.push(round.coder.summary ? neutralise(round.coder.summary) : '(no summary)')
+    parts.push('')
+    const review = round.reviewer
+    if (!review) continue
+    const fallback = review.fallback_used ? ', fallback' : ''
+    parts.push(`## Round ${round.n} — REVIEWER (${review.tool}${fallback}) · ${minuteStamp(review.at)}`)
+    if (review.summary) parts.push(neutralise(review.summary))
+    if (review.findings.length) {
+      parts.push('### Findings')
+      for (const finding of review.findings) {
+        const recurring = finding.recurring && finding.recurring_of ? ` (recurring: ${finding.recurring_of})` : ''
+        parts.push(formatFindingLine(finding) + recurring)
+        const reply = run.replies[finding.id]
+        if (reply) parts.push(renderReply(reply))
+      }
+    }
+    parts.push(`VERDICT: ${review.verdict}`)
+    parts.push('')
+  }
+  return parts.join('\n')
+}
+
+export function renderHandoff(run: RunState): string {
+  const fallback = run.reviewer_fallback ? ' (fallback used)' : ''
+  const lines = [
+    `# Pair-Loop Handoff — ${run.run_id}`,
+    `Task: ${neutraliseInline(run.task)} · Branch: ${run.branch} · Coder: ${run.coder} · Reviewer: ${run.reviewer}${fallback}`,
+    '',
+    renderConversation(run),
+  ]
+  if (run.outcome) {
+    lines.push(`## Outcome — ${run.outcome.verdict} · ${minuteStamp(run.outcome.finished_at)}${run.pr ? ` · PR #${run.pr}` : ''}`, '')
+  }
+  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n'
+}
+
+// ---------------------------------------------------------------- parsing reviewer output
+
+/** Lines of reviewer text that count: outside fenced code blocks and not quoted. */
+function liveLines(text: string): string[] {
+  const lines: string[] = []
+  let fence: string | null = null
+  for (const raw of stripControl(text).split('\n')) {
+    const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(raw)
+    if (fenceMatch) {
+      const marker = fenceMatch[1]!
+      if (fence === null) fence = marker[0]!
+      else if (marker[0] === fence) fence = null
+      continue
+    }
+    if (fence !== null || /^\s*>/.test(raw)) { lines.push(''); continue }
+    lines.push(raw)
+  }
+  return lines
+}
+
+const VERDICT_LINE = /^\s*(?:#{1,6}\s*)?[*_`]*\s*verdict\s*[*_`]*\s*:\s*[*_`]*\s*(approved|changes[_ ]requested)\s*[*_`]*\s*\.?\s*$/i
+
+/** The last line that is a verdict on its own wins; a verdict inside a sentence, a quote or a code block does not count. */
+export function parseVerdict(text: string): Verdict | null {
+  let verdict: Verdict | null = null
+  for (const line of liveLines(text)) {
+    const match = VERDICT_LINE.exec(line)
+    if (match) verdict = match[1]!.toLowerCase() === 'approved' ? 'APPROVED' : 'CHANGES_REQUESTED'
+  }
+  return verdict
+}
+
+export interface ParsedFinding {
+  n: number
+  category: string
+  severity: Finding['severity']
+  path: string | null
+  line_start: number | null
+  line_end: number | null
+  text: string
+}
+
+const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/]+?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/
+const LOCATION = /^`?([^\s`]+?):(\d+)(?:-(\d+))?`?\s*(?:—|–|--|-|:)\s*(.*)$/
+const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
+  blocker: 'blocker', critical: 'blocker', p0: 'blocker',
+  major: 'major', high: 'major', p1: 'major',
+  minor: 'minor', medium: 'minor', p2: 'minor',
+  nit: 'nit', low: 'nit', trivial: 'nit', p3: 'nit',
+}
+
+/** Findings in the grammar `N. [category/severity] path:start-end — text`; severity and location optional. */
+export function parseFindings(text: string): ParsedFinding[] {
+  const findings: ParsedFinding[] = []
+  let last: ParsedFinding | null = null
+  for (const line of liveLines(text)) {
+    const match = FINDING_LINE.exec(line)
+    if (match) {
+      const [, , category, severity, rest] = match
+      const location = LOCATION.exec(rest!.trim())
+      last = {
+        n: findings.length + 1,
+        category: category!.trim().toLowerCase(),
+        severity: severity ? (SEVERITY_ALIASES[severity.toLowerCase()] ?? null) : null,
+        path: location ? location[1]! : null,
+        line_start: location ? Number(location[2]) : null,
+        line_end: location ? Number(location[3] ?? location[2]) : null,
+        text: (location ? location[4]! : rest!).trim(),
+      }
+      findings.push(last)
+    } else if (last && /^\s{2,}\S/.test(line) && !VERDICT_LINE.test(line)) {
+      last.text = `${last.text} ${line.trim()}`.trim() // an indented continuation of the finding above
+    } else {
+      last = null
+    }
+  }
+  return findings
+}
+
+/** What the reviewer said besides findings and the verdict, kept as its summary. */
+export function reviewerProse(text: string, maxChars = 4000): string {
+  const kept = stripControl(text)
+    .split('\n')
+    .filter((line) => !FINDING_LINE.test(line) && !VERDICT_LINE.test(line) && !/^\s*#{1,6}\s*findings\s*$/i.test(line))
+  const prose = kept.join('\n').replace(/\n{3,}/g, '\n\n').trim()
+  return prose.length > maxChars ? `${prose.slice(0, maxChars)}… [${prose.length - maxChars} more characters in the raw output]` : prose
+}
+
+/** A finding's identity across rounds: category, path and normalised text, never the line number. */
+export function findingKey(finding: Pick<ParsedFinding, 'category' | 'path' | 'text'>): string {
+  const text = finding.text.toLowerCase().replace(/`/g, '').replace(/\b\d+\b/g, '#').replace(/[^\p{L}\p{N}#]+/gu, ' ').trim()
+  return createHash('sha256').update(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`).digest('hex').slice(0, 16)
+}
+
+export const isSeverity = (value: string): value is (typeof SEVERITIES)[number] => (SEVERITIES as readonly string[]).includes(value)

@@ -1,0 +1,32 @@
+// Where pair-loop keeps things: $PAIR_LOOP_HOME (default ~/.pair-loop) with config.json, runs/ and caches.
+import { homedir } from 'node:os'
+import { join } from 'node:path'
+import { fail } from './errors.ts'
+
+export const RUN_ID_PATTERN = /^\d{8}-\d{6}-[0-9a-f]{6}$/
+
+export function pairLoopHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PAIR_LOOP_HOME || join(homedir(), '.pair-loop')
+}
+
+export const runsDir = (home = pairLoopHome()) => join(home, 'runs')
+export const configPath = (home = pairLoopHome()) => join(home, 'config.json')
+export const cacheDir = (home = pairLoopHome()) => join(home, 'cache')
+
+/** A run id can never name a path outside runs/: anything not shaped like one is `usage`. */
+export function checkRunId(id: string): string {
+  if (!RUN_ID_PATTERN.test(id)) fail('usage', `malformed run id ${JSON.stringify(id)} (expected e.g. 20261130-051500-a1b2c3)`, { flag: '--run', run_id: id })
+  return id
+}
+
+export const runStatePath = (id: string, home = pairLoopHome()) => join(runsDir(home), `${checkRunId(id)}.json`)
+export const runArtifactsDir = (id: string, home = pairLoopHome()) => join(runsDir(home), checkRunId(id))
+export const prBodyPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-body.md')
+
+export function newRunId(now = new Date(), random = Math.random): string {
+  const p = (n: number, w = 2) => String(n).padStart(w, '0')
+  const date = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}`
+  const time = `${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`
+  const suffix = Math.floor(random() * 0x1000000).toString(16).padStart(6, '0')
+  return `${date}-${time}-${suffix}`
+}

@@ -1,0 +1,60 @@
+// The PR body: task, who reviewed, a table of rounds, the cost, what is still open, and the whole transcript.
+import { neutraliseInline, renderHandoff } from './handoff.ts'
+import { openFindings } from './loop.ts'
+import type { RunState } from './state.ts'
+
+export const GITHUB_BODY_LIMIT = 65_536
+
+export interface PrCost {
+  total_usd: number
+  by_round?: Record<number, number>
+}
+
+const usd = (value: number | null | undefined) => (value === null || value === undefined ? '—' : `$${value.toFixed(4)}`)
+
+export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_BODY_LIMIT): string {
+  const fallback = run.reviewer_fallback ? ` (fallback: the configured reviewer's CLI was missing)` : ''
+  const head = [
+    `## ${neutraliseInline(run.task)}`,
+    '',
+    `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${run.reviewer}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
+    '',
+    '| round | verdict | findings | replies | cost |',
+    '|---|---|---|---|---|',
+    ...run.rounds.map((round) => {
+      const findings = round.reviewer?.findings ?? []
+      const replies = findings.filter((f) => run.replies[f.id]).length
+      return `| ${round.n} | ${round.reviewer?.verdict ?? '(not reviewed)'} | ${findings.length} | ${replies} | ${usd(cost?.by_round?.[round.n])} |`
+    }),
+    '',
+    `**Total cost:** ${cost ? usd(cost.total_usd) : 'not measured'}`,
+  ]
+  for (const override of run.budget_overrides) {
+    head.push('', `> Budget: the person chose to go on at ${usd(override.spent_usd)} of ${usd(override.limit_usd)} (${override.command}, round ${override.round}).`)
+  }
+  const overCap = run.rounds.filter((r) => r.coder.over_cap).map((r) => r.n)
+  if (overCap.length) head.push('', `> Rounds past the cap of ${run.max_rounds}, by the person's choice: ${overCap.join(', ')}.`)
+  const open = run.outcome?.verdict === 'APPROVED' ? [] : openFindings(run)
+  if (open.length) {
+    head.push('', '### Findings still open', '', ...open.map((f) => `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${f.path}${f.line_start ? `:${f.line_start}` : ''}\` — ` : ''}${neutraliseInline(f.text)}`))
+  }
+  const summary = head.join('\n')
+  const transcript = renderHandoff(run)
+  return fitToLimit(summary, transcript, limit)
+}
+
+/** The summary always stays whole; the transcript is shortened in the middle, visibly, to fit GitHub's limit. */
+export function fitToLimit(summary: string, transcript: string, limit: number): string {
+  // a fence longer than any backtick run inside, so the transcript cannot close it early
+  const fence = '`'.repeat([...transcript.matchAll(/`+/g)].reduce((most, m) => Math.max(most, m[0].length + 1), 4))
+  const open = `\n\n<details><summary>Full handoff transcript</summary>\n\n${fence}markdown\n`
+  const close = `\n${fence}\n\n</details>\n`
+  const whole = summary + open + transcript + close
+  if (whole.length <= limit) return whole
+  const room = limit - summary.length - open.length - close.length - 200
+  if (room <= 0) return summary.slice(0, limit)
+  const head = transcript.slice(0, Math.floor(room / 2))
+  const tail = transcript.slice(transcript.length - Math.floor(room / 2))
+  const cut = transcript.length - head.length - tail.length
+  return `${summary}${open}${head}\n\n[… ${cut} characters of the transcript cut here to fit GitHub's ${limit}-character limit; the full HANDOFF.md is on the author's machine …]\n\n${tail}${close}`
+}

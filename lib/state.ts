@@ -1,0 +1,149 @@
+// The run state schema: one valibot schema, the types derived from it.
+import * as v from 'valibot'
+
+export const AGENTS = ['claude', 'codex'] as const
+export const REVIEWER_TOOLS = ['claude', 'codex', 'custom'] as const
+export const PHASES = ['coding', 'reviewing', 'approved', 'capped', 'finished'] as const
+export const VERDICTS = ['APPROVED', 'CHANGES_REQUESTED'] as const
+export const OUTCOMES = ['APPROVED', 'CHANGES_REQUESTED', 'ABANDONED'] as const
+export const SEVERITIES = ['blocker', 'major', 'minor', 'nit'] as const
+export const DISPOSITIONS = ['fixed', 'wont-fix', 'question', 'ack'] as const
+
+const Timestamp = v.pipe(v.string(), v.isoTimestamp())
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0))
+const Usd = v.pipe(v.number(), v.minValue(0))
+const FindingId = v.pipe(v.string(), v.regex(/^\d+\.\d+$/))
+
+export const DiffStat = v.object({ files: Count, insertions: Count, deletions: Count })
+
+export const Usage = v.object({
+  input_tokens: Count,
+  output_tokens: Count,
+  cache_creation_input_tokens: v.optional(Count, 0),
+  cache_read_input_tokens: v.optional(Count, 0),
+  cache_write_5m_tokens: v.optional(Count, 0),
+  cache_write_1h_tokens: v.optional(Count, 0),
+  cached_input_tokens: v.optional(Count, 0),
+  reasoning_output_tokens: v.optional(Count, 0),
+})
+
+export const Finding = v.object({
+  id: FindingId,
+  round: v.pipe(Count, v.minValue(1)),
+  n: v.pipe(Count, v.minValue(1)),
+  key: v.string(),
+  category: v.string(),
+  severity: v.nullable(v.picklist(SEVERITIES)),
+  path: v.nullable(v.string()),
+  line_start: v.nullable(Count),
+  line_end: v.nullable(Count),
+  text: v.string(),
+  recurring: v.boolean(),
+  recurring_of: v.nullable(FindingId),
+})
+
+export const ReviewerCost = v.object({
+  usd: v.nullable(Usd),
+  source: v.string(),
+  models: v.optional(v.record(v.string(), Usd), {}),
+  unpriced_models: v.optional(v.array(v.string()), []),
+  transcript_usd: v.optional(v.nullable(Usd), null),
+})
+
+export const ReviewerRound = v.object({
+  tool: v.picklist(REVIEWER_TOOLS),
+  fallback_used: v.boolean(),
+  verdict: v.picklist(VERDICTS),
+  findings: v.array(Finding),
+  summary: v.string(),
+  session_id: v.nullable(v.string()),
+  model: v.nullable(v.string()),
+  usage: v.nullable(Usage),
+  cost: v.nullable(ReviewerCost),
+  calls: v.optional(Count, 1),
+  duration_ms: Count,
+  raw_output_path: v.nullable(v.string()),
+  over_budget: v.optional(v.boolean(), false),
+  at: Timestamp,
+})
+
+export const CoderRound = v.object({
+  summary: v.string(),
+  session_id: v.nullable(v.string()),
+  diff: v.nullable(DiffStat),
+  findings_addressed: v.nullable(Count),
+  over_cap: v.boolean(),
+  over_budget: v.optional(v.boolean(), false),
+  started_at: Timestamp,
+  done_at: Timestamp,
+})
+
+export const Round = v.object({
+  n: v.pipe(Count, v.minValue(1)),
+  coder: CoderRound,
+  reviewer: v.nullable(ReviewerRound),
+})
+
+export const Reply = v.object({
+  finding: FindingId,
+  key: v.string(),
+  disposition: v.picklist(DISPOSITIONS),
+  body: v.string(),
+  at: Timestamp,
+  comment_url: v.optional(v.nullable(v.string()), null),
+})
+
+export const FailedReview = v.object({
+  at: Timestamp,
+  round: Count,
+  tool: v.picklist(REVIEWER_TOOLS),
+  code: v.string(),
+  message: v.string(),
+  cost: v.nullable(ReviewerCost),
+  raw_output_path: v.nullable(v.string()),
+})
+
+export const ReviewClaim = v.object({ pid: v.pipe(v.number(), v.integer()), host: v.string(), started_at: Timestamp })
+
+export const BudgetOverride = v.object({ at: Timestamp, command: v.string(), round: Count, spent_usd: Usd, limit_usd: Usd })
+
+export const RunState = v.object({
+  version: v.literal(1),
+  revision: Count,
+  run_id: v.pipe(v.string(), v.regex(/^\d{8}-\d{6}-[0-9a-f]{6}$/)),
+  task: v.string(),
+  repo: v.string(),
+  branch: v.string(),
+  base_sha: v.pipe(v.string(), v.regex(/^[0-9a-f]{40,64}$/)),
+  coder: v.picklist(AGENTS),
+  reviewer: v.picklist(AGENTS),
+  reviewer_fallback: v.boolean(),
+  max_rounds: v.pipe(Count, v.minValue(1)),
+  budget_usd: v.nullable(Usd),
+  phase: v.picklist(PHASES),
+  rounds: v.array(Round),
+  replies: v.record(v.string(), Reply),
+  review_claim: v.nullable(ReviewClaim),
+  failed_reviews: v.array(FailedReview),
+  budget_overrides: v.array(BudgetOverride),
+  outcome: v.nullable(v.object({ verdict: v.picklist(OUTCOMES), finished_at: Timestamp })),
+  pr: v.nullable(v.pipe(Count, v.minValue(1))),
+  pr_url: v.nullable(v.string()),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+})
+
+export type RunState = v.InferOutput<typeof RunState>
+export type Round = v.InferOutput<typeof Round>
+export type CoderRound = v.InferOutput<typeof CoderRound>
+export type ReviewerRound = v.InferOutput<typeof ReviewerRound>
+export type Finding = v.InferOutput<typeof Finding>
+export type Reply = v.InferOutput<typeof Reply>
+export type Usage = v.InferOutput<typeof Usage>
+export type ReviewerCost = v.InferOutput<typeof ReviewerCost>
+export type DiffStat = v.InferOutput<typeof DiffStat>
+export type FailedReview = v.InferOutput<typeof FailedReview>
+export type Phase = (typeof PHASES)[number]
+export type Agent = (typeof AGENTS)[number]
+export type Verdict = (typeof VERDICTS)[number]
+export type Disposition = (typeof DISPOSITIONS)[number]

@@ -1,0 +1,133 @@
+// The run state on disk: schema-checked on every read, changed only under the run's lock, written atomically.
+import { lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
+import * as v from 'valibot'
+import { fail, PairLoopError } from './errors.ts'
+import { writeFileAtomic } from './fsutil.ts'
+import { RUN_ID_PATTERN, pairLoopHome, runStatePath, runsDir } from './paths.ts'
+import { RunState } from './state.ts'
+
+export interface StoreOptions {
+  home?: string
+  /** Called inside the lock after every write: HANDOFF.md is rendered from the state just written. */
+  afterWrite?: (state: RunState) => void
+}
+
+const STALE_MS = 10_000
+
+/** How long a command waits for a run's lock before giving up with `locked` (env override for tests). */
+function lockWaitMs(): number {
+  const fromEnv = Number(process.env.PAIR_LOOP_LOCK_WAIT_MS)
+  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 15_000
+}
+
+export function readRun(id: string, home = pairLoopHome()): RunState {
+  const path = runStatePath(id, home)
+  let text: string
+  try {
+    if (lstatSync(path).isSymbolicLink()) {
+      fail('state_malformed', `${path} is a symbolic link; refusing to follow it`, { path })
+    }
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    if (error instanceof PairLoopError) throw error
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') fail('run_not_found', `no run ${id} in ${runsDir(home)}`, { run_id: id })
+    throw error
+  }
+  return parseRunState(text, path)
+}
+
+export function parseRunState(text: string, path: string): RunState {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    fail('state_malformed', `${path} is not valid JSON (${(error as Error).message}); it was left as it is`, { path })
+  }
+  const result = v.safeParse(RunState, json)
+  if (!result.success) {
+    const issues = result.issues.slice(0, 10).map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
+    fail('state_malformed', `${path} fails the run schema; it was left as it is`, { path, issues })
+  }
+  return result.output
+}
+
+/** Every run on disk, newest first; a file that fails its schema is reported, not skipped silently. */
+export function listRuns(home = pairLoopHome()): Array<{ state: RunState } | { error: PairLoopError; run_id: string }> {
+  let names: string[]
+  try { names = readdirSync(runsDir(home)) } catch { return [] }
+  return names
+    .filter((name) => name.endsWith('.json') && RUN_ID_PATTERN.test(name.slice(0, -5)))
+    .sort()
+    .reverse()
+    .map((name) => {
+      const run_id = name.slice(0, -5)
+      try {
+        return { state: readRun(run_id, home) }
+      } catch (error) {
+        if (error instanceof PairLoopError) return { error, run_id }
+        throw error
+      }
+    })
+}
+
+type Mutation<T> = (state: RunState) => { state: RunState; result: T } | { state?: undefined; result: T }
+
+/**
+ * Lock, read, change, write, render, release. A mutation that returns no new state writes nothing
+ * (idempotent replays keep `revision` as it is).
+ */
+export async function updateRun<T>(id: string, mutate: Mutation<T>, options: StoreOptions = {}): Promise<T> {
+  const home = options.home ?? pairLoopHome()
+  const path = runStatePath(id, home)
+  readRun(id, home) // fail fast with run_not_found / state_malformed before waiting on a lock
+  return withLock(path, () => {
+    const current = readRun(id, home)
+    const { state, result } = mutate(structuredClone(current))
+    if (state) {
+      const next = v.parse(RunState, { ...state, revision: current.revision + 1, updated_at: new Date().toISOString() })
+      writeFileAtomic(path, JSON.stringify(next, null, 2) + '\n')
+      options.afterWrite?.(next)
+    }
+    return result
+  })
+}
+
+export async function createRun(state: RunState, options: StoreOptions = {}): Promise<RunState> {
+  const home = options.home ?? pairLoopHome()
+  const path = runStatePath(state.run_id, home)
+  mkdirSync(runsDir(home), { recursive: true })
+  return withLock(path, () => {
+    const checked = v.parse(RunState, state)
+    writeFileAtomic(path, JSON.stringify(checked, null, 2) + '\n')
+    options.afterWrite?.(checked)
+    return checked
+  })
+}
+
+/** Hold a path's lock while `work` runs; a lock still held after the bounded wait is `locked` (75). */
+export async function withLock<T>(path: string, work: () => T | Promise<T>): Promise<T> {
+  const lockfile = (await import('proper-lockfile')).default
+  let compromised: Error | undefined
+  const waitMs = lockWaitMs()
+  let release: () => Promise<void>
+  try {
+    release = await lockfile.lock(path, {
+      realpath: false,
+      stale: STALE_MS,
+      retries: { retries: Math.ceil(waitMs / 50), factor: 1, minTimeout: 25, maxTimeout: 75, randomize: true },
+      onCompromised: (error) => { compromised = error },
+    })
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') {
+      fail('locked', `${path} is still locked by another pair-loop command after ${waitMs} ms; try again`, { path, waited_ms: waitMs })
+    }
+    throw error
+  }
+  try {
+    const result = await work()
+    if (compromised) fail('locked', `lost the lock on ${path} while writing (${compromised.message}); re-run the command`, { path })
+    return result
+  } finally {
+    await release().catch(() => {})
+  }
+}

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// finish: close the run, write the PR body; later calls may only add the PR number. Never merges.
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { fail } from '../lib/errors.ts'
+import { writeFileAtomic } from '../lib/fsutil.ts'
+import { changeRun, expectPhase, nowIso, resolveRun } from '../lib/loop.ts'
+import { prBodyPath } from '../lib/paths.ts'
+import { renderPrBody } from '../lib/pr-body.ts'
+import { runCostSummary } from '../lib/cost/summary.ts'
+import { OUTCOMES, type RunState } from '../lib/state.ts'
+
+const finish = defineScript({
+  name: 'finish',
+  description: 'Close the run with a verdict and write the PR body (transcript included). Never merges.',
+  args: {
+    ...runArgs,
+    verdict: { type: 'enum', options: [...OUTCOMES], required: true, description: 'APPROVED only after an approving review' },
+    pr: { type: 'string', description: 'record the number of the PR opened for this run', valueHint: 'N' },
+  },
+  async run(args) {
+    const pr = integerFlag(args.pr, 'pr', { min: 1 }) ?? null
+    const run = resolveRun(args, { allowFinished: true })
+    checkVerdict(run, args.verdict)
+    const cost = await runCostSummary(run)
+
+    return changeRun(run.run_id, (state) => {
+      checkVerdict(state, args.verdict)
+      const alreadyClosed = state.phase === 'finished'
+      if (alreadyClosed && (pr === null || pr === state.pr)) return { result: document(state) } // a replay: nothing changes
+      if (pr !== null) state.pr = pr
+      if (!alreadyClosed) {
+        state.phase = 'finished'
+        state.outcome = { verdict: args.verdict, finished_at: nowIso() }
+        state.review_claim = null
+      }
+      writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
+      return { state, result: document(state) }
+    })
+
+    function document(state: RunState) {
+      return {
+        run_id: state.run_id,
+        verdict: state.outcome!.verdict,
+        rounds: state.rounds.length,
+        cost_usd: cost.total_usd,
+        pr_body_path: prBodyPath(state.run_id),
+        pr: state.pr,
+        pr_url: state.pr_url,
+      }
+    }
+  },
+})
+
+function checkVerdict(run: RunState, verdict: (typeof OUTCOMES)[number]): void {
+  if (run.phase === 'finished') {
+    if (run.outcome?.verdict !== verdict) {
+      fail('wrong_phase', `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr`, {
+        run_id: run.run_id, phase: run.phase, recorded_verdict: run.outcome?.verdict, next: null,
+      })
+    }
+    return
+  }
+  if (verdict === 'APPROVED') expectPhase(run, ['approved'], 'finish --verdict APPROVED')
+}
+
+export default finish
+if (isMain(import.meta)) await main(finish)

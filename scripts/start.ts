@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+// start: open a run on a clean tree and record where the work begins.
+import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
+import { loadConfig } from '../lib/config.ts'
+import { fail } from '../lib/errors.ts'
+import { currentBranch, dirtyPaths, ensureExcluded, headSha, resolveCommit, topLevel } from '../lib/git.ts'
+import { handoffPath, isActive, nextStep, nowIso, writeHandoff } from '../lib/loop.ts'
+import { newRunId, runStatePath } from '../lib/paths.ts'
+import { AGENTS, type RunState } from '../lib/state.ts'
+import { createRun, listRuns } from '../lib/store.ts'
+
+const start = defineScript({
+  name: 'start',
+  description: 'Open a pair-loop run in the repository here: clean tree required, HANDOFF.md created and git-excluded.',
+  args: {
+    task: { type: 'string', required: true, description: 'what the coder is to do (one line)' },
+    coder: { type: 'enum', options: [...AGENTS], description: 'the coding agent (default from config: claude)' },
+    reviewer: { type: 'enum', options: [...AGENTS], description: 'the reviewing agent (default from config: codex)' },
+    'max-rounds': { type: 'string', description: 'reviewer rounds before asking the person (default 3)', valueHint: 'N' },
+    'budget-usd': { type: 'string', description: 'spending limit for the run in USD (default from config)', valueHint: 'X' },
+    base: { type: 'string', description: 'commit the review diffs against (default HEAD)', valueHint: 'rev' },
+    cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
+  },
+  async run(args) {
+    const repo = await topLevel(args.cwd ?? process.cwd())
+    const config = loadConfig({ repo })
+    const maxRounds = integerFlag(args['max-rounds'], 'max-rounds', { min: 1, max: 100 }) ?? config.pair_loop.max_rounds
+    const budget = decimalFlag(args['budget-usd'], 'budget-usd') ?? config.budget.per_run_usd
+    if (!args.task.trim()) fail('usage', '--task needs a value', { flag: '--task' })
+
+    const dirty = await dirtyPaths(repo)
+    if (dirty.length > 0) {
+      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, { repo, paths: dirty.slice(0, 100), count: dirty.length })
+    }
+    const active = listRuns().flatMap((entry) => ('state' in entry && isActive(entry.state) && entry.state.repo === repo ? [entry.state.run_id] : []))
+    if (active.length > 0) fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
+
+    const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
+    const now = nowIso()
+    const state: RunState = {
+      version: 1,
+      revision: 1,
+      run_id: newRunId(),
+      task: args.task.trim(),
+      repo,
+      branch: await currentBranch(repo),
+      base_sha: baseSha,
+      coder: args.coder ?? config.pair_loop.coder,
+      reviewer: args.reviewer ?? config.pair_loop.reviewer,
+      reviewer_fallback: false,
+      max_rounds: maxRounds,
+      budget_usd: budget,
+      phase: 'coding',
+      rounds: [],
+      replies: {},
+      review_claim: null,
+      failed_reviews: [],
+      budget_overrides: [],
+      outcome: null,
+      pr: null,
+      pr_url: null,
+      created_at: now,
+      updated_at: now,
+    }
+    await ensureExcluded(repo)
+    await createRun(state, { afterWrite: writeHandoff })
+    return {
+      run_id: state.run_id,
+      state_path: runStatePath(state.run_id),
+      handoff_path: handoffPath(state),
+      base_sha: state.base_sha,
+      branch: state.branch,
+      coder: state.coder,
+      reviewer: state.reviewer,
+      max_rounds: state.max_rounds,
+      budget_usd: state.budget_usd,
+      next: nextStep(state),
+    }
+  },
+})
+
+export default start
+if (isMain(import.meta)) await main(start)

@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+// status: where a run stands (or every run, with --all); --wait blocks until it changes.
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { currentRound, handoffPath, nextStep, openFindings, resolveRun, roundsLeft } from '../lib/loop.ts'
+import { pairLoopHome, runStatePath } from '../lib/paths.ts'
+import type { RunState } from '../lib/state.ts'
+import { listRuns, readRun } from '../lib/store.ts'
+
+const POLL_MS = 100
+
+const status = defineScript({
+  name: 'status',
+  description: "A run's phase, round, next step, open findings and budget; --all lists every run; --wait S blocks until a change.",
+  args: {
+    ...runArgs,
+    all: { type: 'boolean', description: 'list every run (for dashboards and jq)' },
+    wait: { type: 'string', description: 'block up to S seconds for a change, then report `changed`', valueHint: 'S' },
+  },
+  async run(args) {
+    const waitS = integerFlag(args.wait, 'wait', { max: 86_400 })
+    if (args.all) {
+      const before = allRunsDocument()
+      if (waitS === undefined) return before
+      const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS)
+      return { ...allRunsDocument(), changed }
+    }
+    const run = resolveRun(args, { allowFinished: true })
+    if (waitS === undefined) return runDocument(run)
+    const changed = await waitFor(() => readRun(run.run_id).revision !== run.revision, waitS)
+    return { ...(await runDocument(readRun(run.run_id))), changed }
+  },
+})
+
+async function runDocument(run: RunState) {
+  const { runCostSummary } = await import('../lib/cost/summary.ts')
+  const cost = await runCostSummary(run)
+  return {
+    run_id: run.run_id,
+    phase: run.phase,
+    round: currentRound(run),
+    rounds_left: roundsLeft(run),
+    max_rounds: run.max_rounds,
+    next: nextStep(run),
+    task: run.task,
+    repo: run.repo,
+    branch: run.branch,
+    coder: run.coder,
+    reviewer: run.reviewer,
+    reviewer_fallback: run.reviewer_fallback,
+    open_findings: openFindings(run).map(({ id, category, severity, path, line_start, text, recurring }) => ({ id, category, severity, path, line: line_start, text, recurring })),
+    replies: Object.keys(run.replies).length,
+    review_in_progress: run.review_claim !== null,
+    failed_reviews: run.failed_reviews.length,
+    budget: { limit_usd: run.budget_usd, spent_usd: cost.total_usd },
+    outcome: run.outcome,
+    pr: run.pr,
+    pr_url: run.pr_url,
+    revision: run.revision,
+    updated_at: run.updated_at,
+    state_path: runStatePath(run.run_id),
+    handoff_path: handoffPath(run),
+  }
+}
+
+function allRunsDocument() {
+  const runs = listRuns(pairLoopHome())
+  return {
+    runs: runs.flatMap((entry) => ('state' in entry ? [summarise(entry.state)] : [])),
+    unreadable: runs.flatMap((entry) => ('error' in entry ? [{ run_id: entry.run_id, code: entry.error.code, message: entry.error.message }] : [])),
+  }
+}
+
+function summarise(run: RunState) {
+  return {
+    run_id: run.run_id,
+    phase: run.phase,
+    round: currentRound(run),
+    next: nextStep(run),
+    task: run.task,
+    repo: run.repo,
+    branch: run.branch,
+    open_findings: openFindings(run).length,
+    outcome: run.outcome?.verdict ?? null,
+    pr: run.pr,
+    revision: run.revision,
+    updated_at: run.updated_at,
+  }
+}
+
+const fingerprint = (doc: ReturnType<typeof allRunsDocument>) =>
+  JSON.stringify([doc.runs.map((r) => `${r.run_id}:${r.revision}`), doc.unreadable.map((u) => u.run_id)])
+
+/** Poll (fs.watch differs across runtimes and filesystems) until `changed()` or the deadline. */
+async function waitFor(changed: () => boolean, seconds: number): Promise<boolean> {
+  const deadline = Date.now() + seconds * 1000
+  for (;;) {
+    if (changed()) return true
+    const left = deadline - Date.now()
+    if (left <= 0) return false
+    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)))
+  }
+}
+
+export default status
+if (isMain(import.meta)) await main(status)

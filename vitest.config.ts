@@ -1,0 +1,13 @@
+import { defineConfig } from 'vitest/config'
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    exclude: ['test/e2e/**', 'node_modules/**'],
+    testTimeout: 60_000,
+    hookTimeout: 60_000,
+    // Tests spawn CLI processes; two cores, so keep files mostly sequential.
+    fileParallelism: true,
+    maxWorkers: 2,
+  },
+})
