@@ -1,0 +1,127 @@
+// Shared test tools: temp repositories and homes, the CLI run as a real process, and a recorded review round.
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseFindings, parseVerdict, reviewerProse } from '../lib/handoff.ts'
+import { changeRun } from '../lib/loop.ts'
+import { applyReview } from '../lib/review/record.ts'
+import type { RunState } from '../lib/state.ts'
+import { readRun } from '../lib/store.ts'
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
+/** Under bun the TypeScript sources run directly; under vitest (node) the built dist does, as users get it. */
+export const CLI_ENTRY = isBun ? join(ROOT, 'scripts', 'pair-loop.ts') : join(ROOT, 'dist', 'pair-loop.mjs')
+export const CLI_COMMAND = isBun ? [process.execPath, '--no-install', CLI_ENTRY] : [process.execPath, CLI_ENTRY]
+
+export function tempDir(prefix = 'pl-'): string {
+  return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+}
+
+/** An environment with nothing of the developer's: its own HOME, pair-loop home and agent config dirs. */
+export function isolatedEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string } {
+  const home = tempDir('pl-home-')
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    PAIR_LOOP_HOME: join(home, '.pair-loop'),
+    CLAUDE_CONFIG_DIR: join(home, '.claude'),
+    CODEX_HOME: join(home, '.codex'),
+    GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com',
+    GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com',
+    GIT_CONFIG_NOSYSTEM: '1',
+    NO_COLOR: '1',
+    TZ: 'UTC',
+    ...extra,
+  }
+  return env as NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string }
+}
+
+export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolatedEnv()): string {
+  const out = spawnSync('git', ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args], { cwd, env, encoding: 'utf8' })
+  if (out.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${out.stderr}`)
+  return out.stdout
+}
+
+/** A git repository with one commit holding `files`. */
+export function makeRepo(files: Record<string, string> = { 'README.md': '# demo\n' }, name = 'repo'): string {
+  const dir = join(tempDir('pl-repo-'), name)
+  mkdirSync(dir, { recursive: true })
+  git(dir, ['init', '-q'])
+  writeFiles(dir, files)
+  git(dir, ['add', '-A'])
+  git(dir, ['commit', '-qm', 'initial'])
+  return dir
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true })
+    writeFileSync(join(dir, path), content)
+  }
+}
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+  /** The one JSON document on stdout (undefined if stdout was not exactly one JSON document). */
+  json: any
+}
+
+export function runCli(args: string[], { cwd, env, input, timeoutMs = 60_000 }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const [command, ...prefix] = CLI_COMMAND
+    const child = spawn(command!, [...prefix, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      const stdout = Buffer.concat(out).toString('utf8')
+      let json: unknown
+      try { json = JSON.parse(stdout) } catch { json = undefined }
+      resolvePromise({ code, stdout, stderr: Buffer.concat(err).toString('utf8'), json })
+    })
+    child.stdin.end(input ?? '')
+  })
+}
+
+/** A fresh repo and home, and a CLI bound to them: the usual start of a test. */
+export function sandbox(files?: Record<string, string>) {
+  const repo = makeRepo(files)
+  const env = isolatedEnv()
+  const cli = (args: string[], options: { input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+    runCli(args, { cwd: options.cwd ?? repo, env: { ...env, ...options.env }, input: options.input })
+  const state = (runId: string): RunState => readRun(runId, env.PAIR_LOOP_HOME)
+  return { repo, env, home: env.PAIR_LOOP_HOME, cli, state }
+}
+
+/**
+ * Record a reviewer round into state the way `review` does, from raw reviewer text
+ * (for tests of reply/finish that need findings without running a reviewer).
+ */
+export async function recordReview(home: string, runId: string, reviewerText: string, tool: 'claude' | 'codex' | 'custom' = 'codex'): Promise<RunState> {
+  const verdict = parseVerdict(reviewerText) ?? 'CHANGES_REQUESTED'
+  const previous = process.env.PAIR_LOOP_HOME
+  process.env.PAIR_LOOP_HOME = home
+  try {
+    await changeRun(runId, (state) => ({
+      state: applyReview(state, {
+        tool, fallback_used: false, verdict, findings: parseFindings(reviewerText), summary: reviewerProse(reviewerText),
+        session_id: null, model: null, usage: null, cost: null, calls: 1, duration_ms: 0, raw_output_path: null,
+        over_budget: false, at: new Date().toISOString(),
+      }),
+      result: undefined,
+    }), home)
+  } finally {
+    if (previous === undefined) delete process.env.PAIR_LOOP_HOME
+    else process.env.PAIR_LOOP_HOME = previous
+  }
+  return readRun(runId, home)
+}
