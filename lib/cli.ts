@@ -18,7 +18,7 @@ export interface ScriptDef<A extends ArgsDef> {
   name: string
   description: string
   args: A
-  run: (args: ParsedArgs<A>) => Promise<Document | Outcome>
+  run: (args: ParsedArgs<A>) => Promise<Document | Outcome | RawOutput>
 }
 
 export function defineScript<A extends ArgsDef>(def: ScriptDef<A>): ScriptDef<A> {
@@ -27,6 +27,15 @@ export function defineScript<A extends ArgsDef>(def: ScriptDef<A>): ScriptDef<A>
 
 export function withExit(document: Document, exit: number): Outcome {
   return { document, exit }
+}
+
+/** Output in another tool's format (SARIF, rdjsonl), printed as it is instead of pair-loop's JSON document. */
+export interface RawOutput {
+  raw: string
+}
+
+export function rawOutput(text: string): RawOutput {
+  return { raw: text.endsWith('\n') ? text : `${text}\n` }
 }
 
 /** Flags every command that works on an existing run shares. */
@@ -54,13 +63,17 @@ export async function runScript<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: s
   try {
     const args = parseFlags(def, rawArgs)
     const result = await def.run(args)
+    if (isRawOutput(result)) {
+      io.stdout(result.raw)
+      return 0
+    }
     const { document, exit } = isOutcome(result) ? result : { document: result, exit: 0 }
     io.stdout(JSON.stringify({ version: VERSION, ...document }) + '\n')
     return exit
   } catch (caught) {
     const error = toPairLoopError(caught)
     io.stdout(JSON.stringify(errorDocument(error)) + '\n')
-    io.stderr(`pair-loop ${def.name}: ${error.code}: ${error.message}\n`)
+    io.stderr(`pair-loop ${def.name}: ${error.code}: ${oneLine(error.message)}\n`)
     return ERROR_CODES[error.code].exit
   }
 }
@@ -68,6 +81,10 @@ export async function runScript<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: s
 /** Entry point of a script file: run with the process's argv and set the exit code. */
 export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = process.argv.slice(2)): Promise<void> {
   process.exitCode = await runScript(def, rawArgs)
+}
+
+function isRawOutput(value: Document | Outcome | RawOutput): value is RawOutput {
+  return typeof (value as { raw?: unknown }).raw === 'string' && Object.keys(value).length === 1
 }
 
 function isOutcome(value: Document | Outcome): value is Outcome {
@@ -135,6 +152,9 @@ function splitFlag(token: string): [string, string | undefined] {
 
 const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
 const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+
+/** The stderr line is one line, whatever the message holds. */
+export const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ').trim()
 
 export function stripAnsi(text: string): string {
   // eslint-disable-next-line no-control-regex

@@ -5,12 +5,13 @@ import { SEVERITIES } from './state.ts'
 
 // ---------------------------------------------------------------- neutralising agent text
 
+// A whole escape sequence first (CSI, OSC, two-byte), then any lone control character (C0 and C1).
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\x9b]|\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])?/g
+const CONTROL = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
 
-/** Drop ANSI escapes, NULs and other control characters; keep newlines and tabs. */
+/** Drop ANSI escapes, NULs and other control characters; keep tabs; every line break (CR, NEL, U+2028/9) becomes \n. */
 export function stripControl(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(CONTROL, '')
+  return text.replace(/\r\n?|[\x85\u2028\u2029]/g, '\n').replace(CONTROL, '')
 }
 
 const DECORATION = /^[\s>*_`~+-]*/
@@ -25,13 +26,32 @@ export function neutraliseLine(line: string): string {
   if (rest.startsWith('#')) return `${lead}\\${rest}`
   const numbered = /^(\d+)([.)])/.exec(rest)
   if (numbered) return `${lead}${numbered[1]}\\${rest.slice(numbered[1]!.length)}`
-  const verdict = /^(verdict)(\s*)(:)/i.exec(rest)
+  const verdict = /^(verdict)([\s*_`]*)(:)/i.exec(rest) // the same decoration parseVerdict tolerates
   if (verdict) return `${lead}${verdict[1]}${verdict[2]}\\${rest.slice(verdict[0].length - 1)}`
   return line
 }
 
 export function neutralise(text: string): string {
-  return stripControl(text).split('\n').map(neutraliseLine).join('\n')
+  const lines = stripControl(text).split('\n').map(neutraliseLine)
+  const open = openFence(lines)
+  if (open) lines.push(open) // a fence left open would swallow the real headings and verdict that follow
+  return lines.join('\n')
+}
+
+/** Code fences as CommonMark reads them: a closing fence is the same character, at least as long, and bare. */
+const FENCE = /^\s{0,3}(`{3,}|~{3,})(.*)$/
+
+function fenceStep(fence: string | null, line: string): string | null {
+  const match = FENCE.exec(line)
+  if (!match) return fence
+  const marker = match[1]!
+  if (fence === null) return marker
+  return marker[0] === fence[0] && marker.length >= fence.length && !match[2]!.trim() ? null : fence
+}
+
+/** The fence a block of lines leaves open, if any. */
+function openFence(lines: string[]): string | null {
+  return lines.reduce<string | null>(fenceStep, null)
 }
 
 /** For one-line slots (task, finding text): newlines become spaces, then the same escaping. */
@@ -46,13 +66,15 @@ export const minuteStamp = (iso: string) => `${iso.slice(0, 16)}Z`
 export function formatFindingLine(finding: Pick<Finding, 'n' | 'category' | 'severity' | 'path' | 'line_start' | 'line_end' | 'text'>): string {
   const tag = finding.severity ? `${finding.category}/${finding.severity}` : finding.category
   const range = finding.line_end && finding.line_end !== finding.line_start ? `${finding.line_start}-${finding.line_end}` : `${finding.line_start}`
-  const where = finding.path ? `${finding.path}${finding.line_start ? `:${range}` : ''} — ` : ''
-  return `${finding.n}. [${neutraliseInline(tag).replace(/[[\]]/g, '')}] ${neutraliseInline(where)}${neutraliseInline(finding.text)}`
+  const where = finding.path ? `${neutraliseInline(finding.path)}${finding.line_start ? `:${range}` : ''} — ` : ''
+  return `${finding.n}. [${neutraliseInline(tag).replace(/[[\]]/g, '')}] ${where}${neutraliseInline(finding.text)}`
 }
 
 function renderReply(reply: Reply): string {
-  const [first, ...more] = neutralise(reply.body).split('\n')
-  return [`   reply (${reply.disposition}): ${first}`, ...more.map((line) => `   ${line}`)].join('\n')
+  // the first line follows the label (it can't open a fence there); the rest is a block of its own
+  const [first = '', ...more] = stripControl(reply.body).split('\n')
+  const rest = more.length ? neutralise(more.join('\n')).split('\n') : []
+  return [`   reply (${reply.disposition}): ${neutraliseLine(first)}`, ...rest.map((line) => `   ${line}`)].join('\n')
 }
 
 /** The conversation (rounds with replies), shared by HANDOFF.md and the reviewer prompt. */
@@ -103,14 +125,12 @@ function liveLines(text: string): string[] {
   const lines: string[] = []
   let fence: string | null = null
   for (const raw of stripControl(text).split('\n')) {
-    const fenceMatch = /^\s{0,3}(`{3,}|~{3,})/.exec(raw)
-    if (fenceMatch) {
-      const marker = fenceMatch[1]!
-      if (fence === null) fence = marker[0]!
-      else if (marker[0] === fence) fence = null
+    if (FENCE.test(raw) || fence !== null) {
+      fence = fenceStep(fence, raw)
+      lines.push('')
       continue
     }
-    if (fence !== null || /^\s*>/.test(raw)) { lines.push(''); continue }
+    if (/^\s*>/.test(raw)) { lines.push(''); continue }
     lines.push(raw)
   }
   return lines

@@ -1,5 +1,6 @@
 // The PR body: task, who reviewed, a table of rounds, the cost, what is still open, and the whole transcript.
 import { neutraliseInline, renderHandoff } from './handoff.ts'
+import { fenceFor } from './markdown.ts'
 import { openFindings } from './loop.ts'
 import type { RunState } from './state.ts'
 
@@ -45,8 +46,7 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
 
 /** The summary always stays whole; the transcript is shortened in the middle, visibly, to fit GitHub's limit. */
 export function fitToLimit(summary: string, transcript: string, limit: number): string {
-  // a fence longer than any backtick run inside, so the transcript cannot close it early
-  const fence = '`'.repeat([...transcript.matchAll(/`+/g)].reduce((most, m) => Math.max(most, m[0].length + 1), 4))
+  const fence = fenceFor(transcript, 4)
   const open = `\n\n<details><summary>Full handoff transcript</summary>\n\n${fence}markdown\n`
   const close = `\n${fence}\n\n</details>\n`
   const whole = summary + open + transcript + close
