@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// findings: the run's findings with their replies, or as SARIF 2.1.0 / reviewdog rdjsonl for other tools.
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { defineScript, isMain, main, rawOutput, runArgs, type RawOutput } from '../lib/cli.ts'
+import { toRdjsonl } from '../lib/export/rdjsonl.ts'
+import { toSarif } from '../lib/export/sarif.ts'
+import { allFindings, resolveRun } from '../lib/loop.ts'
+import type { RunState } from '../lib/state.ts'
+
+const FORMATS = ['json', 'sarif', 'rdjsonl'] as const
+
+const findings = defineScript({
+  name: 'findings',
+  description: "The run's findings with their replies (json), or as SARIF 2.1.0 for code scanning or reviewdog rdjsonl for PR comments.",
+  args: {
+    ...runArgs,
+    format: { type: 'enum', options: [...FORMATS], default: 'json', description: 'json (pair-loop document), sarif or rdjsonl', valueHint: 'json|sarif|rdjsonl' },
+  },
+  async run(args) {
+    const run = resolveRun(args, { allowFinished: true })
+    if (args.format === 'sarif') return rawOutput(JSON.stringify(toSarif(run, packageInfo())))
+    if (args.format === 'rdjsonl') {
+      const { text, skipped } = toRdjsonl(run, packageInfo().informationUri)
+      if (skipped.length) process.stderr.write(`pair-loop findings: ${skipped.length} finding(s) without a path skipped: ${skipped.join(', ')}\n`)
+      return { raw: text } satisfies RawOutput // no findings: nothing at all, not an empty line
+    }
+    return findingsDocument(run)
+  },
+})
+
+function findingsDocument(run: RunState) {
+  const latest = run.rounds.findLast((round) => round.reviewer)?.reviewer ?? null
+  return {
+    run_id: run.run_id,
+    verdict: latest?.verdict ?? null,
+    findings: allFindings(run).map((finding) => {
+      const reply = run.replies[finding.id]
+      return {
+        ...finding,
+        reply: reply ? { disposition: reply.disposition, body: reply.body, at: reply.at, comment_url: reply.comment_url ?? null } : null,
+        status: reply ? 'answered' : 'open',
+      }
+    }),
+  }
+}
+
+/** The package's own version and home page, from its package.json (found upwards from here: scripts/ or dist/). */
+function packageInfo(): { version: string; informationUri: string } {
+  let dir = dirname(fileURLToPath(import.meta.url))
+  for (;;) {
+    const file = join(dir, 'package.json')
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; homepage?: string }
+      if (pkg.name === 'pair-loop') return { version: pkg.version ?? '0.0.0', informationUri: pkg.homepage ?? NPM_PAGE }
+    }
+    const parent = dirname(dir)
+    if (parent === dir) return { version: '0.0.0', informationUri: NPM_PAGE }
+    dir = parent
+  }
+}
+
+const NPM_PAGE = 'https://www.npmjs.com/package/pair-loop'
+
+export default findings
+if (isMain(import.meta)) await main(findings)
