@@ -48,6 +48,7 @@ export const ReviewerCost = v.object({
   models: v.optional(v.record(v.string(), Usd), {}),
   unpriced_models: v.optional(v.array(v.string()), []),
   transcript_usd: v.optional(v.nullable(Usd), null),
+  reported_usd: v.optional(v.nullable(Usd), null),
 })
 
 export const ReviewerRound = v.object({
@@ -101,6 +102,7 @@ export const FailedReview = v.object({
   message: v.string(),
   cost: v.nullable(ReviewerCost),
   raw_output_path: v.nullable(v.string()),
+  session_id: v.optional(v.nullable(v.string()), null),
 })
 
 export const ReviewClaim = v.object({ pid: v.pipe(v.number(), v.integer()), host: v.string(), started_at: Timestamp })
@@ -143,6 +145,7 @@ export type Usage = v.InferOutput<typeof Usage>
 export type ReviewerCost = v.InferOutput<typeof ReviewerCost>
 export type DiffStat = v.InferOutput<typeof DiffStat>
 export type FailedReview = v.InferOutput<typeof FailedReview>
+export type BudgetOverride = v.InferOutput<typeof BudgetOverride>
 export type Phase = (typeof PHASES)[number]
 export type Agent = (typeof AGENTS)[number]
 export type Verdict = (typeof VERDICTS)[number]

@@ -2,6 +2,7 @@
 // coder-done: the coder hands its round to the reviewer.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { readBody } from '../lib/body.ts'
+import { checkBudgetBrake } from '../lib/cost/brake.ts'
 import { newestCoderSession } from '../lib/cost/locate.ts'
 import { fail } from '../lib/errors.ts'
 import { diffStat } from '../lib/git.ts'
@@ -18,6 +19,7 @@ const coderDone = defineScript({
     'findings-addressed': { type: 'string', description: 'how many findings this round addressed', valueHint: 'N' },
     'session-id': { type: 'string', description: "the coder's session id (default: its newest transcript for this repo)", valueHint: 'id' },
     'over-cap': { type: 'boolean', description: 'the person chose to go past max_rounds' },
+    'over-budget': { type: 'boolean', description: 'the person chose to go on at or over the budget (recorded on the run)' },
   },
   async run(args) {
     if (args.summary !== undefined && args['summary-file'] !== undefined) fail('usage', 'give --summary or --summary-file, not both', { flag: '--summary-file' })
@@ -26,6 +28,7 @@ const coderDone = defineScript({
 
     const run = resolveRun(args)
     checkCanOpenRound(run, args['over-cap'] ?? false)
+    const { override } = await checkBudgetBrake(run, { overBudget: args['over-budget'] ?? false, command: 'coder-done' })
     const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo)
     const diff = await diffStat(run.repo, run.base_sha)
 
@@ -40,12 +43,13 @@ const coderDone = defineScript({
           diff,
           findings_addressed: findingsAddressed,
           over_cap: n > state.max_rounds,
-          over_budget: false,
+          over_budget: override !== null,
           started_at: lastReview(state)?.at ?? state.created_at,
           done_at: nowIso(),
         },
         reviewer: null,
       })
+      if (override) state.budget_overrides.push({ ...override, round: n })
       state.phase = 'reviewing'
       return { state, result: { run_id: state.run_id, round: n, session_id: sessionId, diff, next: nextStep(state) } }
     })

@@ -1,28 +1,22 @@
 #!/usr/bin/env node
 // pair-loop <command> ...: the dispatcher. Loads only the command it runs, so start-up stays cheap.
-import { isMain, runScript, type ScriptDef } from '../lib/cli.ts'
+import { isMain, runScript } from '../lib/cli.ts'
+import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
 
-type Loader = () => Promise<{ default: ScriptDef<any> }>
-
-export const COMMANDS: Record<string, Loader> = {
-  start: () => import('./start.ts'),
-  'coder-done': () => import('./coder-done.ts'),
-  reply: () => import('./reply.ts'),
-  finish: () => import('./finish.ts'),
-  status: () => import('./status.ts'),
-  codes: () => import('./codes.ts'),
-}
+export { COMMANDS }
 
 export async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
-  if (command === undefined || command === '--help' || command === '-h' || command === 'help') {
+  if (command === '--help' || command === '-h' || command === 'help') {
     process.stdout.write(`pair-loop <command> [flags]   (each command: --help)\n\ncommands: ${Object.keys(COMMANDS).join(', ')}\n`)
-    return command === undefined ? 2 : 0
+    return 0
   }
-  const load = COMMANDS[command]
+  const load = command === undefined ? undefined : COMMANDS[command]
   if (!load) {
-    const error = new PairLoopError('usage', `unknown command ${JSON.stringify(command)}; one of: ${Object.keys(COMMANDS).join(', ')}`, { command, commands: Object.keys(COMMANDS) })
+    // no command is a usage error like any other: one JSON document, one stderr line, exit 2
+    const what = command === undefined ? 'no command given' : `unknown command ${JSON.stringify(command)}`
+    const error = new PairLoopError('usage', `${what}; one of: ${Object.keys(COMMANDS).join(', ')}`, { command: command ?? null, commands: Object.keys(COMMANDS) })
     process.stdout.write(JSON.stringify(errorDocument(error)) + '\n')
     process.stderr.write(`pair-loop: usage: ${error.message}\n`)
     return 2

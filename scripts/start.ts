@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // start: open a run on a clean tree and record where the work begins.
+import { createHash } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { loadConfig } from '../lib/config.ts'
 import { fail } from '../lib/errors.ts'
 import { currentBranch, dirtyPaths, ensureExcluded, headSha, resolveCommit, topLevel } from '../lib/git.ts'
 import { handoffPath, isActive, nextStep, nowIso, writeHandoff } from '../lib/loop.ts'
-import { newRunId, runStatePath } from '../lib/paths.ts'
+import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
 import { AGENTS, type RunState } from '../lib/state.ts'
-import { createRun, listRuns } from '../lib/store.ts'
+import { createRun, listRuns, withLock } from '../lib/store.ts'
 
 const start = defineScript({
   name: 'start',
@@ -32,8 +35,7 @@ const start = defineScript({
     if (dirty.length > 0) {
       fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, { repo, paths: dirty.slice(0, 100), count: dirty.length })
     }
-    const active = listRuns().flatMap((entry) => ('state' in entry && isActive(entry.state) && entry.state.repo === repo ? [entry.state.run_id] : []))
-    if (active.length > 0) fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
+    checkNoActiveRun(repo)
 
     const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
     const now = nowIso()
@@ -62,8 +64,13 @@ const start = defineScript({
       created_at: now,
       updated_at: now,
     }
-    await ensureExcluded(repo)
-    await createRun(state, { afterWrite: writeHandoff })
+    // check and create under one lock per repository: two starts at once must not both open a run
+    mkdirSync(runsDir(), { recursive: true })
+    await withLock(join(runsDir(), `.start-${createHash('sha256').update(repo).digest('hex').slice(0, 16)}`), async () => {
+      checkNoActiveRun(repo)
+      await ensureExcluded(repo)
+      await createRun(state, { afterWrite: writeHandoff })
+    })
     return {
       run_id: state.run_id,
       state_path: runStatePath(state.run_id),
@@ -78,6 +85,11 @@ const start = defineScript({
     }
   },
 })
+
+function checkNoActiveRun(repo: string): void {
+  const active = listRuns().flatMap((entry) => ('state' in entry && isActive(entry.state) && entry.state.repo === repo ? [entry.state.run_id] : []))
+  if (active.length > 0) fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
+}
 
 export default start
 if (isMain(import.meta)) await main(start)

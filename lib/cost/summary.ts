@@ -1,5 +1,8 @@
-// What a run has cost so far, in the shape status, finish and the PR body show.
+// What a run has cost so far, in the shape status, finish and the PR body show: the ledger's total, coder and reviewer.
+import { loadConfig, type ModelPrice } from '../config.ts'
+import { isPairLoopError } from '../errors.ts'
 import type { RunState } from '../state.ts'
+import { computeLedger } from './ledger.ts'
 
 export interface RunCostSummary {
   total_usd: number
@@ -8,19 +11,24 @@ export interface RunCostSummary {
   complete: boolean
 }
 
-/** Reviewer calls as recorded on the run (failed attempts included: they were paid for). */
-export async function runCostSummary(run: RunState): Promise<RunCostSummary> {
+/** Never fails for a bad pricing config (status must always answer): the embedded table is used and it says so. */
+export async function runCostSummary(run: RunState, options: { env?: NodeJS.ProcessEnv } = {}): Promise<RunCostSummary> {
+  let pricing: Record<string, ModelPrice> = {}
+  let configOk = true
+  try {
+    pricing = loadConfig({ repo: run.repo }).pricing
+  } catch (error) {
+    if (!isPairLoopError(error, 'config_invalid')) throw error
+    configOk = false
+    process.stderr.write(`pair-loop: warning: ${error.message}; costing with the embedded price table\n`)
+  }
+  const ledger = computeLedger(run, { pricing, env: options.env })
   const by_round: Record<number, number> = {}
-  let reviewer = 0
-  for (const round of run.rounds) {
-    const usd = round.reviewer?.cost?.usd ?? 0
-    by_round[round.n] = usd
-    reviewer += usd
+  for (const row of ledger.rounds) by_round[row.n] = row.usd
+  return {
+    total_usd: ledger.spent_usd,
+    by_round,
+    by_role: { coder: ledger.by_role.coder.usd, reviewer: ledger.by_role.reviewer.usd },
+    complete: ledger.complete && configOk,
   }
-  for (const failed of run.failed_reviews) {
-    const usd = failed.cost?.usd ?? 0
-    by_round[failed.round] = (by_round[failed.round] ?? 0) + usd
-    reviewer += usd
-  }
-  return { total_usd: reviewer, by_round, by_role: { coder: 0, reviewer }, complete: false }
 }

@@ -177,5 +177,6 @@ function mergeCost(a: ReviewerCost, b: ReviewerCost): ReviewerCost {
     models,
     unpriced_models: [...new Set([...(a.unpriced_models ?? []), ...(b.unpriced_models ?? [])])],
     transcript_usd: sum(a.transcript_usd, b.transcript_usd),
+    reported_usd: sum(a.reported_usd, b.reported_usd),
   }
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+// budget-check: the run's cost so far, per round, role and model, from the agents' own records; exit 13 at the limit.
+import { decimalFlag, defineScript, isMain, main, runArgs, withExit } from '../lib/cli.ts'
+import { assessBudget } from '../lib/cost/brake.ts'
+import { ERROR_CODES } from '../lib/errors.ts'
+import { expectPhase, resolveRun } from '../lib/loop.ts'
+
+const budgetCheck = defineScript({
+  name: 'budget-check',
+  description: "The run's cost so far, per round, role and model, from the agents' transcripts and the reviewer calls; exit 13 at or over the limit.",
+  args: {
+    ...runArgs,
+    limit: { type: 'string', description: 'the limit to check against in USD (default: the run budget, then config budget.per_run_usd)', valueHint: 'USD' },
+  },
+  async run(args) {
+    const limit = decimalFlag(args.limit, 'limit')
+    const run = resolveRun(args)
+    expectPhase(run, ['coding', 'reviewing', 'approved', 'capped'], 'budget-check')
+    const budget = assessBudget(run, { limit })
+    const { ledger } = budget
+    for (const model of ledger.unpriced_models) {
+      process.stderr.write(`pair-loop budget-check: warning: no price for model ${model}; it is counted as $0 (add it under "pricing" in config)\n`)
+    }
+    const problems = ledger.sources.filter((s) => s.status === 'missing' || s.status === 'unreadable' || s.status === 'unmeasured')
+    for (const s of problems) process.stderr.write(`pair-loop budget-check: warning: ${s.role} ${s.path ?? s.session ?? ''}: ${s.status}: ${s.why ?? ''}\n`)
+    const document = {
+      run_id: run.run_id,
+      phase: run.phase,
+      level: budget.level,
+      spent: budget.spent,
+      limit: budget.limit,
+      warn_at: budget.warn_at,
+      by_role: ledger.by_role,
+      rounds: ledger.rounds,
+      by_model: ledger.by_model,
+      unpriced_models: ledger.unpriced_models,
+      complete: ledger.complete,
+      sources: ledger.sources,
+    }
+    if (budget.level === 'alert') {
+      process.stderr.write(`pair-loop budget-check: budget_exceeded: spent $${budget.spent.toFixed(4)} of $${budget.limit!.toFixed(2)}\n`)
+      return withExit(document, ERROR_CODES.budget_exceeded.exit)
+    }
+    if (budget.level === 'warn') process.stderr.write(`pair-loop budget-check: warning: spent $${budget.spent.toFixed(4)}, past ${Math.round(budget.warn_ratio * 100)}% of $${budget.limit!.toFixed(2)}\n`)
+    return document
+  },
+})
+
+export default budgetCheck
+if (isMain(import.meta)) await main(budgetCheck)

@@ -1,0 +1,445 @@
+// The docs can't drift from the code: every `pair-loop …` command line in SKILL.md, contract.md and README.md is
+// checked against the real script's flags, contract.md documents every command and flag and exactly the error
+// codes lib/errors.ts has, and the Claude Code plugin manifests agree with package.json.
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import type { ArgsDef } from 'citty'
+import { describe, expect, it } from 'vitest'
+import { codeTable } from '../lib/errors.ts'
+import { COMMANDS } from '../scripts/pair-loop.ts'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const SKILL = 'skills/pair-loop/SKILL.md'
+const CONTRACT = 'skills/pair-loop/references/contract.md'
+const README = 'README.md'
+
+// ---------------------------------------------------------------- reading Markdown
+
+interface CommandLine {
+  file: string
+  line: number
+  text: string
+  /** From an inline code span in prose: checked for flags and values, not for required flags. */
+  inline: boolean
+}
+
+interface Markdown {
+  /** Fenced code blocks: the line number of each line and its text. */
+  blocks: Array<Array<{ line: number; text: string }>>
+  /** Inline code spans outside fences. */
+  spans: Array<{ line: number; text: string }>
+}
+
+function readMarkdown(text: string): Markdown {
+  const blocks: Markdown['blocks'] = []
+  const spans: Markdown['spans'] = []
+  let fence: string | null = null
+  let block: Array<{ line: number; text: string }> = []
+  text.split('\n').forEach((raw, index) => {
+    const line = index + 1
+    const opener = /^ {0,3}(`{3,}|~{3,})/.exec(raw)
+    if (fence === null && opener) {
+      fence = opener[1]!
+      block = []
+      return
+    }
+    if (fence !== null) {
+      if (raw.trim().startsWith(fence) && raw.trim().replace(/[`~]/g, '') === '') {
+        blocks.push(block)
+        fence = null
+      } else block.push({ line, text: raw })
+      return
+    }
+    for (const match of raw.matchAll(/(`+)([^`]+?)\1/g)) spans.push({ line, text: match[2]!.replace(/\\\|/g, '|') })
+  })
+  return { blocks, spans }
+}
+
+/** Where `pair-loop` (or `pair-loop.ts`, `pair-loop.mjs`, `pair-loop-<command>`) starts a command in a line. */
+function commandStarts(text: string): string[] {
+  const found: string[] = []
+  for (const match of text.matchAll(/pair-loop/g)) {
+    const at = match.index!
+    const before = at === 0 ? '' : text[at - 1]!
+    let rest = text.slice(at + 'pair-loop'.length)
+    const script = /^\.(ts|mjs)(?=\s)/.exec(rest)
+    if (script) rest = rest.slice(script[0].length)
+    else if (before === '/' || before === '.') continue // a path such as skills/pair-loop or ~/.pair-loop
+    if (before && !/[\s(`;&|"'/]/.test(before)) continue
+    const bin = /^-([a-z][a-z-]*)(?=\s|$)/.exec(rest)
+    if (bin && KNOWN_COMMANDS.has(bin[1]!)) {
+      found.push(`${bin[1]}${rest.slice(bin[0].length)}`)
+      continue
+    }
+    if (!/^\s/.test(rest)) continue
+    found.push(rest.trimStart())
+  }
+  return found
+}
+
+function commandLines(file: string): CommandLine[] {
+  const path = join(ROOT, file)
+  if (!existsSync(path)) return []
+  const { blocks, spans } = readMarkdown(readFileSync(path, 'utf8'))
+  const lines: CommandLine[] = []
+  for (const block of blocks) {
+    let heredoc: string | null = null
+    for (let i = 0; i < block.length; i++) {
+      const first = block[i]!
+      if (heredoc !== null) {
+        if (first.text.trim() === heredoc) heredoc = null
+        continue
+      }
+      let text = first.text
+      while (text.endsWith('\\') && i + 1 < block.length) text = `${text.slice(0, -1)} ${block[++i]!.text}`
+      const doc = /<<-?\s*['"]?(\w+)['"]?/.exec(text)
+      if (doc) heredoc = doc[1]!
+      for (const start of commandStarts(text)) lines.push({ file, line: first.line, text: start, inline: false })
+    }
+  }
+  for (const span of spans) {
+    if (!/^(npx\s+)?pair-loop[\s-]/.test(span.text)) continue
+    for (const start of commandStarts(span.text)) lines.push({ file, line: span.line, text: start, inline: true })
+  }
+  return lines
+}
+
+// ---------------------------------------------------------------- reading a command line
+
+/** Shell-ish words of a command line up to the first pipe, `;`, `&`, redirection, comment or closing `)`. */
+function words(line: string): string[] {
+  const out: string[] = []
+  let word = ''
+  let has = false
+  let brackets = 0
+  let parens = 0
+  const push = () => {
+    if (has) out.push(word)
+    word = ''
+    has = false
+  }
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!
+    if (c === "'" || c === '"') {
+      const end = line.indexOf(c, i + 1)
+      word += end === -1 ? line.slice(i + 1) : line.slice(i + 1, end)
+      has = true
+      i = end === -1 ? line.length : end
+      continue
+    }
+    if (c === '\\') {
+      word += line[i + 1] ?? ''
+      has = true
+      i++
+      continue
+    }
+    if (c === '$' && line[i + 1] === '(') {
+      parens++
+      word += '$('
+      has = true
+      i++
+      continue
+    }
+    if (c === ')') {
+      if (parens === 0) break
+      parens--
+      word += c
+      continue
+    }
+    if (parens > 0) {
+      word += c
+      continue
+    }
+    if (/\s/.test(c)) {
+      push()
+      continue
+    }
+    if (c === '[' && !has) {
+      out.push('[')
+      brackets++
+      continue
+    }
+    if (c === ']') {
+      push()
+      out.push(']')
+      brackets = Math.max(0, brackets - 1)
+      continue
+    }
+    if (c === '|') {
+      if (has) word += c // value alternatives: fixed|wont-fix, F|-
+      else if (brackets > 0) out.push('|') // [--summary S | --summary-file F]
+      else break // a pipe
+      continue
+    }
+    if (c === '<' || c === '>') {
+      if (/^\d+$/.test(word)) {
+        word = '' // 2>&1, 2>/dev/null
+        has = false
+      }
+      break
+    }
+    if (c === ';' || c === '&') break
+    if (c === '#' && !has) break
+    word += c
+    has = true
+  }
+  push()
+  return out
+}
+
+interface Flag {
+  name: string
+  type: string
+  options: string[]
+  required: boolean
+}
+
+function flagsOf(args: ArgsDef): Map<string, Flag> {
+  const flags = new Map<string, Flag>()
+  for (const [name, arg] of Object.entries(args)) {
+    if (arg.type === 'positional') continue
+    const flag = { name, type: arg.type ?? 'string', options: 'options' in arg && Array.isArray(arg.options) ? arg.options.map(String) : [], required: Boolean(arg.required) }
+    const aliases = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
+    for (const spelling of [name, name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()), ...aliases]) flags.set(spelling, flag)
+  }
+  return flags
+}
+
+const isPlaceholder = (value: string) => /[$<>{}*…]/.test(value) || value === '...'
+const PUNCTUATION = new Set(['[', ']', '|'])
+
+/** Everything wrong with one command line, checked against the command's real `args`. */
+function problems(command: string, args: ArgsDef, tokens: string[], { checkRequired }: { checkRequired: boolean }): string[] {
+  const flags = flagsOf(args)
+  const found: string[] = []
+  const seen = new Set<string>()
+  let help = false
+  for (let i = 0; i < tokens.length; i++) {
+    const token = tokens[i]!
+    if (PUNCTUATION.has(token)) continue
+    if (!token.startsWith('-') || token === '-') {
+      found.push(`unexpected argument ${JSON.stringify(token)}`)
+      continue
+    }
+    const alternatives = token.startsWith('--') && /\|--/.test(token) ? token.split('|') : [token]
+    for (const alternative of alternatives) {
+      if (alternative === '--help' || alternative === '-h') {
+        help = true
+        continue
+      }
+      const body = alternative.replace(/^--?/, '')
+      const eq = body.indexOf('=')
+      const name = eq === -1 ? body : body.slice(0, eq)
+      const inline = eq === -1 ? undefined : body.slice(eq + 1)
+      let flag = flags.get(name)
+      if (!flag && name.startsWith('no-') && flags.get(name.slice(3))?.type === 'boolean') flag = flags.get(name.slice(3))
+      if (!flag) {
+        found.push(`--${name} is not a flag of ${command} (its flags: ${[...new Set([...flags.values()].map((f) => `--${f.name}`))].join(' ') || 'none'})`)
+        continue
+      }
+      seen.add(flag.name)
+      if (flag.type === 'boolean') {
+        if (inline !== undefined && !['true', 'false'].includes(inline)) found.push(`--${flag.name} takes no value`)
+        continue
+      }
+      let value = inline
+      if (value === undefined && alternatives.length === 1) {
+        const next = tokens[i + 1]
+        if (next === undefined || PUNCTUATION.has(next) || (next.startsWith('-') && next !== '-')) {
+          found.push(`--${flag.name} needs a value`)
+          continue
+        }
+        value = next
+        i++
+      }
+      if (flag.type === 'enum' && value !== undefined && !isPlaceholder(value)) {
+        for (const option of value.split('|')) {
+          if (!flag.options.includes(option)) found.push(`--${flag.name} ${option}: not one of ${flag.options.join('|')}`)
+        }
+      }
+    }
+  }
+  if (checkRequired && !help) {
+    for (const flag of new Set(flags.values())) if (flag.required && !seen.has(flag.name)) found.push(`missing required flag --${flag.name}`)
+  }
+  return found
+}
+
+// ---------------------------------------------------------------- the commands as the dispatcher has them
+
+/** The commands DESIGN.md names: one missing from COMMANDS is being written; only lines naming it fail. */
+const KNOWN_COMMANDS = new Set([
+  'start', 'budget-check', 'coder-done', 'review', 'reply', 'finish', 'status', 'findings', 'install-skill', 'codes', 'demo',
+  ...Object.keys(COMMANDS),
+])
+
+const loaded = new Map<string, Promise<ArgsDef>>()
+function argsOf(command: string): Promise<ArgsDef> {
+  if (!loaded.has(command)) loaded.set(command, COMMANDS[command]!().then((module) => module.default.args as ArgsDef))
+  return loaded.get(command)!
+}
+
+async function checkLine(entry: CommandLine): Promise<string[]> {
+  const tokens = words(entry.text)
+  const command = tokens.shift()
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') return []
+  if (!COMMANDS[command]) {
+    return [`${command} is not a command of scripts/pair-loop.ts COMMANDS (${Object.keys(COMMANDS).join(', ')})${KNOWN_COMMANDS.has(command) ? '; DESIGN.md has it: its script has not landed yet' : ''}`]
+  }
+  const fragment = entry.inline || /\.\.\.|…/.test(entry.text)
+  return problems(command, await argsOf(command), tokens, { checkRequired: !fragment })
+}
+
+const isCommandWord = (word: string | undefined) => word !== undefined && /^[a-z][a-z0-9-]*$/.test(word)
+
+// ---------------------------------------------------------------- the tests
+
+describe('the command-line reader', () => {
+  it('splits words, honours quotes and stops at shell operators', () => {
+    expect(words(`reply --finding 1.2 --disposition fixed --body-file - <<'EOF'`)).toEqual(['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-'])
+    expect(words(`start --task "two words" | jq -r .run_id`)).toEqual(['start', '--task', 'two words'])
+    expect(words(`review --reviewer-cmd '["sh","review.sh"]' 2>/dev/null`)).toEqual(['review', '--reviewer-cmd', '["sh","review.sh"]'])
+    expect(words(`status --run "$RUN")`)).toEqual(['status', '--run', '$RUN'])
+    expect(words(`coder-done [--summary S | --summary-file F|-] [--over-cap]`)).toEqual(['coder-done', '[', '--summary', 'S', '|', '--summary-file', 'F|-', ']', '[', '--over-cap', ']'])
+    expect(words(`codes && echo done`)).toEqual(['codes'])
+  })
+
+  it('finds pair-loop invocations, not paths', () => {
+    expect(commandStarts('npx pair-loop codes')).toEqual(['codes'])
+    expect(commandStarts('bun scripts/pair-loop.ts demo')).toEqual(['demo'])
+    expect(commandStarts('RUN=$(pair-loop status | jq -r .run_id)')).toEqual(['status | jq -r .run_id)'])
+    expect(commandStarts('pair-loop-start --task x')).toEqual(['start --task x'])
+    expect(commandStarts('cp -r skills/pair-loop ~/.claude/skills/')).toEqual([])
+    expect(commandStarts('ls ~/.pair-loop/runs')).toEqual([])
+  })
+
+  it('catches an unknown flag, a bad enum value, a missing value and a missing required flag', () => {
+    const args: ArgsDef = {
+      verdict: { type: 'enum', options: ['APPROVED', 'ABANDONED'], required: true },
+      pr: { type: 'string' },
+      draft: { type: 'boolean' },
+    }
+    const check = (line: string, checkRequired = true) => problems('finish', args, words(line), { checkRequired })
+    expect(check('--verdict APPROVED --pr 3 --draft')).toEqual([])
+    expect(check('--verdict APPROVED|ABANDONED [--pr N] [--no-draft]')).toEqual([])
+    expect(check('--verdict MAYBE')).toEqual(['--verdict MAYBE: not one of APPROVED|ABANDONED'])
+    expect(check('--verdict APPROVED --merge')[0]).toMatch(/--merge is not a flag of finish/)
+    expect(check('--verdict APPROVED --pr')).toEqual(['--pr needs a value'])
+    expect(check('--pr 3')).toEqual(['missing required flag --verdict'])
+    expect(check('--pr 3', false)).toEqual([])
+    expect(check('--verdict APPROVED stray')).toEqual(['unexpected argument "stray"'])
+  })
+})
+
+const DOCS = [SKILL, CONTRACT, README]
+
+for (const file of DOCS) {
+  describe(`${file}: every pair-loop command line uses real flags`, () => {
+    const lines = commandLines(file).filter((entry) => isCommandWord(words(entry.text)[0]) || words(entry.text)[0] === '--help')
+    if (file === README && !existsSync(join(ROOT, README))) {
+      it('does not exist yet: nothing to check', () => {})
+      return
+    }
+    if (file !== README) {
+      it('has command lines to check', () => expect(lines.length).toBeGreaterThan(file === SKILL ? 10 : 15))
+    }
+    for (const entry of lines) {
+      it(`${file}:${entry.line}: pair-loop ${entry.text}`, async () => {
+        expect(await checkLine(entry)).toEqual([])
+      })
+    }
+  })
+}
+
+// ---------------------------------------------------------------- contract.md covers the code
+
+const contract = readFileSync(join(ROOT, CONTRACT), 'utf8')
+
+/** The text under `## \`command\`` up to the next `## ` heading. */
+function section(heading: string): string | null {
+  const lines = contract.split('\n')
+  const start = lines.findIndex((line) => line.trim() === `## ${heading}`)
+  if (start === -1) return null
+  const end = lines.findIndex((line, i) => i > start && /^## /.test(line))
+  return lines.slice(start + 1, end === -1 ? undefined : end).join('\n')
+}
+
+describe(`${CONTRACT} documents every command and flag`, () => {
+  const listed = [...(section('Commands') ?? '').matchAll(/^\| `([a-z-]+)` \|/gm)].map((m) => m[1]!)
+
+  for (const command of Object.keys(COMMANDS)) {
+    it(`${command}: in the commands table, with its own section, synopsis and every flag`, async () => {
+      expect(listed).toContain(command)
+      const text = section(`\`${command}\``)
+      expect(text, `no "## \`${command}\`" section`).not.toBeNull()
+      const synopses = readMarkdown(text!).blocks.flat().filter(({ text: line }) => line.startsWith(`pair-loop ${command}`))
+      expect(synopses.length, 'a synopsis line in a code block').toBeGreaterThan(0)
+      const missing = Object.entries(await argsOf(command))
+        .filter(([, arg]) => arg.type !== 'positional')
+        .map(([name]) => `--${name}`)
+        .filter((flag) => !new RegExp(`${flag}(?![a-z0-9-])`).test(text!))
+      expect(missing, `flags of ${command} not documented in its section`).toEqual([])
+    })
+  }
+
+  it('documents no command the dispatcher lacks, except those DESIGN.md names (still being written)', () => {
+    const documented = [...contract.matchAll(/^## `([a-z-]+)`$/gm)].map((m) => m[1]!)
+    expect(documented.filter((command) => !KNOWN_COMMANDS.has(command))).toEqual([])
+    expect(listed.filter((command) => !KNOWN_COMMANDS.has(command))).toEqual([])
+  })
+})
+
+describe(`${CONTRACT} lists exactly the error codes of lib/errors.ts`, () => {
+  const rows = [...(section('Error codes') ?? '').matchAll(/^\| `([a-z_]+)` \| (\d+) \| (yes|no) \|/gm)].map((m) => ({ code: m[1]!, exit: Number(m[2]), retryable: m[3] === 'yes' }))
+
+  it('same codes, same exit statuses, same retryable flags, in the same order', () => {
+    expect(rows).toEqual(codeTable().map(({ code, exit, retryable }) => ({ code, exit, retryable })))
+  })
+
+  it('every "`code` (exit N)" mentioned in SKILL.md and contract.md has the right status', () => {
+    const exits = new Map(codeTable().map(({ code, exit }) => [code, exit]))
+    const wrong: string[] = []
+    for (const file of [SKILL, CONTRACT]) {
+      const text = readFileSync(join(ROOT, file), 'utf8')
+      for (const m of text.matchAll(/`([a-z_]+)`,? \((?:exit )?(\d+)[,)]/g)) {
+        if (exits.has(m[1]!) && exits.get(m[1]!) !== Number(m[2])) wrong.push(`${file}: ${m[0]}`)
+      }
+      for (const m of text.matchAll(/`(\d+)` ([a-z_]+)/g)) {
+        if (exits.has(m[2]!) && exits.get(m[2]!) !== Number(m[1])) wrong.push(`${file}: ${m[0]}`)
+      }
+    }
+    expect(wrong).toEqual([])
+  })
+})
+
+// ---------------------------------------------------------------- the Claude Code plugin
+
+describe('the Claude Code plugin manifests', () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; files: string[] }
+  const plugin = JSON.parse(readFileSync(join(ROOT, '.claude-plugin', 'plugin.json'), 'utf8')) as Record<string, unknown>
+  const marketplace = JSON.parse(readFileSync(join(ROOT, '.claude-plugin', 'marketplace.json'), 'utf8')) as {
+    name: string
+    owner: { name: string }
+    plugins: Array<{ name: string; source: string; version?: string }>
+  }
+
+  it('plugin.json names the package, at its version; the skill sits in the default skills/ folder', () => {
+    expect(plugin.name).toBe(pkg.name)
+    expect(plugin.version).toBe(pkg.version)
+    expect(typeof plugin.description).toBe('string')
+    expect(existsSync(join(ROOT, 'skills', 'pair-loop', 'SKILL.md'))).toBe(true)
+    // skills/ at the plugin root is loaded by default; a `skills` path to the same folder is redundant
+    expect(plugin.skills).toBeUndefined()
+  })
+
+  it('marketplace.json lists this repository as the plugin (for /plugin marketplace add)', () => {
+    expect(marketplace.name).toMatch(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/)
+    expect(marketplace.owner.name).toBeTruthy()
+    expect(marketplace.plugins).toEqual([expect.objectContaining({ name: plugin.name, source: './', version: pkg.version })])
+  })
+
+  it('npm pack ships the skill and the plugin manifests', () => {
+    expect(pkg.files).toEqual(expect.arrayContaining(['skills', '.claude-plugin']))
+  })
+})
