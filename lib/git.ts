@@ -41,6 +41,12 @@ export async function resolveCommit(cwd: string, rev: string): Promise<string> {
   return result.stdout.trim()
 }
 
+/** `rev` as a local branch name, or null when it names a commit, a tag or a remote ref. */
+export async function localBranch(cwd: string, rev: string): Promise<string | null> {
+  const result = await exec('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${rev}`], { cwd })
+  return result.ok ? rev : null
+}
+
 export async function currentBranch(cwd: string): Promise<string> {
   const name = (await git(cwd, ['branch', '--show-current'])).trim()
   return name || 'HEAD'

@@ -117,6 +117,8 @@ export const RunState = v.object({
   repo: v.string(),
   branch: v.string(),
   base_sha: v.pipe(v.string(), v.regex(/^[0-9a-f]{40,64}$/)),
+  /** The branch `--base` named, when it named one: the PR's base. */
+  base_branch: v.optional(v.nullable(v.string()), null),
   coder: v.picklist(AGENTS),
   reviewer: v.picklist(AGENTS),
   reviewer_fallback: v.boolean(),

@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// finish: close the run, write the PR body; later calls may only add the PR number. Never merges.
+// finish: close the run, write the PR body; later calls may only add the PR (--pr N or --create-pr, once). Never merges.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { runCostSummary } from '../lib/cost/summary.ts'
 import { fail } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
+import { createPr } from '../lib/gh.ts'
 import { changeRun, expectPhase, nowIso, resolveRun } from '../lib/loop.ts'
 import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
-import { runCostSummary } from '../lib/cost/summary.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
 
 const finish = defineScript({
@@ -16,26 +17,49 @@ const finish = defineScript({
     ...runArgs,
     verdict: { type: 'enum', options: [...OUTCOMES], required: true, description: 'APPROVED only after an approving review' },
     pr: { type: 'string', description: 'record the number of the PR opened for this run', valueHint: 'N' },
+    'create-pr': { type: 'boolean', description: 'open the PR with gh (title: the task; body: the PR body), once per run' },
+    draft: { type: 'boolean', description: 'with --create-pr: open it as a draft' },
   },
   async run(args) {
     const pr = integerFlag(args.pr, 'pr', { min: 1 }) ?? null
+    const createPrWanted = args['create-pr'] ?? false
+    if (pr !== null && createPrWanted) fail('usage', 'give --pr N or --create-pr, not both', { flag: '--create-pr' })
+    if (args.draft && !createPrWanted) fail('usage', '--draft only goes with --create-pr', { flag: '--draft' })
     const run = resolveRun(args, { allowFinished: true })
     checkVerdict(run, args.verdict)
     const cost = await runCostSummary(run)
+    const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
 
-    return changeRun(run.run_id, (state) => {
+    const closed = await changeRun(run.run_id, (state) => {
       checkVerdict(state, args.verdict)
       const alreadyClosed = state.phase === 'finished'
-      if (alreadyClosed && (pr === null || pr === state.pr)) return { result: document(state) } // a replay: nothing changes
+      if (alreadyClosed && (pr === null || pr === state.pr)) return { result: state } // a replay: nothing changes
       if (pr !== null) state.pr = pr
       if (!alreadyClosed) {
         state.phase = 'finished'
         state.outcome = { verdict: args.verdict, finished_at: nowIso() }
         state.review_claim = null
       }
-      writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
-      return { state, result: document(state) }
+      writeBody(state)
+      return { state, result: state }
     })
+    if (!createPrWanted || closed.pr !== null) return document(closed) // --create-pr on a run with a PR reports that PR
+
+    // gh failing leaves the run finished without a PR: the same command can be run again
+    const created = await createPr(closed.repo, {
+      title: closed.task.split('\n')[0]!.slice(0, 250),
+      bodyFile: prBodyPath(closed.run_id),
+      base: closed.base_branch ?? null,
+      head: closed.branch === 'HEAD' ? null : closed.branch,
+      draft: args.draft ?? false,
+    })
+    const withPr = await changeRun(run.run_id, (state) => {
+      state.pr = created.number
+      state.pr_url = created.url
+      writeBody(state)
+      return { state, result: state }
+    })
+    return document(withPr)
 
     function document(state: RunState) {
       return {
@@ -54,7 +78,7 @@ const finish = defineScript({
 function checkVerdict(run: RunState, verdict: (typeof OUTCOMES)[number]): void {
   if (run.phase === 'finished') {
     if (run.outcome?.verdict !== verdict) {
-      fail('wrong_phase', `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr`, {
+      fail('wrong_phase', `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr or --create-pr`, {
         run_id: run.run_id, phase: run.phase, recorded_verdict: run.outcome?.verdict, next: null,
       })
     }

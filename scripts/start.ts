@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { loadConfig } from '../lib/config.ts'
 import { fail } from '../lib/errors.ts'
-import { currentBranch, dirtyPaths, ensureExcluded, headSha, resolveCommit, topLevel } from '../lib/git.ts'
+import { currentBranch, dirtyPaths, ensureExcluded, headSha, localBranch, resolveCommit, topLevel } from '../lib/git.ts'
 import { handoffPath, isActive, nextStep, nowIso, writeHandoff } from '../lib/loop.ts'
 import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
 import { AGENTS, type RunState } from '../lib/state.ts'
@@ -47,6 +47,7 @@ const start = defineScript({
       repo,
       branch: await currentBranch(repo),
       base_sha: baseSha,
+      base_branch: args.base ? await localBranch(repo, args.base) : null,
       coder: args.coder ?? config.pair_loop.coder,
       reviewer: args.reviewer ?? config.pair_loop.reviewer,
       reviewer_fallback: false,
