@@ -75,7 +75,7 @@ const review = defineScript({
         if (state.review_claim?.pid !== process.pid) fail('review_in_progress', `another review took over run ${state.run_id}; this one's result was not recorded`, { run_id: state.run_id })
         applyReview(state, {
           tool: choice.tool, fallback_used: choice.fallback_used, verdict: result.verdict, findings: result.findings, summary: result.summary,
-          session_id: result.reply.session_id, model: result.reply.model ?? config.pair_loop.reviewer_model, usage, cost,
+          session_id: result.reply.session_id, model: result.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? config.pair_loop.reviewer_model, usage, cost,
           calls: conducted.calls.length, duration_ms, raw_output_path: conducted.calls.at(-1)!.raw_output_path,
           over_budget: override !== null, at: nowIso(),
         })

@@ -15,7 +15,7 @@ function ghSandbox({ fail = false, withGh = true } = {}) {
   const ghDir = tempDir('pl-gh-')
   const path = withGh ? `${FAKE_GH_BIN}${delimiter}${sb.env.PATH}` : sb.env.PATH
   const env = { PATH: path, FAKE_GH_DIR: ghDir, ...(fail ? { FAKE_GH_FAIL: '1' } : {}) }
-  const cli = (args: string[], options: { input?: string; env?: Record<string, string> } = {}) => sb.cli(args, { input: options.input, env: { ...env, ...options.env } })
+  const cli = (args: string[], options: { input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv } = {}) => sb.cli(args, { ...options, env: { ...env, ...options.env } })
   const calls = () => (existsSync(join(ghDir, 'calls.log')) ? readFileSync(join(ghDir, 'calls.log'), 'utf8').split('--\n').filter(Boolean).map((call) => call.trimEnd().split('\n')) : [])
   const comments = () => readdirSync(ghDir).filter((name) => name.startsWith('comment-')).sort().map((name) => readFileSync(join(ghDir, name), 'utf8'))
   return { ...sb, cli, calls, comments, ghDir }

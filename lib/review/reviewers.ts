@@ -39,7 +39,8 @@ export function chooseReviewer(run: RunState, config: Config, reviewerCmd: strin
   const other: Agent = run.reviewer === 'claude' ? 'codex' : 'claude'
   for (const [tool, fallback_used] of [[run.reviewer, false], [other, true]] as const) {
     const path = findExecutable(bins[tool], env, run.repo)
-    if (path) return { tool, fallback_used, argv: reviewerArgv(tool, path, run.repo, config.pair_loop.reviewer_model) }
+    // reviewer_model names a model of the configured reviewer's vendor: a fallback uses its own default
+    if (path) return { tool, fallback_used, argv: reviewerArgv(tool, path, run.repo, fallback_used ? null : config.pair_loop.reviewer_model) }
   }
   fail('reviewer_unavailable', `neither ${bins[run.reviewer]} nor ${bins[other]} is on PATH, and no reviewer command is set (--reviewer-cmd or pair_loop.reviewer_cmd)`, {
     tried: [bins[run.reviewer], bins[other]],

@@ -1,0 +1,351 @@
+#!/usr/bin/env node
+// A zero-dependency mock of the two model APIs the real reviewer CLIs call, on 127.0.0.1:
+//   Anthropic Messages API (Claude Code): POST …/messages (SSE or JSON), POST …/messages/count_tokens
+//   OpenAI Responses API (Codex CLI):      POST …/responses (SSE or JSON)
+//   GET …/models → empty list; GET/HEAD / and /health → 200 (Claude Code's pre-connect probe); else 404.
+//
+// Environment:
+//   MOCK_PORT        port to bind (default 0 = any free port)
+//   MOCK_PORT_FILE   the chosen port is written here once listening (atomically)
+//   MOCK_LOG_FILE    one JSON line per request is appended here (written when the request arrives)
+//   MOCK_LOG_STDERR  "1" → also log each request line to stderr
+//   MOCK_DUMP_DIR    each raw request body is saved as <n>.json here
+//   MOCK_SCRIPT_FILE a JSON array of replies, consumed in order: each request takes (and removes from the file)
+//                    the first entry whose `api` is absent or matches ("anthropic" | "openai"). Empty or
+//                    missing → the default reply. Entry fields, all optional:
+//                      text     reply text (default: MOCK_REPLY_TEXT or a review ending in VERDICT: APPROVED)
+//                      blocks   array of texts: several content blocks (Anthropic) / message items (OpenAI)
+//                      usage    overrides, e.g. {"input_tokens":1,"output_tokens":2} (Anthropic names, or the
+//                               Responses names / flat cached_tokens, cache_write_tokens, reasoning_tokens)
+//                      status   HTTP status to fail with (400, 429, 500, 529 …) and `error` its message
+//                      delay    ms to wait before answering at all
+//                      stall    ms to stall after the first stream event, or true = never finish
+//                      drop     true = destroy the connection after the first stream event
+//                      label    echoed in the request log
+//   MOCK_REPLY_TEXT  the default reply text
+//   MOCK_PARENT_PID  stop when this process is gone;  MOCK_MAX_LIFETIME_S  stop after this many seconds
+// Stops on SIGTERM / SIGINT (open connections are closed).
+import { appendFileSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import { join } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import { fileURLToPath } from 'node:url'
+import * as zlib from 'node:zlib'
+
+const env = process.env
+const DEFAULT_TEXT =
+  env.MOCK_REPLY_TEXT ??
+  'I read the task and the diff.\nNo problems found: the change does what the task asks.\n\nVERDICT: APPROVED'
+
+export const ANTHROPIC_USAGE = {
+  input_tokens: 1234,
+  cache_creation_input_tokens: 789,
+  cache_read_input_tokens: 4321,
+  output_tokens: 56,
+  cache_creation: { ephemeral_5m_input_tokens: 489, ephemeral_1h_input_tokens: 300 },
+}
+export const OPENAI_USAGE = {
+  input_tokens: 2345,
+  input_tokens_details: { cached_tokens: 1024, cache_write_tokens: 256 },
+  output_tokens: 67,
+  output_tokens_details: { reasoning_tokens: 12 },
+  total_tokens: 2412,
+}
+
+const RUN = randomBytes(4).toString('hex')
+let counter = 0
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+function log(entry) {
+  const line = `${JSON.stringify(entry)}\n`
+  if (env.MOCK_LOG_FILE) appendFileSync(env.MOCK_LOG_FILE, line)
+  if (env.MOCK_LOG_STDERR === '1') process.stderr.write(line)
+}
+
+/** Take the first script entry meant for this API out of the script file. */
+function nextScripted(api) {
+  const file = env.MOCK_SCRIPT_FILE
+  if (!file) return {}
+  let queue
+  try {
+    queue = JSON.parse(readFileSync(file, 'utf8'))
+  } catch {
+    return {}
+  }
+  if (!Array.isArray(queue)) return {}
+  const index = queue.findIndex((entry) => entry && (!entry.api || entry.api === api))
+  if (index < 0) return {}
+  const [entry] = queue.splice(index, 1)
+  const tmp = `${file}.${process.pid}.tmp`
+  writeFileSync(tmp, `${JSON.stringify(queue, null, 2)}\n`)
+  renameSync(tmp, file)
+  return entry
+}
+
+function anthropicUsage(overrides = {}) {
+  const usage = { ...ANTHROPIC_USAGE, cache_creation: { ...ANTHROPIC_USAGE.cache_creation }, ...overrides }
+  if (overrides.cache_creation_input_tokens !== undefined && !overrides.cache_creation) {
+    // keep the split consistent with the total (789 → 489 + 300)
+    const total = overrides.cache_creation_input_tokens
+    const hour = Math.min(300, Math.floor(total / 2))
+    usage.cache_creation = { ephemeral_5m_input_tokens: total - hour, ephemeral_1h_input_tokens: hour }
+  } else if (overrides.cache_creation && overrides.cache_creation_input_tokens === undefined) {
+    usage.cache_creation_input_tokens =
+      (usage.cache_creation.ephemeral_5m_input_tokens ?? 0) + (usage.cache_creation.ephemeral_1h_input_tokens ?? 0)
+  }
+  return usage
+}
+
+function openaiUsage(overrides = {}) {
+  const o = { ...overrides }
+  const usage = {
+    input_tokens: o.input_tokens ?? OPENAI_USAGE.input_tokens,
+    input_tokens_details: {
+      cached_tokens: o.cached_tokens ?? o.input_tokens_details?.cached_tokens ?? OPENAI_USAGE.input_tokens_details.cached_tokens,
+      cache_write_tokens:
+        o.cache_write_tokens ?? o.input_tokens_details?.cache_write_tokens ?? OPENAI_USAGE.input_tokens_details.cache_write_tokens,
+    },
+    output_tokens: o.output_tokens ?? OPENAI_USAGE.output_tokens,
+    output_tokens_details: {
+      reasoning_tokens: o.reasoning_tokens ?? o.output_tokens_details?.reasoning_tokens ?? OPENAI_USAGE.output_tokens_details.reasoning_tokens,
+    },
+  }
+  usage.total_tokens = o.total_tokens ?? usage.input_tokens + usage.output_tokens
+  return usage
+}
+
+/** Split a text into per-line deltas (each keeps its newline). */
+function deltas(text) {
+  const parts = text.match(/[^\n]*\n|[^\n]+$/g) ?? ['']
+  return parts.length ? parts : ['']
+}
+
+function decodeBody(raw, encoding) {
+  try {
+    if (encoding === 'gzip') return zlib.gunzipSync(raw)
+    if (encoding === 'deflate') return zlib.inflateSync(raw)
+    if (encoding === 'br') return zlib.brotliDecompressSync(raw)
+    if (encoding === 'zstd' && zlib.zstdDecompressSync) return zlib.zstdDecompressSync(raw)
+  } catch {}
+  return raw
+}
+
+function sendJson(res, status, body, headers = {}) {
+  const text = JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
+  res.end(text)
+}
+
+function anthropicError(status, message) {
+  const type =
+    { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
+      413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' }[status] ?? 'api_error'
+  return { type: 'error', error: { type, message: message ?? `mock ${type} (HTTP ${status})` } }
+}
+
+function openaiError(status, message) {
+  const type = { 400: 'invalid_request_error', 401: 'invalid_api_key', 429: 'rate_limit_exceeded' }[status] ?? 'server_error'
+  return { error: { message: message ?? `mock ${type} (HTTP ${status})`, type, param: null, code: type } }
+}
+
+/** Write SSE events; honours `stall` / `drop` after the first event. Returns false if the stream was cut. */
+async function streamEvents(req, res, events, entry) {
+  let closed = false
+  res.on('close', () => (closed = true))
+  for (let i = 0; i < events.length; i++) {
+    if (closed) return false
+    const [name, data] = events[i]
+    res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)
+    if (i === 0 && entry.drop) {
+      await sleep(50) // let the headers and the first event reach the client, then cut mid-stream
+      res.socket?.destroy()
+      return false
+    }
+    if (i === 0 && entry.stall) {
+      if (entry.stall === true) {
+        await new Promise((r) => res.on('close', r))
+        return false
+      }
+      await sleep(Number(entry.stall))
+    }
+  }
+  res.end()
+  return true
+}
+
+async function anthropicMessages(req, res, body, entry, n) {
+  const requestId = `req_mock_${RUN}_${n}`
+  if (entry.status) return sendJson(res, entry.status, anthropicError(entry.status, entry.error), { 'request-id': requestId })
+  const model = body?.model ?? 'claude-sonnet-4-5-20250929'
+  const texts = Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
+  const usage = anthropicUsage(entry.usage)
+  const id = `msg_mock_${RUN}_${n}`
+  if (body?.stream === false) {
+    return sendJson(
+      res,
+      200,
+      { id, type: 'message', role: 'assistant', model, content: texts.map((text) => ({ type: 'text', text })),
+        stop_reason: 'end_turn', stop_sequence: null, usage },
+      { 'request-id': requestId },
+    )
+  }
+  const startUsage = { ...usage, output_tokens: 1 }
+  const events = [
+    ['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [],
+      stop_reason: null, stop_sequence: null, usage: startUsage } }],
+  ]
+  texts.forEach((text, index) => {
+    events.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }])
+    if (index === 0) events.push(['ping', { type: 'ping' }])
+    for (const piece of deltas(text)) {
+      events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }])
+    }
+    events.push(['content_block_stop', { type: 'content_block_stop', index }])
+  })
+  events.push(['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens } }])
+  events.push(['message_stop', { type: 'message_stop' }])
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive',
+    'request-id': requestId })
+  await streamEvents(req, res, events, entry)
+}
+
+async function openaiResponses(req, res, body, entry, n) {
+  if (entry.status) return sendJson(res, entry.status, openaiError(entry.status, entry.error), { 'x-request-id': `req_mock_${RUN}_${n}` })
+  const model = body?.model ?? 'gpt-5.5'
+  const texts = Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
+  const usage = openaiUsage(entry.usage)
+  const respId = `resp_mock_${RUN}_${n}`
+  const createdAt = Math.floor(Date.now() / 1000)
+  const items = texts.map((text, i) => ({
+    id: `msg_mock_${RUN}_${n}_${i}`, type: 'message', status: 'completed', role: 'assistant',
+    content: [{ type: 'output_text', text, annotations: [] }],
+  }))
+  const response = (status, output, usageValue) => ({
+    id: respId, object: 'response', created_at: createdAt, model, status, error: null, incomplete_details: null,
+    output, parallel_tool_calls: true, tool_choice: 'auto', tools: [], usage: usageValue,
+  })
+  if (body?.stream === false) return sendJson(res, 200, response('completed', items, usage))
+  let seq = 0
+  const ev = (type, fields) => [type, { type, sequence_number: seq++, ...fields }]
+  const events = [
+    ev('response.created', { response: response('in_progress', [], null) }),
+    ev('response.in_progress', { response: response('in_progress', [], null) }),
+  ]
+  items.forEach((item, output_index) => {
+    const text = item.content[0].text
+    events.push(ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } }))
+    events.push(ev('response.content_part.added', { item_id: item.id, output_index, content_index: 0,
+      part: { type: 'output_text', text: '', annotations: [] } }))
+    for (const delta of deltas(text)) {
+      events.push(ev('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] }))
+    }
+    events.push(ev('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text, logprobs: [] }))
+    events.push(ev('response.content_part.done', { item_id: item.id, output_index, content_index: 0,
+      part: { type: 'output_text', text, annotations: [] } }))
+    events.push(ev('response.output_item.done', { output_index, item }))
+  })
+  events.push(ev('response.completed', { response: response('completed', items, usage) }))
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive',
+    'x-request-id': `req_mock_${RUN}_${n}` })
+  await streamEvents(req, res, events, entry)
+}
+
+function authKind(headers) {
+  if (headers['x-api-key']) return 'x-api-key'
+  if (/^bearer /i.test(headers.authorization ?? '')) return 'bearer'
+  return 'none'
+}
+
+async function handle(req, res) {
+  const chunks = []
+  for await (const chunk of req) chunks.push(chunk)
+  const raw = decodeBody(Buffer.concat(chunks), req.headers['content-encoding'])
+  const path = (req.url ?? '/').split('?')[0]
+  const n = ++counter
+  let body
+  try {
+    body = raw.length ? JSON.parse(raw.toString('utf8')) : undefined
+  } catch {
+    body = undefined
+  }
+  const api =
+    req.method === 'POST' && path.endsWith('/messages') ? 'anthropic'
+    : req.method === 'POST' && path.endsWith('/responses') ? 'openai'
+    : null
+  const entry = api ? nextScripted(api) : {}
+  let bodyFile
+  if (env.MOCK_DUMP_DIR && raw.length) {
+    mkdirSync(env.MOCK_DUMP_DIR, { recursive: true })
+    bodyFile = join(env.MOCK_DUMP_DIR, `${n}.json`)
+    writeFileSync(bodyFile, raw)
+  }
+  log({
+    n, time: new Date().toISOString(), method: req.method, path, url: req.url, api, bytes: raw.length,
+    model: body?.model ?? null, stream: body?.stream ?? null, max_tokens: body?.max_tokens ?? null,
+    user_agent: req.headers['user-agent'] ?? null, auth: authKind(req.headers),
+    scripted: Object.keys(entry).length > 0, label: entry.label ?? null, status: entry.status ?? 200,
+    body_file: bodyFile ?? null,
+  })
+  if (entry.delay) await sleep(Number(entry.delay))
+
+  if ((req.method === 'GET' || req.method === 'HEAD') && (path === '/' || path === '/health')) {
+    res.writeHead(200, { 'content-type': 'text/plain' })
+    return res.end(req.method === 'HEAD' ? undefined : 'ok\n')
+  }
+  if (req.method === 'GET' && path.endsWith('/models')) return sendJson(res, 200, { object: 'list', data: [] })
+  if (req.method === 'POST' && path.endsWith('/messages/count_tokens')) return sendJson(res, 200, { input_tokens: ANTHROPIC_USAGE.input_tokens })
+  if (api === 'anthropic') return anthropicMessages(req, res, body, entry, n)
+  if (api === 'openai') return openaiResponses(req, res, body, entry, n)
+  sendJson(res, 404, anthropicError(404, `mock: no route for ${req.method} ${path}`))
+}
+
+// Importing this module (for the usage constants) does not start a server; running it does.
+function runAsScript() {
+  try {
+    return Boolean(process.argv[1]) && realpathSync(process.argv[1]) === realpathSync(fileURLToPath(import.meta.url))
+  } catch {
+    return false
+  }
+}
+const isMain = runAsScript()
+if (isMain) {
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error) => {
+      process.stderr.write(`mock-server: ${error?.stack ?? error}\n`)
+      if (!res.headersSent) sendJson(res, 500, anthropicError(500, String(error)))
+      else res.destroy()
+    })
+  })
+  server.keepAliveTimeout = 1000
+
+  function stop() {
+    server.close(() => process.exit(0))
+    server.closeAllConnections?.()
+    setTimeout(() => process.exit(0), 500).unref()
+  }
+  process.on('SIGTERM', stop)
+  process.on('SIGINT', stop)
+  // Never outlive the test process that started it, nor a generous lifetime.
+  const parent = Number(env.MOCK_PARENT_PID || 0)
+  if (parent > 0) {
+    setInterval(() => {
+      try {
+        process.kill(parent, 0)
+      } catch {
+        stop()
+      }
+    }, 1000).unref()
+  }
+  if (Number(env.MOCK_MAX_LIFETIME_S) > 0) setTimeout(stop, Number(env.MOCK_MAX_LIFETIME_S) * 1000).unref()
+
+  server.listen(Number(env.MOCK_PORT ?? 0), '127.0.0.1', () => {
+    const { port } = server.address()
+    if (env.MOCK_PORT_FILE) {
+      const tmp = `${env.MOCK_PORT_FILE}.tmp`
+      writeFileSync(tmp, `${port}\n`)
+      renameSync(tmp, env.MOCK_PORT_FILE)
+    }
+    process.stderr.write(`mock-server: listening on http://127.0.0.1:${port} (pid ${process.pid})\n`)
+  })
+}
