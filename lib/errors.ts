@@ -12,7 +12,7 @@ export const ERROR_CODES = {
   wrong_phase: { exit: 10, retryable: false, meaning: 'a command out of order (the details say what is expected next)' },
   round_cap: { exit: 11, retryable: false, meaning: '`coder-done` past `max_rounds` without `--over-cap`' },
   finding_not_found: { exit: 12, retryable: false, meaning: "`reply` to a finding that doesn't exist" },
-  budget_exceeded: { exit: 13, retryable: false, meaning: '`budget-check` found spent ≥ limit (it still prints its normal document)' },
+  budget_exceeded: { exit: 13, retryable: false, meaning: 'spent ≥ limit: `budget-check` still prints its normal document; `coder-done` and `review` refuse a new round without `--over-budget`' },
   reviewer_unavailable: { exit: 14, retryable: false, meaning: 'neither reviewer CLI is on PATH and no reviewer command is set' },
   reviewer_failed: { exit: 15, retryable: true, meaning: 'the reviewer exited non-zero, printed nothing usable, or reported an API, auth or quota error' },
   reviewer_timeout: { exit: 16, retryable: true, meaning: 'the reviewer outran its timeout; its whole process group was killed' },

@@ -1,6 +1,6 @@
 // Shared test tools: temp repositories and homes, the CLI run as a real process, and a recorded review round.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,8 +16,19 @@ export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined
 export const CLI_ENTRY = isBun ? join(ROOT, 'scripts', 'pair-loop.ts') : join(ROOT, 'dist', 'pair-loop.mjs')
 export const CLI_COMMAND = isBun ? [process.execPath, '--no-install', CLI_ENTRY] : [process.execPath, CLI_ENTRY]
 
+const createdDirs = new Set<string>()
+// temp repos and homes go when the test process does (PAIR_LOOP_TEST_KEEP=1 keeps them for a look)
+process.on('exit', () => {
+  if (process.env.PAIR_LOOP_TEST_KEEP === '1') return
+  for (const dir of createdDirs) {
+    try { rmSync(dir, { recursive: true, force: true }) } catch {}
+  }
+})
+
 export function tempDir(prefix = 'pl-'): string {
-  return realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
+  createdDirs.add(dir)
+  return dir
 }
 
 /** An environment with nothing of the developer's: its own HOME, pair-loop home and agent config dirs. */

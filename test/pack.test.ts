@@ -1,0 +1,232 @@
+// The package as users get it. Bins: package.json maps `pair-loop` and one `pair-loop-<command>` per command, every
+// dist entry has the shebang and is executable, and each command's file runs on its own, also through a symlink
+// (npm's bin links), so isMain holds there. Then `npm pack` → `npm install <tarball>` into an empty folder →
+// `npx pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
+import { spawn, spawnSync } from 'node:child_process'
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { COMMANDS } from '../scripts/commands.ts'
+import { ROOT, isBun, tempDir } from './_helpers.ts'
+
+const NODE = isBun ? 'node' : process.execPath
+const DIST = join(ROOT, 'dist')
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string
+  bin: Record<string, string>
+  dependencies: Record<string, string>
+  devDependencies: Record<string, string>
+}
+const COMMAND_NAMES = Object.keys(COMMANDS)
+const SHEBANG = '#!/usr/bin/env node\n'
+const PACK_TIMEOUT = 300_000
+
+interface Result {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+function run(command: string, args: string[], { cwd, env, timeoutMs = 120_000 }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Result> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const out: Buffer[] = []
+    const err: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
+    child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    child.on('error', reject)
+    child.on('close', (code) => {
+      clearTimeout(timer)
+      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
+    })
+  })
+}
+
+const show = (result: Result) => `exit ${result.code}\nstdout: ${result.stdout.slice(0, 4000)}\nstderr: ${result.stderr.slice(0, 4000)}`
+
+function newest(dir: string): number {
+  let latest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
+  }
+  return latest
+}
+
+/** vitest's global setup builds dist/ when sources are newer; bun test has none, so check here too. */
+function ensureBuilt(): void {
+  const built = join(DIST, 'pair-loop.mjs')
+  const sources = Math.max(newest(join(ROOT, 'lib')), newest(join(ROOT, 'scripts')), statSync(join(ROOT, 'build.config.ts')).mtimeMs)
+  if (existsSync(built) && statSync(built).mtimeMs >= sources) return
+  const out = spawnSync(NODE, [join(ROOT, 'node_modules', 'unbuild', 'dist', 'cli.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 })
+  if (out.status !== 0) throw new Error(`unbuild failed (exit ${out.status}): ${out.stderr}`)
+}
+
+/**
+ * The environment of a user's shell: no npm_* variables from an enclosing `npm test`, and no project
+ * node_modules/.bin on PATH (so nothing but the installed package can answer for `pair-loop`).
+ */
+function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {}
+  // nor the developer's agent and pair-loop settings: install-skill and demo must not touch theirs
+  for (const [key, value] of Object.entries(process.env)) if (!/^(?:npm_|PAIR_LOOP_|CLAUDE_|CODEX_)/i.test(key) && value !== undefined) env[key] = value
+  env.PATH = (process.env.PATH ?? '/usr/bin:/bin').split(delimiter).filter((dir) => !dir.startsWith(join(ROOT, 'node_modules'))).join(delimiter)
+  return { ...env, NO_COLOR: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', ...extra }
+}
+
+const scratch: string[] = []
+afterAll(() => {
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true })
+})
+
+beforeAll(() => {
+  ensureBuilt()
+}, 180_000)
+
+describe('bins', () => {
+  it('package.json maps pair-loop and pair-loop-<command> for each command, onto dist/', () => {
+    const expected: Record<string, string> = { 'pair-loop': './dist/pair-loop.mjs' }
+    for (const command of COMMAND_NAMES) expected[`pair-loop-${command}`] = `./dist/${command}.mjs`
+    expect(PACKAGE.bin).toEqual(expected)
+  })
+
+  it('every dist entry starts with the shebang and is executable; commands.ts is no entry', () => {
+    const entries = readdirSync(DIST).filter((name) => name.endsWith('.mjs')).sort()
+    expect(entries).toEqual([...COMMAND_NAMES, 'pair-loop', 'demo-reviewer'].map((name) => `${name}.mjs`).sort())
+    for (const name of entries) {
+      const path = join(DIST, name)
+      expect(readFileSync(path, 'utf8').startsWith(SHEBANG), `${name} starts with ${SHEBANG}`).toBe(true)
+      expect(statSync(path).mode & 0o111, `${name} is executable`).toBe(0o111)
+    }
+  })
+
+  it('zx, citty, valibot and proper-lockfile stay external runtime dependencies', () => {
+    const bundle = ['.', 'shared', 'chunks']
+      .flatMap((dir) => readdirSync(join(DIST, dir)).filter((name) => name.endsWith('.mjs')).map((name) => readFileSync(join(DIST, dir, name), 'utf8')))
+      .join('\n')
+    for (const dependency of ['zx', 'citty', 'valibot', 'proper-lockfile']) {
+      expect(PACKAGE.dependencies[dependency], `${dependency} is a dependency`).toBeDefined()
+      expect(bundle, `dist imports ${dependency} instead of bundling it`).toMatch(new RegExp(`(?:from |import\\()'${dependency}(?:/[\\w-]+)?'`))
+    }
+  })
+
+  it.each(COMMAND_NAMES.map((command) => [command]))('node dist/%s.mjs --help runs the command on its own', async (command) => {
+    const result = await run(NODE, [join(DIST, `${command}.mjs`), '--help'], { cwd: ROOT, env: userEnv() })
+    expect(result.code, show(result)).toBe(0)
+    expect(result.stdout).toContain(`pair-loop ${command}`)
+    expect(result.stderr).toBe('')
+  })
+
+  it('through a bin symlink (as npm links it): pair-loop-codes prints the codes document, pair-loop dispatches', async () => {
+    const bin = tempDir('pl-bin-')
+    scratch.push(bin)
+    symlinkSync(join(DIST, 'codes.mjs'), join(bin, 'pair-loop-codes'))
+    symlinkSync(join(DIST, 'status.mjs'), join(bin, 'pair-loop-status'))
+    symlinkSync(join(DIST, 'pair-loop.mjs'), join(bin, 'pair-loop'))
+    const env = userEnv({ PATH: `${bin}${delimiter}${userEnv().PATH}` })
+    const direct = await run(NODE, [join(DIST, 'codes.mjs')], { cwd: bin, env })
+    const linked = await run(join(bin, 'pair-loop-codes'), [], { cwd: bin, env })
+    const onPath = await run('pair-loop-codes', [], { cwd: bin, env })
+    const dispatched = await run('pair-loop', ['codes'], { cwd: bin, env })
+    for (const result of [direct, linked, onPath, dispatched]) expect(result.code, show(result)).toBe(0)
+    const document = JSON.parse(direct.stdout)
+    expect(document.version).toBe(1)
+    expect(document.codes.map((c: { code: string }) => c.code)).toContain('usage')
+    expect(linked.stdout).toBe(direct.stdout)
+    expect(onPath.stdout).toBe(direct.stdout)
+    expect(dispatched.stdout).toBe(direct.stdout)
+    // a linked command still speaks the error contract (and runs once: one document)
+    const usage = await run('pair-loop-status', ['--bogus'], { cwd: bin, env })
+    expect(usage.code, show(usage)).toBe(2)
+    expect(usage.stdout.trim().split('\n')).toHaveLength(1)
+    expect(JSON.parse(usage.stdout).errors[0].code).toBe('usage')
+  })
+})
+
+describe('npm pack → install into an empty folder → run', () => {
+  let tarball = ''
+  let files: string[] = []
+  let app = ''
+  let home = ''
+
+  beforeAll(async () => {
+    const work = tempDir('pl-pack-')
+    scratch.push(work)
+    const packDir = join(work, 'pack')
+    app = join(work, 'app')
+    home = join(work, 'home')
+    for (const dir of [packDir, app, home]) mkdirSync(dir)
+    // --ignore-scripts: `prepare` would rebuild dist/ (clean: true) under the feet of tests running beside this one;
+    // ensureBuilt() has just made sure dist/ is fresh, and that dist/ is what gets packed.
+    const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], { cwd: ROOT, env: userEnv() })
+    if (pack.code !== 0) throw new Error(`npm pack failed: ${show(pack)}`)
+    const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
+    tarball = join(packDir, info!.filename)
+    files = info!.files.map((file) => file.path)
+    // the dependencies come from the registry or npm's cache, as for any user
+    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: app, env: userEnv(), timeoutMs: 240_000 })
+    if (install.code !== 0) throw new Error(`npm install ${tarball} failed: ${show(install)}`)
+  }, PACK_TIMEOUT)
+
+  /** A user's shell in the install folder, with a HOME and TMPDIR of its own and npm's cache for npx. */
+  const npxEnv = () => {
+    const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8', env: userEnv() }).stdout.trim()
+    return userEnv({ HOME: home, TMPDIR: home, PAIR_LOOP_HOME: join(home, '.pair-loop'), ...(cache ? { npm_config_cache: cache } : {}) })
+  }
+  const npx = (args: string[]) => run('npx', ['--no', ...args], { cwd: app, env: npxEnv() })
+
+  it('the tarball holds dist, the skill and the stub reviewers, and no sources or tests', () => {
+    expect(existsSync(tarball)).toBe(true)
+    for (const target of Object.values(PACKAGE.bin)) expect(files).toContain(target.replace(/^\.\//, ''))
+    expect(files).toContain('dist/demo-reviewer.mjs')
+    expect(files).toContain('skills/pair-loop/SKILL.md')
+    expect(files).toContain('fixtures/reviewers/approve.sh')
+    expect(files.filter((file) => /^(?:lib|scripts|test)\//.test(file) || file.endsWith('.ts'))).toEqual([])
+  })
+
+  it('installs with only the runtime dependencies, and links every bin', () => {
+    const installed = readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.'))
+    for (const dependency of [PACKAGE.name, ...Object.keys(PACKAGE.dependencies)]) expect(installed).toContain(dependency)
+    for (const dev of Object.keys(PACKAGE.devDependencies)) expect(installed, `devDependency ${dev} installed`).not.toContain(dev.split('/')[0])
+    for (const bin of Object.keys(PACKAGE.bin)) {
+      const link = join(app, 'node_modules', '.bin', bin)
+      expect(lstatSync(link).isSymbolicLink(), `${bin} is linked`).toBe(true)
+      expect(realpathSync(link)).toBe(realpathSync(join(app, 'node_modules', PACKAGE.name, PACKAGE.bin[bin]!)))
+    }
+  })
+
+  it('npx pair-loop codes and npx pair-loop-codes print the codes document', async () => {
+    const viaDispatcher = await npx(['pair-loop', 'codes'])
+    const viaBin = await npx(['pair-loop-codes'])
+    for (const result of [viaDispatcher, viaBin]) expect(result.code, show(result)).toBe(0)
+    const document = JSON.parse(viaDispatcher.stdout)
+    expect(document.version).toBe(1)
+    expect(document.codes.length).toBeGreaterThan(5)
+    expect(viaBin.stdout).toBe(viaDispatcher.stdout)
+  }, 60_000)
+
+  it('npx pair-loop demo runs a whole loop: exit 0, the final status with phase finished and verdict APPROVED', async () => {
+    const result = await npx(['pair-loop', 'demo'])
+    expect(result.code, show(result)).toBe(0)
+    expect(result.stdout.trim().split('\n')).toHaveLength(1)
+    expect(JSON.parse(result.stdout)).toMatchObject({ phase: 'finished', round: 2, next: null, outcome: { verdict: 'APPROVED' } })
+  }, 120_000)
+
+  it('every installed bin answers --help', async () => {
+    for (const bin of Object.keys(PACKAGE.bin).filter((name) => name !== 'pair-loop')) {
+      const result = await run(join(app, 'node_modules', '.bin', bin), ['--help'], { cwd: app, env: npxEnv() })
+      expect(result.code, `${bin}: ${show(result)}`).toBe(0)
+      expect(result.stdout).toContain(`pair-loop ${bin.slice('pair-loop-'.length)}`)
+    }
+  }, 120_000)
+
+  it('install-skill finds the packaged skill', async () => {
+    for (const agent of ['--claude', '--codex']) {
+      const result = await npx(['pair-loop', 'install-skill', agent])
+      expect(result.code, show(result)).toBe(0)
+    }
+    expect(existsSync(join(home, '.claude', 'skills', 'pair-loop', 'SKILL.md'))).toBe(true)
+    expect(existsSync(join(home, '.agents', 'skills', 'pair-loop', 'SKILL.md'))).toBe(true)
+  }, 60_000)
+})
