@@ -1,0 +1,64 @@
+import { readFileSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { renderHandoff } from '../lib/handoff.ts'
+import { runsDir } from '../lib/paths.ts'
+import { recordReview, sandbox } from './_helpers.ts'
+import { expectError, expectOk, reviewWith, runInReview } from './_expect.ts'
+
+const N = 8
+
+describe('concurrent writers', () => {
+  it(`lose nothing: ${N} reply processes on distinct findings are all recorded, revision up by exactly ${N}`, async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const before = await recordReview(sb.home, runId, reviewWith(N))
+    expect(before.rounds[0]!.reviewer!.findings).toHaveLength(N)
+
+    const ids = Array.from({ length: N }, (_, i) => `1.${i + 1}`)
+    const results = await Promise.all(ids.map((id) => sb.cli(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], { input: `answer to ${id}` })))
+    results.forEach((result) => expectOk(result))
+    expect(results.map((r) => r.json.finding).sort()).toEqual([...ids].sort())
+
+    const after = sb.state(runId)
+    expect(after.revision).toBe(before.revision + N)
+    expect(Object.keys(after.replies).sort()).toEqual([...ids].sort())
+    for (const id of ids) expect(after.replies[id]!.body).toBe(`answer to ${id}`)
+    expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(after))
+    expect(readdirSync(runsDir(sb.home)).filter((name) => name.endsWith('.tmp') || name.endsWith('.lock'))).toEqual([])
+  })
+
+  it(`let exactly one of ${N} replies to the same finding win; the others get duplicate_reply with the winner`, async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const before = await recordReview(sb.home, runId, reviewWith(1))
+    const results = await Promise.all(Array.from({ length: N }, (_, i) => sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-'], { input: `answer ${i}` })))
+    const winners = results.filter((r) => r.code === 0)
+    expect(winners).toHaveLength(1)
+    const after = sb.state(runId)
+    expect(after.revision).toBe(before.revision + 1)
+    for (const loser of results.filter((r) => r.code !== 0)) {
+      expect(expectError(loser, 'duplicate_reply').recorded).toEqual(after.replies['1.1'])
+    }
+  })
+
+  it('let exactly one of two coder-done processes open the round', async () => {
+    const sb = sandbox()
+    const runId = expectOk(await sb.cli(['start', '--task', 't'])).run_id
+    const results = await Promise.all([sb.cli(['coder-done', '--summary', 'a']), sb.cli(['coder-done', '--summary', 'b'])])
+    expect(results.map((r) => r.code).sort()).toEqual([0, 10])
+    expectError(results.find((r) => r.code !== 0)!, 'wrong_phase')
+    const state = sb.state(runId)
+    expect(state.rounds).toHaveLength(1)
+    expect(state.revision).toBe(2)
+  })
+
+  it('let exactly one of several start processes in one repository open a run', async () => {
+    const sb = sandbox()
+    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => sb.cli(['start', '--task', `t${i}`])))
+    const started = results.filter((r) => r.code === 0)
+    expect(started).toHaveLength(1)
+    for (const refused of results.filter((r) => r.code !== 0)) expect(expectError(refused, 'run_active').run_id).toBe(started[0]!.json.run_id)
+    expect(readdirSync(runsDir(sb.home)).filter((name) => name.endsWith('.json'))).toEqual([`${started[0]!.json.run_id}.json`])
+  })
+})

@@ -1,0 +1,106 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { DEFAULTS, REPO_CONFIG_NAME, loadConfig } from '../lib/config.ts'
+import { PairLoopError } from '../lib/errors.ts'
+import { configPath } from '../lib/paths.ts'
+import { makeRepo, sandbox, tempDir } from './_helpers.ts'
+import { expectError, expectOk, runDisk } from './_expect.ts'
+
+function writeJson(path: string, value: unknown) {
+  mkdirSync(join(path, '..'), { recursive: true })
+  writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value))
+}
+
+function configError(fn: () => unknown): PairLoopError {
+  try {
+    fn()
+  } catch (error) {
+    if (error instanceof PairLoopError) return error
+    throw error
+  }
+  throw new Error('no error')
+}
+
+describe('loadConfig', () => {
+  it('gives the defaults of DESIGN.md when there is no config file', () => {
+    const config = loadConfig({ home: tempDir() })
+    expect(config).toEqual({ ...DEFAULTS, sources: [] })
+    expect(config.pair_loop).toMatchObject({ coder: 'claude', reviewer: 'codex', max_rounds: 3, reviewer_timeout_s: 900, max_diff_bytes: 200000, reviewer_cmd: null })
+    expect(config.budget).toEqual({ per_run_usd: null, warn_ratio: 0.8 })
+  })
+
+  it('merges the home file and then the repository file key by key, the repository winning', () => {
+    const home = tempDir()
+    const repo = tempDir()
+    writeJson(configPath(home), { pair_loop: { coder: 'codex', max_rounds: 5 }, budget: { per_run_usd: 2 }, pricing: { m1: { input: 1, output: 2 } } })
+    writeJson(join(repo, REPO_CONFIG_NAME), { pair_loop: { max_rounds: 7 }, pricing: { m2: { input: 3, output: 4 } } })
+    const config = loadConfig({ home, repo })
+    expect(config.pair_loop).toMatchObject({ coder: 'codex', reviewer: 'codex', max_rounds: 7 })
+    expect(config.budget).toEqual({ per_run_usd: 2, warn_ratio: 0.8 })
+    expect(Object.keys(config.pricing).sort()).toEqual(['m1', 'm2'])
+    expect(config.sources).toEqual([configPath(home), join(repo, REPO_CONFIG_NAME)])
+  })
+
+  it('does not let one load change the defaults of the next', () => {
+    const home = tempDir()
+    writeJson(configPath(home), { pair_loop: { max_rounds: 9 } })
+    loadConfig({ home })
+    expect(loadConfig({ home: tempDir() }).pair_loop.max_rounds).toBe(3)
+  })
+
+  const invalid: Array<[string, unknown, RegExp]> = [
+    ['bad JSON', '{"pair_loop": {', /not valid JSON/],
+    ['an unknown top-level key', { pairloop: {} }, /pairloop/],
+    ['an unknown key in a section', { pair_loop: { max_round: 3 } }, /pair_loop\.max_round/],
+    ['an unknown key in a price', { pricing: { m: { input: 1, output: 2, cache_wirte: 1 } } }, /pricing\.m\.cache_wirte/],
+    ['a wrong type', { pair_loop: { max_rounds: '3' } }, /pair_loop\.max_rounds/],
+    ['a value out of range', { budget: { warn_ratio: 1.5 } }, /budget\.warn_ratio/],
+    ['an unknown agent', { pair_loop: { reviewer: 'gemini' } }, /pair_loop\.reviewer/],
+    ['a JSON array', [], /\(root\)/],
+  ]
+  for (const [name, content, key] of invalid) {
+    for (const where of ['home', 'repo'] as const) {
+      it(`refuses ${name} in the ${where} file as config_invalid naming the file and the key`, () => {
+        const home = tempDir()
+        const repo = tempDir()
+        const file = where === 'home' ? configPath(home) : join(repo, REPO_CONFIG_NAME)
+        writeJson(file, content)
+        const error = configError(() => loadConfig({ home, repo }))
+        expect(error.code).toBe('config_invalid')
+        expect(error.details.path).toBe(file)
+        expect(error.message).toContain(file)
+        expect(`${error.message} ${(error.details.issues as string[]).join(' ')}`).toMatch(key)
+      })
+    }
+  }
+})
+
+describe('start with an invalid config', () => {
+  const cases: Array<[string, 'home' | 'repo', string, string]> = [
+    ['bad JSON', 'home', '{ nope', 'JSON'],
+    ['an unknown key', 'home', JSON.stringify({ pair_loop: { reveiwer: 'codex' } }), 'pair_loop.reveiwer'],
+    ['a wrong type', 'home', JSON.stringify({ budget: { per_run_usd: 'ten' } }), 'budget.per_run_usd'],
+    ['an unknown key in the repository file', 'repo', JSON.stringify({ budjet: {} }), 'budjet'],
+  ]
+  for (const [name, where, content, key] of cases) {
+    it(`fails with config_invalid (exit 5) on ${name} and changes nothing`, async () => {
+      const sb = sandbox()
+      const file = where === 'home' ? configPath(sb.home) : join(sb.repo, REPO_CONFIG_NAME)
+      writeJson(file, content)
+      const before = runDisk(sb)
+      const error = expectError(await sb.cli(['start', '--task', 'x']), 'config_invalid')
+      expect(error.path).toBe(file)
+      expect(`${error.message} ${error.issues.join(' ')}`).toContain(key)
+      expect(runDisk(sb)).toEqual(before)
+    })
+  }
+
+  it('uses a valid committed repository config over the home config', async () => {
+    const repo = makeRepo({ 'README.md': 'x\n', [REPO_CONFIG_NAME]: JSON.stringify({ pair_loop: { reviewer: 'claude', max_rounds: 4 } }) })
+    const sb = { ...sandbox(), repo }
+    writeJson(configPath(sb.home), { pair_loop: { coder: 'codex', max_rounds: 2 }, budget: { per_run_usd: 1.5 } })
+    const doc = expectOk(await sb.cli(['start', '--task', 'x'], { cwd: repo }))
+    expect(doc).toMatchObject({ coder: 'codex', reviewer: 'claude', max_rounds: 4, budget_usd: 1.5 })
+  })
+})

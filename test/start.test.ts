@@ -1,0 +1,190 @@
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { renderHandoff } from '../lib/handoff.ts'
+import { RUN_ID_PATTERN, runStatePath, runsDir } from '../lib/paths.ts'
+import { git, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { expectError, expectOk, runDisk, startRun } from './_expect.ts'
+
+const gitStatus = (dir: string) => git(dir, ['status', '--porcelain', '--untracked-files=all'])
+
+describe('start', () => {
+  it('opens a run on a clean tree and prints where everything is', async () => {
+    const sb = sandbox()
+    const head = git(sb.repo, ['rev-parse', 'HEAD']).trim()
+    const doc = expectOk(await sb.cli(['start', '--task', '  add a flag  ']))
+    expect(doc).toMatchObject({
+      version: 1, run_id: expect.stringMatching(RUN_ID_PATTERN), state_path: runStatePath(doc.run_id, sb.home),
+      handoff_path: join(sb.repo, 'HANDOFF.md'), base_sha: head, branch: 'main', coder: 'claude', reviewer: 'codex',
+      max_rounds: 3, budget_usd: null, next: 'coder-done',
+    })
+    const state = sb.state(doc.run_id)
+    expect(state).toMatchObject({ revision: 1, task: 'add a flag', repo: sb.repo, phase: 'coding', rounds: [], replies: {}, outcome: null, pr: null })
+    expect(readFileSync(doc.handoff_path, 'utf8')).toBe(renderHandoff(state))
+  })
+
+  it('takes its settings from the flags', async () => {
+    const sb = sandbox()
+    writeFiles(sb.repo, { 'b.txt': 'b\n' })
+    git(sb.repo, ['add', '-A'])
+    git(sb.repo, ['commit', '-qm', 'second'])
+    const first = git(sb.repo, ['rev-parse', 'HEAD~1']).trim()
+    const doc = expectOk(await sb.cli(['start', '--task', 't', '--coder', 'codex', '--reviewer', 'claude', '--max-rounds', '5', '--budget-usd', '2.50', '--base', 'HEAD~1']))
+    expect(doc).toMatchObject({ coder: 'codex', reviewer: 'claude', max_rounds: 5, budget_usd: 2.5, base_sha: first })
+  })
+
+  it('records the top level when started from a subdirectory or with --cwd', async () => {
+    const sb = sandbox({ 'src/deep/a.ts': 'x\n' })
+    const fromSub = expectOk(await sb.cli(['start', '--task', 't'], { cwd: join(sb.repo, 'src', 'deep') }))
+    expect(sb.state(fromSub.run_id).repo).toBe(sb.repo)
+    const other = sandbox()
+    const viaCwd = expectOk(await other.cli(['start', '--task', 't', '--cwd', join(other.repo)], { cwd: tempDir() }))
+    expect(other.state(viaCwd.run_id).repo).toBe(other.repo)
+  })
+
+  it('records a detached HEAD as branch HEAD', async () => {
+    const sb = sandbox()
+    git(sb.repo, ['checkout', '-q', '--detach'])
+    expect(expectOk(await sb.cli(['start', '--task', 't'])).branch).toBe('HEAD')
+  })
+
+  it('keeps HANDOFF.md out of git through .git/info/exclude, once, touching no tracked file', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    expect(gitStatus(sb.repo)).toBe('')
+    expect(existsSync(join(sb.repo, '.gitignore'))).toBe(false)
+    expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED', '--run', runId]))
+    await startRun(sb)
+    const exclude = readFileSync(join(sb.repo, '.git', 'info', 'exclude'), 'utf8')
+    expect(exclude.split('\n').filter((line) => line === '/HANDOFF.md')).toHaveLength(1)
+  })
+
+  it('creates the exclude file when the repository has none', async () => {
+    const sb = sandbox()
+    rmSync(join(sb.repo, '.git', 'info'), { recursive: true, force: true })
+    await startRun(sb)
+    expect(readFileSync(join(sb.repo, '.git', 'info', 'exclude'), 'utf8')).toBe('/HANDOFF.md\n')
+    expect(gitStatus(sb.repo)).toBe('')
+  })
+
+  it('works in a linked worktree, excluding HANDOFF.md there too', async () => {
+    const sb = sandbox()
+    const tree = join(tempDir('pl-wt-'), 'wt')
+    git(sb.repo, ['worktree', 'add', '-q', '-b', 'feature', tree])
+    const doc = expectOk(await sb.cli(['start', '--task', 't'], { cwd: tree }))
+    expect(doc).toMatchObject({ branch: 'feature', handoff_path: join(tree, 'HANDOFF.md') })
+    expect(existsSync(join(tree, 'HANDOFF.md'))).toBe(true)
+    expect(gitStatus(tree)).toBe('')
+  })
+
+  describe('on a dirty tree', () => {
+    const cases: Array<[string, (repo: string) => void, string]> = [
+      ['an untracked file', (repo) => writeFiles(repo, { 'new.txt': 'x' }), 'new.txt'],
+      ['an untracked file in a new folder', (repo) => writeFiles(repo, { 'deep/er/new.txt': 'x' }), 'deep/er/new.txt'],
+      ['a modified tracked file', (repo) => writeFiles(repo, { 'README.md': 'changed\n' }), 'README.md'],
+      ['a staged new file', (repo) => { writeFiles(repo, { 'staged.txt': 'x' }); git(repo, ['add', 'staged.txt']) }, 'staged.txt'],
+      ['a deleted file', (repo) => unlinkSync(join(repo, 'README.md')), 'README.md'],
+      ['a HANDOFF.md that is not at the top level', (repo) => writeFiles(repo, { 'docs/HANDOFF.md': 'x' }), 'docs/HANDOFF.md'],
+    ]
+    for (const [name, dirty, path] of cases) {
+      it(`refuses ${name} with dirty_tree listing the path, and changes nothing`, async () => {
+        const sb = sandbox()
+        dirty(sb.repo)
+        const before = runDisk(sb)
+        const error = expectError(await sb.cli(['start', '--task', 't']), 'dirty_tree')
+        expect(error.paths).toEqual([path])
+        expect(error.count).toBe(1)
+        expect(runDisk(sb)).toEqual(before)
+      })
+    }
+
+    it('does not count HANDOFF.md itself', async () => {
+      const sb = sandbox()
+      writeFiles(sb.repo, { 'HANDOFF.md': 'left over from an earlier run\n' })
+      const runId = await startRun(sb)
+      expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(sb.state(runId)))
+    })
+  })
+
+  it('refuses a second run in the same repository with run_active and the active id', async () => {
+    const sb = sandbox()
+    const first = await startRun(sb)
+    const before = runDisk(sb)
+    const error = expectError(await sb.cli(['start', '--task', 'again']), 'run_active')
+    expect(error.run_id).toBe(first)
+    expect(runDisk(sb)).toEqual(before)
+  })
+
+  it('allows a run in another repository while one is active', async () => {
+    const sb = sandbox()
+    const first = await startRun(sb)
+    const other = sandbox()
+    const second = expectOk(await sb.cli(['start', '--task', 't'], { cwd: other.repo }))
+    expect(second.run_id).not.toBe(first)
+    expect(readdirSync(runsDir(sb.home)).filter((name) => name.endsWith('.json'))).toHaveLength(2)
+  })
+
+  it('refuses a directory outside git with git_error, and changes nothing', async () => {
+    const sb = sandbox()
+    const outside = tempDir('pl-outside-')
+    const before = runDisk(sb)
+    const error = expectError(await sb.cli(['start', '--task', 't'], { cwd: outside, env: { GIT_CEILING_DIRECTORIES: outside } }), 'git_error')
+    expect(error.cwd).toBe(outside)
+    expect(runDisk(sb)).toEqual(before)
+    expect(readdirSync(outside)).toEqual([])
+  })
+
+  it('refuses a --cwd that does not exist with git_error', async () => {
+    const sb = sandbox()
+    expectError(await sb.cli(['start', '--task', 't', '--cwd', join(sb.repo, 'nope')]), 'git_error')
+  })
+
+  it('refuses an unknown --base with git_error naming it, and changes nothing', async () => {
+    const sb = sandbox()
+    const before = runDisk(sb)
+    const error = expectError(await sb.cli(['start', '--task', 't', '--base', 'no-such-rev']), 'git_error')
+    expect(error).toMatchObject({ flag: '--base', base: 'no-such-rev' })
+    expect(runDisk(sb)).toEqual(before)
+  })
+
+  it('refuses a repository without a commit with git_error', async () => {
+    const sb = sandbox()
+    const empty = join(tempDir(), 'empty')
+    mkdirSync(empty)
+    git(empty, ['init', '-q'])
+    expectError(await sb.cli(['start', '--task', 't'], { cwd: empty }), 'git_error')
+    expect(existsSync(runsDir(sb.home)) ? readdirSync(runsDir(sb.home)) : []).toEqual([])
+  })
+
+  describe('bad flags', () => {
+    const sb = sandbox()
+    const cases: Array<[string, RegExp, string[]]> = [
+      ['no --task', /--task/, []],
+      ['a blank --task', /--task needs a value/, ['--task', '   ']],
+      ['--max-rounds 0', /--max-rounds must be a whole number from 1 to 100/, ['--task', 't', '--max-rounds', '0']],
+      ['--max-rounds 101', /--max-rounds must be/, ['--task', 't', '--max-rounds', '101']],
+      ['--max-rounds 1.5', /--max-rounds must be/, ['--task', 't', '--max-rounds', '1.5']],
+      ['a negative budget', /--budget-usd must be a number/, ['--task', 't', '--budget-usd', '-1']],
+      ['a budget that is not a number', /--budget-usd must be a number/, ['--task', 't', '--budget-usd', 'lots']],
+      ['an unknown coder', /coder.*gemini/, ['--task', 't', '--coder', 'gemini']],
+      ['an empty reviewer', /--reviewer/, ['--task', 't', '--reviewer', '']],
+      ['a --run flag', /unknown flag --run/, ['--task', 't', '--run', '20261130-051500-a1b2c3']],
+      ['an unknown flag', /unknown flag --verbose/, ['--task', 't', '--verbose']],
+    ]
+    for (const [name, reason, args] of cases) {
+      it(`refuses ${name} as usage and changes nothing`, async () => {
+        const before = runDisk(sb)
+        expect(expectError(await sb.cli(['start', ...args]), 'usage').message).toMatch(reason)
+        expect(runDisk(sb)).toEqual(before)
+      })
+    }
+  })
+
+  it('does not write state or HANDOFF.md when a later check fails', async () => {
+    const sb = sandbox()
+    writeFileSync(join(sb.repo, 'untracked.txt'), 'x')
+    expectError(await sb.cli(['start', '--task', 't', '--base', 'nope']), 'dirty_tree')
+    expect(existsSync(join(sb.repo, 'HANDOFF.md'))).toBe(false)
+    expect(existsSync(runsDir(sb.home))).toBe(false)
+  })
+})
