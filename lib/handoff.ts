@@ -28,6 +28,8 @@ export function neutraliseLine(line: string): string {
   if (numbered) return `${lead}${numbered[1]}\\${rest.slice(numbered[1]!.length)}`
   const verdict = /^(verdict)([\s*_`]*)(:)/i.exec(rest) // the same decoration parseVerdict tolerates
   if (verdict) return `${lead}${verdict[1]}${verdict[2]}\\${rest.slice(verdict[0].length - 1)}`
+  const reply = /^(reply\s*)\(/i.exec(rest) // the shape of a coder's reply under a finding
+  if (reply) return `${lead}${reply[1]}\\${rest.slice(reply[1]!.length)}`
   return line
 }
 
@@ -197,9 +199,15 @@ export function parseFindings(text: string): ParsedFinding[] {
 
 /** What the reviewer said besides findings and the verdict, kept as its summary. */
 export function reviewerProse(text: string, maxChars = 4000): string {
+  let inFinding = false
   const kept = stripControl(text)
     .split('\n')
-    .filter((line) => !FINDING_LINE.test(line) && !VERDICT_LINE.test(line) && !/^\s*#{1,6}\s*findings\s*$/i.test(line))
+    .filter((line) => {
+      if (FINDING_LINE.test(line)) return !(inFinding = true)
+      if (inFinding && /^\s{2,}\S/.test(line) && !VERDICT_LINE.test(line)) return false // a continuation, already in its finding
+      inFinding = false
+      return !VERDICT_LINE.test(line) && !/^\s*#{1,6}\s*findings\s*$/i.test(line)
+    })
   const prose = kept.join('\n').replace(/\n{3,}/g, '\n\n').trim()
   return prose.length > maxChars ? `${prose.slice(0, maxChars)}… [${prose.length - maxChars} more characters in the raw output]` : prose
 }
