@@ -58,7 +58,10 @@ export function resolveRun({ run, cwd }: { run?: string; cwd?: string }, { allow
   const dir = cwd ?? process.cwd()
   const top = findTopLevelFast(dir)
   if (!top) fail('run_not_found', `${dir} is not inside a git repository, and no --run was given`, { cwd: dir })
-  const runs = listRuns(home).flatMap((entry) => ('state' in entry && entry.state.repo === top ? [entry.state] : []))
+  const listed = listRuns(home)
+  const damaged = listed.find((entry) => 'error' in entry && entry.repo === top)
+  if (damaged && 'error' in damaged) throw damaged.error // a run here is unreadable: say so rather than act as if it did not exist
+  const runs = listed.flatMap((entry) => ('state' in entry && entry.state.repo === top ? [entry.state] : []))
   const here = runs.filter(isActive)
   // finish, status and friends may look back at the newest finished run when none is active
   if (here.length === 0 && allowFinished && runs[0]) return runs[0]

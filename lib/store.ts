@@ -52,7 +52,9 @@ export function parseRunState(text: string, path: string): RunState {
 }
 
 /** Every run on disk, newest first; a file that fails its schema is reported, not skipped silently. */
-export function listRuns(home = pairLoopHome()): Array<{ state: RunState } | { error: PairLoopError; run_id: string }> {
+export type ListedRun = { state: RunState } | { error: PairLoopError; run_id: string; repo: string | null }
+
+export function listRuns(home = pairLoopHome()): ListedRun[] {
   let names: string[]
   try { names = readdirSync(runsDir(home)) } catch { return [] }
   return names
@@ -64,7 +66,7 @@ export function listRuns(home = pairLoopHome()): Array<{ state: RunState } | { e
       try {
         return { state: readRun(run_id, home) }
       } catch (error) {
-        if (error instanceof PairLoopError) return { error, run_id }
+        if (error instanceof PairLoopError) return { error, run_id, repo: repoHint(runStatePath(run_id, home)) }
         throw error
       }
     })
@@ -85,7 +87,7 @@ export async function updateRun<T>(id: string, mutate: Mutation<T>, options: Sto
     const { state, result } = mutate(structuredClone(current))
     if (state) {
       const next = v.parse(RunState, { ...state, revision: current.revision + 1, updated_at: new Date().toISOString() })
-      writeFileAtomic(path, JSON.stringify(next, null, 2) + '\n')
+      writeState(path, JSON.stringify(next, null, 2) + '\n')
       options.afterWrite?.(next)
     }
     return result
@@ -95,18 +97,54 @@ export async function updateRun<T>(id: string, mutate: Mutation<T>, options: Sto
 export async function createRun(state: RunState, options: StoreOptions = {}): Promise<RunState> {
   const home = options.home ?? pairLoopHome()
   const path = runStatePath(state.run_id, home)
-  mkdirSync(runsDir(home), { recursive: true })
+  ensureRunsDir(home)
   return withLock(path, () => {
     const checked = v.parse(RunState, state)
-    writeFileAtomic(path, JSON.stringify(checked, null, 2) + '\n')
+    writeState(path, JSON.stringify(checked, null, 2) + '\n')
     options.afterWrite?.(checked)
     return checked
   })
 }
 
+/**
+ * The state file written atomically. A filesystem that refuses (full, read-only, over quota or the file-size limit,
+ * no permission) leaves the old state as it was; the table has no code for that, so it is `internal`, saying so.
+ */
+function writeState(path: string, text: string): void {
+  try {
+    writeFileAtomic(path, text)
+  } catch (error) {
+    cannotWrite(path, error)
+  }
+}
+
+/** `$PAIR_LOOP_HOME/runs`, created if need be; one that cannot be is said plainly. */
+export function ensureRunsDir(home = pairLoopHome()): void {
+  try {
+    mkdirSync(runsDir(home), { recursive: true })
+  } catch (error) {
+    cannotWrite(runsDir(home), error)
+  }
+}
+
+function cannotWrite(path: string, error: unknown): never {
+  const errno = (error as NodeJS.ErrnoException).code
+  if (typeof errno !== 'string') throw error
+  fail('internal', `cannot write ${path} (${(error as Error).message}); the run's previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again`, { path, errno })
+}
+
+/** Node ignores SIGXFSZ so that a write past `ulimit -f` fails with EFBIG; signal-exit (under proper-lockfile) would
+ * turn it into a death by signal with the lock's cleanup. A listener of our own keeps it an error. */
+let keepSigxfszIgnored = () => {
+  keepSigxfszIgnored = () => {}
+  if (process.platform === 'win32') return
+  try { process.on('SIGXFSZ', () => {}) } catch {}
+}
+
 /** Hold a path's lock while `work` runs; a lock still held after the bounded wait is `locked` (75). */
 export async function withLock<T>(path: string, work: () => T | Promise<T>): Promise<T> {
   const lockfile = (await import('proper-lockfile')).default
+  keepSigxfszIgnored()
   let compromised: Error | undefined
   const waitMs = lockWaitMs()
   let release: () => Promise<void>
@@ -121,7 +159,7 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>): Pro
     if ((error as NodeJS.ErrnoException).code === 'ELOCKED') {
       fail('locked', `${path} is still locked by another pair-loop command after ${waitMs} ms; try again`, { path, waited_ms: waitMs })
     }
-    throw error
+    cannotWrite(`${path}.lock`, error)
   }
   try {
     const result = await work()
@@ -129,5 +167,15 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>): Pro
     return result
   } finally {
     await release().catch(() => {})
+  }
+}
+
+/** The repository a damaged state file belonged to, if its `repo` field survived, so it is not silently skipped. */
+function repoHint(path: string): string | null {
+  try {
+    const match = /"repo"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(readFileSync(path, 'utf8').slice(0, 64 * 1024))
+    return match ? (JSON.parse(match[1]!) as string) : null
+  } catch {
+    return null
   }
 }

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // start: open a run on a clean tree and record where the work begins.
 import { createHash } from 'node:crypto'
-import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { loadConfig } from '../lib/config.ts'
@@ -10,7 +9,7 @@ import { currentBranch, dirtyPaths, ensureExcluded, headSha, localBranch, resolv
 import { handoffPath, isActive, nextStep, nowIso, writeHandoff } from '../lib/loop.ts'
 import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
 import { AGENTS, type RunState } from '../lib/state.ts'
-import { createRun, listRuns, withLock } from '../lib/store.ts'
+import { createRun, ensureRunsDir, listRuns, withLock } from '../lib/store.ts'
 
 const start = defineScript({
   name: 'start',
@@ -66,7 +65,7 @@ const start = defineScript({
       updated_at: now,
     }
     // check and create under one lock per repository: two starts at once must not both open a run
-    mkdirSync(runsDir(), { recursive: true })
+    ensureRunsDir()
     await withLock(join(runsDir(), `.start-${createHash('sha256').update(repo).digest('hex').slice(0, 16)}`), async () => {
       checkNoActiveRun(repo)
       await ensureExcluded(repo)
@@ -88,7 +87,10 @@ const start = defineScript({
 })
 
 function checkNoActiveRun(repo: string): void {
-  const active = listRuns().flatMap((entry) => ('state' in entry && isActive(entry.state) && entry.state.repo === repo ? [entry.state.run_id] : []))
+  const listed = listRuns()
+  const damaged = listed.find((entry) => 'error' in entry && entry.repo === repo)
+  if (damaged && 'error' in damaged) throw damaged.error // an unreadable run of this repo may be active: never open a second one
+  const active = listed.flatMap((entry) => ('state' in entry && isActive(entry.state) && entry.state.repo === repo ? [entry.state.run_id] : []))
   if (active.length > 0) fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
 }
 

@@ -7,6 +7,7 @@ import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSy
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { COMMANDS } from '../scripts/commands.ts'
+import { ensureBuilt } from './_build.ts'
 import { ROOT, isBun, tempDir } from './_helpers.ts'
 
 const NODE = isBun ? 'node' : process.execPath
@@ -45,23 +46,6 @@ function run(command: string, args: string[], { cwd, env, timeoutMs = 120_000 }:
 
 const show = (result: Result) => `exit ${result.code}\nstdout: ${result.stdout.slice(0, 4000)}\nstderr: ${result.stderr.slice(0, 4000)}`
 
-function newest(dir: string): number {
-  let latest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }
-  return latest
-}
-
-/** vitest's global setup builds dist/ when sources are newer; bun test has none, so check here too. */
-function ensureBuilt(): void {
-  const built = join(DIST, 'pair-loop.mjs')
-  const sources = Math.max(newest(join(ROOT, 'lib')), newest(join(ROOT, 'scripts')), statSync(join(ROOT, 'build.config.ts')).mtimeMs)
-  if (existsSync(built) && statSync(built).mtimeMs >= sources) return
-  const out = spawnSync(NODE, [join(ROOT, 'node_modules', 'unbuild', 'dist', 'cli.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 })
-  if (out.status !== 0) throw new Error(`unbuild failed (exit ${out.status}): ${out.stderr}`)
-}
 
 /**
  * The environment of a user's shell: no npm_* variables from an enclosing `npm test`, and no project

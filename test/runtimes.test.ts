@@ -9,6 +9,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt } from './_build.ts'
 import { ROOT, isBun, isolatedEnv, makeRepo, tempDir } from './_helpers.ts'
 
 /** Enough for the whole loop and demo under Deno (zx needs uid/gid, cost lookup homedir, the review claim hostname). */
@@ -75,22 +76,6 @@ function run(command: string[], args: string[], { cwd, env, input = '', timeoutM
   })
 }
 
-function newest(dir: string): number {
-  let latest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }
-  return latest
-}
-
-/** vitest's global setup builds dist/ when sources are newer; bun test has none, so check here too. */
-function ensureBuilt(): void {
-  const sources = Math.max(newest(join(ROOT, 'lib')), newest(join(ROOT, 'scripts')), statSync(join(ROOT, 'build.config.ts')).mtimeMs)
-  if (existsSync(DIST) && statSync(DIST).mtimeMs >= sources) return
-  const out = spawnSync(NODE, [join(ROOT, 'node_modules', 'unbuild', 'dist', 'cli.mjs')], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 })
-  if (out.status !== 0) throw new Error(`unbuild failed (exit ${out.status}): ${out.stderr}`)
-}
 
 // ------------------------------------------------------------------------------------------ normalising
 

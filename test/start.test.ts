@@ -13,14 +13,16 @@ describe('start', () => {
     const sb = sandbox()
     const head = git(sb.repo, ['rev-parse', 'HEAD']).trim()
     const doc = expectOk(await sb.cli(['start', '--task', '  add a flag  ']))
+    const runId: string = doc.run_id
+    expect(runId).toMatch(RUN_ID_PATTERN)
     expect(doc).toMatchObject({
-      version: 1, run_id: expect.stringMatching(RUN_ID_PATTERN), state_path: runStatePath(doc.run_id, sb.home),
+      version: 1, run_id: runId, state_path: runStatePath(runId, sb.home),
       handoff_path: join(sb.repo, 'HANDOFF.md'), base_sha: head, branch: 'main', coder: 'claude', reviewer: 'codex',
       max_rounds: 3, budget_usd: null, next: 'coder-done',
     })
-    const state = sb.state(doc.run_id)
+    const state = sb.state(runId)
     expect(state).toMatchObject({ revision: 1, task: 'add a flag', repo: sb.repo, phase: 'coding', rounds: [], replies: {}, outcome: null, pr: null })
-    expect(readFileSync(doc.handoff_path, 'utf8')).toBe(renderHandoff(state))
+    expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(state))
   })
 
   it('takes its settings from the flags', async () => {
