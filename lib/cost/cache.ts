@@ -1,22 +1,33 @@
 // Reading a transcript that is still being written, incrementally: whole lines only, and never twice.
 //
 // Per file we remember (under $PAIR_LOOP_HOME/cache/transcripts/) how far it was read, the parser's state at that
-// point, and every usage entry it yielded (numbers plus the de-duplication keys), keyed by path and checked
+// point, and every usage entry it yielded (numbers, de-duplication keys as hashes), keyed by path and checked
 // against device, inode, size, mtime and the bytes just before the offset. The next scan reads only what was
 // appended; a replaced, truncated or rewritten file is read again from the start. A partial last line (no newline
 // yet) is left for the next scan, so it counts once, when complete.
 import { createHash } from 'node:crypto'
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeFileSync } from 'node:fs'
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 
 /** Where a parser puts what one line yielded. */
 export interface Sink {
-  /** One usage entry: exactly `width` numbers and `strings` strings. */
-  entry(numbers: number[], strings?: string[]): void
+  /** One usage entry: exactly `width` numbers. */
+  entry(numbers: number[]): void
   /** Index of a model name in this file's model list. */
   model(name: string): number
   /** The line counts as nothing, for this reason (shown in `sources`). */
   skip(reason: string): void
+}
+
+/** Where a scan keeps a file's entries: by default each one appended; a parser may reduce copies as they come. */
+export interface EntryStore {
+  readonly count: number
+  add(values: number[]): void
+  /** The stored entries (count × width numbers). */
+  view(): Float64Array
+  /** What the store wants kept beside its entries (an index, as parts written one after the other), handed
+   *  back to `store()` next time as one array. */
+  index?(): Int32Array[]
 }
 
 export interface LineParser<S> {
@@ -24,11 +35,33 @@ export interface LineParser<S> {
   kind: string
   version: number
   width: number
-  strings: number
   /** Lines containing none of these byte strings are only checked to look like one JSON object. */
   patterns: string[]
   init(path: string): S
   parse(line: string, state: S, sink: Sink, lineNo: number): void
+  /** The store for a file's entries, starting from those already cached (default: append each entry). */
+  store?(initial: Float64Array, count: number, index: Int32Array | null): EntryStore
+}
+
+/** Entries appended in order, in a growing float64 array. */
+export class AppendStore implements EntryStore {
+  count: number
+  private numbers: Float64Array
+  constructor(private width: number, initial: Float64Array = new Float64Array(0), count = 0) {
+    this.count = count
+    this.numbers = initial.subarray(0, count * width) // grown (copied) only when an entry is added
+  }
+  add(values: number[]): void {
+    const at = this.count * this.width
+    if (at + this.width > this.numbers.length) {
+      const grown = new Float64Array(Math.max(1024 * this.width, this.numbers.length * 2))
+      grown.set(this.numbers)
+      this.numbers = grown
+    }
+    for (let i = 0; i < this.width; i++) this.numbers[at + i] = values[i] ?? 0
+    this.count++
+  }
+  view(): Float64Array { return this.numbers.subarray(0, this.count * this.width) }
 }
 
 export interface Skip { reason: string; count: number; first_line: number }
@@ -44,7 +77,6 @@ export interface ScanResult {
   from_cache: boolean
   lines: number
   numbers: Float64Array
-  strings: string[]
   models: string[]
   count: number
   skipped: Skip[]
@@ -66,6 +98,8 @@ interface Header {
   models: string[]
   skipped: Skip[]
   state: unknown
+  /** Length of the store's index (int32s after the entries), 0 if none. */
+  index: number
 }
 
 const CHUNK = 4 * 1024 * 1024
@@ -91,11 +125,11 @@ export function scanFile<S>(path: string, parser: LineParser<S>, cacheDir: strin
     const cached = cacheFile ? loadCache(cacheFile, parser, path) : null
     const resume = cached && canResume(cached.header, st, fd) ? cached : null
     if (resume && resume.header.size === st.size && resume.header.mtimeMs === st.mtimeMs) {
-      return toResult(path, resume.header, resume.numbers, resume.strings, 0, true, st.size)
+      return toResult(path, resume.header, resume.numbers, 0, true, st.size)
     }
     const acc = new Accumulator(parser, resume)
     const state = (resume ? resume.header.state : parser.init(path)) as S
-    const read = readLines(fd, acc.offset, parser, state, acc)
+    const read = readLines(fd, acc.offset, st.size - acc.offset, parser, state, acc)
     const after = fstatSync(fd)
     const header: Header = {
       magic: 'pair-loop-transcript-cache',
@@ -113,10 +147,13 @@ export function scanFile<S>(path: string, parser: LineParser<S>, cacheDir: strin
       models: acc.models,
       skipped: acc.skippedList(),
       state,
+      index: 0,
     }
     const numbers = acc.numbersView()
-    if (cacheFile && read.bytes > 0) saveCache(cacheFile, header, numbers, acc.strings)
-    return toResult(path, header, numbers, acc.strings, read.bytes, resume !== null, read.end)
+    const index = acc.entries.index?.() ?? []
+    header.index = index.reduce((sum, part) => sum + part.length, 0)
+    if (cacheFile && read.bytes > 0) saveCache(cacheFile, header, numbers, index)
+    return toResult(path, header, numbers, read.bytes, resume !== null, read.end)
   } catch (error) {
     return emptyResult(path, 'unreadable', describe(error))
   } finally {
@@ -132,14 +169,14 @@ function describe(error: unknown): string {
 function emptyResult(path: string, status: ScanResult['status'], why: string): ScanResult {
   return {
     path, status, why, offset: 0, pending_bytes: 0, read_bytes: 0, from_cache: false, lines: 0,
-    numbers: new Float64Array(0), strings: [], models: [], count: 0, skipped: [],
+    numbers: new Float64Array(0), models: [], count: 0, skipped: [],
   }
 }
 
-function toResult(path: string, h: Header, numbers: Float64Array, strings: string[], readBytes: number, fromCache: boolean, end: number): ScanResult {
+function toResult(path: string, h: Header, numbers: Float64Array, readBytes: number, fromCache: boolean, end: number): ScanResult {
   return {
     path, status: 'read', offset: h.offset, pending_bytes: Math.max(0, end - h.offset), read_bytes: readBytes, from_cache: fromCache,
-    lines: h.lines, numbers, strings, models: h.models, count: h.count, skipped: h.skipped,
+    lines: h.lines, numbers, models: h.models, count: h.count, skipped: h.skipped,
   }
 }
 
@@ -163,44 +200,30 @@ function readTail(fd: number, offset: number): string {
 class Accumulator {
   offset = 0
   lines = 0
-  count = 0
   models: string[] = []
-  strings: string[] = []
+  readonly entries: EntryStore
   private modelIndex = new Map<string, number>()
-  private numbers: Float64Array
   private skipped = new Map<string, Skip>()
   private lineNo = 0
 
-  constructor(private parser: LineParser<unknown>, resume: Loaded | null) {
+  constructor(parser: LineParser<unknown>, resume: Loaded | null) {
+    const initial = resume?.numbers ?? new Float64Array(0)
+    const count = resume?.header.count ?? 0
+    this.entries = parser.store ? parser.store(initial, count, resume?.index ?? null) : new AppendStore(parser.width, initial, count)
     if (resume) {
       const h = resume.header
       this.offset = h.offset
       this.lines = h.lines
-      this.count = h.count
       this.models = [...h.models]
       this.models.forEach((name, i) => this.modelIndex.set(name, i))
-      this.strings = resume.strings
       for (const s of h.skipped) this.skipped.set(s.reason, { ...s })
-      this.numbers = new Float64Array(Math.max(1024, resume.numbers.length * 2))
-      this.numbers.set(resume.numbers)
-    } else {
-      this.numbers = new Float64Array(1024 * parser.width)
     }
   }
 
+  get count() { return this.entries.count }
+
   readonly sink: Sink = {
-    entry: (values, strings) => {
-      const width = this.parser.width
-      const at = this.count * width
-      if (at + width > this.numbers.length) {
-        const grown = new Float64Array(this.numbers.length * 2)
-        grown.set(this.numbers)
-        this.numbers = grown
-      }
-      for (let i = 0; i < width; i++) this.numbers[at + i] = values[i] ?? 0
-      if (this.parser.strings) for (let i = 0; i < this.parser.strings; i++) this.strings.push(strings?.[i] ?? '')
-      this.count++
-    },
+    entry: (values) => this.entries.add(values),
     model: (name) => {
       let index = this.modelIndex.get(name)
       if (index === undefined) {
@@ -218,7 +241,7 @@ class Accumulator {
   }
 
   setLine(n: number) { this.lineNo = n }
-  numbersView() { return this.numbers.subarray(0, this.count * this.parser.width) }
+  numbersView() { return this.entries.view() }
   skippedList() { return [...this.skipped.values()] }
 }
 
@@ -226,9 +249,10 @@ class Accumulator {
  * Read from `start` to end of file in chunks; hand each complete line to the parser. Returns where the file ended.
  * Lines are found with Buffer.indexOf; a line is decoded and parsed only if it holds one of the parser's patterns.
  */
-function readLines<S>(fd: number, start: number, parser: LineParser<S>, state: S, acc: Accumulator): { end: number; bytes: number } {
+function readLines<S>(fd: number, start: number, expected: number, parser: LineParser<S>, state: S, acc: Accumulator): { end: number; bytes: number } {
   const patterns = parser.patterns.map((p) => Buffer.from(p))
-  let buffer = Buffer.allocUnsafe(CHUNK)
+  // a warm check usually reads a little: a buffer its size (it grows if a line or the file does)
+  let buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(64 * 1024, expected + 1)))
   let carry = 0 // bytes of an unfinished line at the front of `buffer`
   let position = start
   let bytes = 0
@@ -276,50 +300,56 @@ function eachLine<S>(data: Buffer, patterns: Buffer[], parser: LineParser<S>, st
   }
 }
 
-interface Loaded { header: Header; numbers: Float64Array; strings: string[] }
+interface Loaded { header: Header; numbers: Float64Array; index: Int32Array | null }
 
-// Cache file: "PLC1" | u32 header length | header JSON | u32 strings length | strings JSON | padding to 8 | float64s
+// Cache file: "PLC3" | u32 header length | header JSON | padding to 8 | float64s (count × width) | int32s (index)
 function loadCache(file: string, parser: LineParser<unknown>, path: string): Loaded | null {
   let data: Buffer
   try { data = readFileSync(file) } catch { return null }
   try {
-    if (data.toString('latin1', 0, 4) !== 'PLC1') return null
+    if (data.length < 8 || data.toString('latin1', 0, 4) !== 'PLC3') return null
     const headerLength = data.readUInt32LE(4)
     const header = JSON.parse(data.toString('utf8', 8, 8 + headerLength)) as Header
     if (header.magic !== 'pair-loop-transcript-cache' || header.kind !== parser.kind || header.version !== parser.version || header.path !== path) return null
-    let at = 8 + headerLength
-    const stringsLength = data.readUInt32LE(at)
-    at += 4
-    const strings = parser.strings ? (JSON.parse(data.toString('utf8', at, at + stringsLength)) as string[]) : []
-    at += stringsLength
-    at = Math.ceil(at / 8) * 8
+    const at = Math.ceil((8 + headerLength) / 8) * 8
     const count = header.count * parser.width
-    if (data.length < at + count * 8 || strings.length !== header.count * parser.strings) return null
-    const numbers = new Float64Array(count)
-    Buffer.from(numbers.buffer).set(data.subarray(at, at + count * 8))
-    return { header, numbers, strings }
+    const indexLength = header.index ?? 0
+    if (data.length !== at + count * 8 + indexLength * 4) return null
+    // views on the bytes just read when they are aligned (a large file gets its own buffer), else copies
+    const aligned = (data.byteOffset + at) % 8 === 0
+    const numbers = aligned ? new Float64Array(data.buffer, data.byteOffset + at, count) : new Float64Array(count)
+    if (!aligned) new Uint8Array(numbers.buffer).set(data.subarray(at, at + count * 8))
+    let index: Int32Array | null = null
+    if (indexLength) {
+      const from = at + count * 8
+      index = aligned ? new Int32Array(data.buffer, data.byteOffset + from, indexLength) : new Int32Array(indexLength)
+      if (!aligned) new Uint8Array(index.buffer).set(data.subarray(from, from + indexLength * 4))
+    }
+    return { header, numbers, index }
   } catch {
     return null
   }
 }
 
-function saveCache(file: string, header: Header, numbers: Float64Array, strings: string[]): void {
+function saveCache(file: string, header: Header, numbers: Float64Array, index: Int32Array[]): void {
   const head = Buffer.from(JSON.stringify(header))
-  const text = Buffer.from(header.count && strings.length ? JSON.stringify(strings) : '[]')
-  let at = 8 + head.length + 4 + text.length
-  const padded = Math.ceil(at / 8) * 8
-  const out = Buffer.alloc(padded + numbers.length * 8)
-  out.write('PLC1', 0, 'latin1')
-  out.writeUInt32LE(head.length, 4)
-  head.copy(out, 8)
-  at = 8 + head.length
-  out.writeUInt32LE(text.length, at)
-  text.copy(out, at + 4)
-  Buffer.from(numbers.buffer, numbers.byteOffset, numbers.byteLength).copy(out, padded)
+  const prefix = Buffer.alloc(Math.ceil((8 + head.length) / 8) * 8)
+  prefix.write('PLC3', 0, 'latin1')
+  prefix.writeUInt32LE(head.length, 4)
+  head.copy(prefix, 8)
+  const bytes = (a: Float64Array | Int32Array) => new Uint8Array(a.buffer, a.byteOffset, a.byteLength)
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`
   try {
     mkdirSync(join(file, '..'), { recursive: true })
-    writeFileSync(temp, out, { mode: 0o600 })
+    const fd = openSync(temp, 'w', 0o600)
+    try {
+      // written from the arrays themselves: no copy of a few megabytes into one buffer first
+      for (const part of [prefix, bytes(numbers), ...index.map(bytes)]) {
+        for (let done = 0; done < part.length;) done += writeSync(fd, part, done, part.length - done)
+      }
+    } finally {
+      closeSync(fd)
+    }
     renameSync(temp, file)
   } catch {
     // A cache that cannot be written only costs speed next time.

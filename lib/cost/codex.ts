@@ -3,7 +3,7 @@ import { closeSync, openSync, readSync } from 'node:fs'
 import { scanFile, type LineParser, type ScanResult } from './cache.ts'
 import { codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
-import type { UsageItem } from './claude.ts'
+import { collect, type UsageItem, type UsageSums, type UsageVisitor } from './claude.ts'
 
 // Entry layout: timestamp ms, model index, input (incl. cached and writes), cached, cache writes, output (incl.
 // reasoning), reasoning, 0.
@@ -40,7 +40,6 @@ export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<Co
     kind: 'codex',
     version: 1,
     width: WIDTH,
-    strings: 0,
     patterns: ['"token_count"', '"turn_context"', '"session_meta"'],
     init: () => ({ model: null, prev: null, lines: 0, fork: null }),
     parse(line, state, sink, lineNo) {
@@ -145,16 +144,35 @@ export function scanCodex(path: string, cacheDir: string | null, env: NodeJS.Pro
   return scanFile(path, codexParser(env), cacheDir)
 }
 
-/** The usage items of one rollout, priced (each response on its own, so the 272k rule applies per response). */
-export function codexItems(scan: ScanResult, prices: PriceBook): UsageItem[] {
-  const items: UsageItem[] = []
+/** The usage of one rollout, priced (each response on its own, so the 272k rule applies per response). */
+export function visitCodex(scan: ScanResult, prices: PriceBook, visit: UsageVisitor): void {
   const n = scan.numbers
+  const rates = scan.models.map((model) => prices.rates(model))
   for (let i = 0; i < scan.count; i++) {
     const at = i * WIDTH
-    const model = scan.models[n[at + 1]!] ?? UNKNOWN_MODEL
-    const tokens = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
-    const rates = prices.rates(model)
-    items.push({ ts: n[at]!, model, tokens, usd: rates ? codexCost(tokens, rates) : 0, priced: rates !== null })
+    const m = n[at + 1]!
+    const model = scan.models[m] ?? UNKNOWN_MODEL
+    const r = rates[m] ?? null
+    const t = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
+    visit(n[at]!, model, r !== null, r ? codexCost(t, r) : 0, t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read)
   }
-  return items
+}
+
+export function sumCodex(scan: ScanResult, prices: PriceBook, sums: UsageSums): void {
+  const n = scan.numbers
+  const rates = scan.models.map((model) => prices.rates(model))
+  const target = scan.models.map((model, i) => sums.model(model, rates[i] !== null))
+  for (let i = 0; i < scan.count; i++) {
+    const at = i * WIDTH
+    const w = sums.window(n[at]!)
+    if (w < 0) continue
+    const m = n[at + 1]!
+    const r = rates[m] ?? null
+    const t = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
+    sums.add(w, target[m] ?? sums.model(UNKNOWN_MODEL, false), r ? codexCost(t, r) : 0, t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read)
+  }
+}
+
+export function codexItems(scan: ScanResult, prices: PriceBook): UsageItem[] {
+  return collect((visit) => visitCodex(scan, prices, visit))
 }

@@ -6,10 +6,10 @@ import type { ModelPrice } from '../config.ts'
 import { cacheDir, pairLoopHome, runStatePath } from '../paths.ts'
 import type { ReviewerCost, RunState, Usage } from '../state.ts'
 import type { Skip, ScanResult } from './cache.ts'
-import { claudeSessionFiles, dedupeClaude, scanClaude, type UsageItem } from './claude.ts'
-import { codexItems, scanCodex } from './codex.ts'
+import { UsageSums, claudeSessionFiles, scanClaude, sumClaude } from './claude.ts'
+import { scanCodex, sumCodex } from './codex.ts'
 import { claudeSessions, codexRolloutForThread, codexRollouts, codexSessionMeta, type CodexSessionMeta } from './locate.ts'
-import { addTokens, priceBook, zeroTokens, type Tokens } from './pricing.ts'
+import { addTokens, priceBook, zeroTokens, type PriceBook, type Tokens } from './pricing.ts'
 import { usageFamily, usageTokens } from './reviewer.ts'
 
 export interface LedgerOptions {
@@ -97,20 +97,27 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
   const coding = run.phase === 'coding' || run.rounds.length === 0
   const rows: RoundCost[] = run.rounds.map((round, k) => newRow(round.n, k === 0 ? run.created_at : run.rounds[k - 1]!.coder.done_at, round.coder.done_at))
   if (coding) rows.push(newRow(run.rounds.length + 1, run.rounds.at(-1)?.coder.done_at ?? run.created_at, run.outcome?.finished_at ?? null))
+  // outside `coding` the coder's spend after its last coder-done (waiting on the review, replying, finishing) is the
+  // last round's
+  else rows.at(-1)!.coder.to = run.outcome?.finished_at ?? null
   if (run.phase === 'coding' || run.phase === 'reviewing') rows.at(-1)!.in_progress = true
   const byRole = { coder: roleCost(), reviewer: { ...roleCost(), calls: 0, failed_calls: 0 } }
 
-  // --- coder: its sessions' transcripts, de-duplicated together, each response placed in its round
-  const items = coderItems(run, env, prices, cache, sources)
-  for (const item of items) {
-    if (item.ts < start || item.ts >= end) continue
-    let k = 0
-    while (k < doneTimes.length && item.ts >= doneTimes[k]!) k++
-    const row = rows[Math.min(k, rows.length - 1)]!
-    addTo(row.coder, item.model, item.usd, item.tokens)
-    addTo(byRole.coder, item.model, item.usd, item.tokens)
-    if (!item.priced) unpriced.add(item.model)
-  }
+  // --- coder: its sessions' transcripts, de-duplicated together, each response placed in its round (window w is
+  // round w + 1; the window after the last coder-done is the round in progress, or the last round's tail)
+  const sums = new UsageSums([start, ...doneTimes, end])
+  sumCoder(run, env, prices, cache, sources, sums)
+  sums.models.forEach((model, m) => {
+    if (!sums.priced[m]) unpriced.add(model)
+    const d = sums.data[m]!
+    for (let w = 0; w < sums.windows; w++) {
+      const at = w * 6
+      if (d[at] === 0 && d[at + 1] === 0 && d[at + 2] === 0 && d[at + 3] === 0 && d[at + 4] === 0 && d[at + 5] === 0) continue
+      const row = rows[Math.min(w, rows.length - 1)]!
+      addUsage(row.coder, model, d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, d[at + 4]!, d[at + 5]!)
+      addUsage(byRole.coder, model, d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, d[at + 4]!, d[at + 5]!)
+    }
+  })
   if (sources.some((s) => s.role === 'coder' && s.status !== 'read')) complete = false
 
   // --- reviewer: each call's recorded cost, failed attempts included (they were paid for)
@@ -173,6 +180,16 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
   }
 }
 
+function addUsage(role: RoleCost, model: string, usd: number, input: number, output: number, w5m: number, w1h: number, read: number): void {
+  role.usd += usd
+  const t = role.tokens
+  t.input += input; t.output += output; t.cache_write_5m += w5m; t.cache_write_1h += w1h; t.cache_read += read
+  const m = (role.models[model] ??= { usd: 0, tokens: zeroTokens() })
+  m.usd += usd
+  const mt = m.tokens
+  mt.input += input; mt.output += output; mt.cache_write_5m += w5m; mt.cache_write_1h += w1h; mt.cache_read += read
+}
+
 function newRow(n: number, from: string, to: string | null): RoundCost {
   return { n, in_progress: false, usd: 0, coder: { ...roleCost(), from, to }, reviewer: { ...roleCost(), calls: 0, failed_calls: 0 } }
 }
@@ -210,11 +227,11 @@ function codexSessionsSince(repo: string, since: number, env: NodeJS.ProcessEnv)
   return found.sort((a, b) => b.mtimeMs - a.mtimeMs)
 }
 
-function coderItems(run: RunState, env: NodeJS.ProcessEnv, prices: ReturnType<typeof priceBook>, cache: string | null, sources: Source[]): UsageItem[] {
+function sumCoder(run: RunState, env: NodeJS.ProcessEnv, prices: PriceBook, cache: string | null, sources: Source[], sums: UsageSums): void {
   const ids = coderSessionIds(run, env)
   if (ids.length === 0) {
     sources.push({ role: 'coder', kind: run.coder, session: null, path: null, status: 'missing', why: `no ${run.coder} session recorded for this run or written in ${run.repo} since it started` })
-    return []
+    return
   }
   if (run.coder === 'claude') {
     const scans: ScanResult[] = []
@@ -230,9 +247,9 @@ function coderItems(run: RunState, env: NodeJS.ProcessEnv, prices: ReturnType<ty
         scans.push(scan)
       }
     }
-    return dedupeClaude(scans, prices)
+    sumClaude(scans, prices, sums)
+    return
   }
-  const items: UsageItem[] = []
   for (const id of ids) {
     const path = codexRolloutForThread(id, env)
     if (!path) {
@@ -241,9 +258,8 @@ function coderItems(run: RunState, env: NodeJS.ProcessEnv, prices: ReturnType<ty
     }
     const scan = scanCodex(path, cache, env)
     sources.push(fileSource('codex', id, scan))
-    items.push(...codexItems(scan, prices))
+    sumCodex(scan, prices, sums)
   }
-  return items
 }
 
 function fileSource(kind: 'claude' | 'codex', session: string, scan: ScanResult): Source {

@@ -150,17 +150,19 @@ const TIER = 200_000
 
 /** Claude: `tiered` applies the 200k rule per category (right for one API response, wrong for a sum of several). */
 export function claudeCost(t: Tokens, r: Rates, tiered = true): number {
+  return claudeCostOf(t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read, r, tiered)
+}
+
+export function claudeCostOf(input: number, output: number, w5m: number, w1h: number, read: number, r: Rates, tiered = true): number {
   const above = tiered ? r.above_200k : undefined
-  const part = (n: number, base: number, high: number | undefined) =>
-    high === undefined || n <= TIER ? n * base : TIER * base + (n - TIER) * high
+  if (!above) return (input * r.input + output * r.output + w5m * r.cache_write_5m + w1h * r.cache_write_1h + read * r.cache_read) / M
   return (
-    part(t.input, r.input, above?.input) +
-    part(t.output, r.output, above?.output) +
-    part(t.cache_write_5m, r.cache_write_5m, above?.cache_write_5m) +
-    part(t.cache_write_1h, r.cache_write_1h, above?.cache_write_1h) +
-    part(t.cache_read, r.cache_read, above?.cache_read)
+    tier(input, r.input, above.input) + tier(output, r.output, above.output) + tier(w5m, r.cache_write_5m, above.cache_write_5m) +
+    tier(w1h, r.cache_write_1h, above.cache_write_1h) + tier(read, r.cache_read, above.cache_read)
   ) / M
 }
+
+const tier = (n: number, base: number, high: number) => (n <= TIER ? n * base : TIER * base + (n - TIER) * high)
 
 /**
  * OpenAI, from Codex's fields: `input` includes cached input and cache writes, `output` includes reasoning.

@@ -1,0 +1,105 @@
+// budget-check levels and exit 13, and the brake in coder-done (budget_exceeded unless --over-budget, recorded).
+import { realpathSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { claudeProjectFolder } from '../../lib/cost/locate.ts'
+import { sandbox } from '../_helpers.ts'
+import { claudeAssistant, writeLines } from './_gen.ts'
+
+const SID = '12345678-0000-4000-8000-00000000abcd'
+
+/** The coder (Claude Code) spends `dollars` in its session for this repository, now. */
+function spend(sb: ReturnType<typeof sandbox>, dollars: number[], model = 'claude-haiku-4-5-20251001') {
+  const path = join(sb.env.CLAUDE_CONFIG_DIR!, 'projects', claudeProjectFolder(realpathSync(sb.repo)), `${SID}.jsonl`)
+  const now = Date.now()
+  writeLines(path, dollars.map((d, i) => claudeAssistant({
+    sessionId: SID, ts: new Date(now + i).toISOString(), id: `msg_${now}_${i}`, requestId: `req_${now}_${i}`, model,
+    usage: { input: Math.round(d * 1_000_000), output: 0, w5m: 0, w1h: 0, read: 0 },
+  })), { append: true })
+  return path
+}
+
+describe('budget-check', () => {
+  it('reports levels against the limit (none, warn from warn_ratio, alert with exit 13 and the same document)', async () => {
+    const sb = sandbox()
+    const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '1'])
+    expect(start.code, start.stderr).toBe(0)
+    spend(sb, [0.25, 0.25])
+
+    const none = await sb.cli(['budget-check'])
+    expect(none.code, none.stderr).toBe(0)
+    expect(none.json).toMatchObject({ version: 1, run_id: start.json.run_id, level: 'none', limit: 1, warn_at: 0.8, unpriced_models: [], complete: true })
+    expect(none.json.spent).toBeCloseTo(0.5, 12)
+    expect(none.json.by_role.coder.usd).toBeCloseTo(0.5, 12)
+    expect(none.json.by_role.reviewer.usd).toBe(0)
+    expect(none.json.rounds).toEqual([expect.objectContaining({ n: 1, in_progress: true })])
+    expect(none.json.sources).toEqual([expect.objectContaining({ role: 'coder', kind: 'claude', session: SID, status: 'read', entries: 2 })])
+
+    spend(sb, [0.3])
+    const warn = await sb.cli(['budget-check'])
+    expect(warn.code).toBe(0)
+    expect(warn.json.level).toBe('warn')
+    expect(warn.stderr).toContain('warning')
+
+    spend(sb, [0.2])
+    const alert = await sb.cli(['budget-check'])
+    expect(alert.code).toBe(13)
+    expect(alert.stdout.trim().split('\n')).toHaveLength(1)
+    expect(alert.json).toMatchObject({ version: 1, level: 'alert', limit: 1 })
+    expect(alert.json.spent).toBeCloseTo(1, 12)
+    expect(alert.json.errors).toBeUndefined()
+
+    // --limit overrides the run's budget; a config warn_ratio moves warn_at
+    writeFileSync(join(sb.home, 'config.json'), JSON.stringify({ budget: { warn_ratio: 0.5 } }))
+    const raised = await sb.cli(['budget-check', '--limit', '1.9'])
+    expect(raised.code).toBe(0)
+    expect(raised.json).toMatchObject({ level: 'warn', limit: 1.9, warn_at: 0.95 })
+    expect((await sb.cli(['budget-check', '--limit', 'lots'])).json.errors[0]).toMatchObject({ code: 'usage', flag: '--limit' })
+  })
+
+  it('without a limit the level is null; an unknown model is listed and warned about', async () => {
+    const sb = sandbox()
+    expect((await sb.cli(['start', '--task', 'demo'])).code).toBe(0)
+    spend(sb, [1], 'claude-opus-5-5')
+    const doc = await sb.cli(['budget-check'])
+    expect(doc.code, doc.stderr).toBe(0)
+    expect(doc.json).toMatchObject({ level: null, limit: null, warn_at: null, spent: 0, unpriced_models: ['claude-opus-5-5'], complete: false })
+    expect(doc.stderr).toContain('no price for model claude-opus-5-5')
+  })
+})
+
+describe('the brake in coder-done', () => {
+  it('refuses to open a round at or over the limit unless --over-budget, which is recorded', async () => {
+    const sb = sandbox()
+    const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '0.5'])
+    const runId = start.json.run_id
+    spend(sb, [0.5])
+    const refused = await sb.cli(['coder-done', '--summary', 'did it'])
+    expect(refused.code).toBe(13)
+    expect(refused.json.errors[0]).toMatchObject({ code: 'budget_exceeded', limit_usd: 0.5, level: 'alert', next: 'ask-user' })
+    expect(refused.json.errors[0].spent_usd).toBeCloseTo(0.5, 12)
+    expect(refused.json.errors[0].by_role.coder).toBeCloseTo(0.5, 12)
+    expect(sb.state(runId)).toMatchObject({ phase: 'coding', rounds: [], budget_overrides: [] })
+
+    const allowed = await sb.cli(['coder-done', '--summary', 'did it', '--over-budget'])
+    expect(allowed.code, allowed.stderr).toBe(0)
+    const state = sb.state(runId)
+    expect(state.rounds[0]!.coder).toMatchObject({ over_budget: true, session_id: SID })
+    expect(state.budget_overrides).toEqual([expect.objectContaining({ command: 'coder-done', round: 1, limit_usd: 0.5 })])
+    expect(state.budget_overrides[0]!.spent_usd).toBeCloseTo(0.5, 12)
+
+    // status shows what was spent
+    const status = await sb.cli(['status'])
+    expect(status.json.budget.spent_usd).toBeCloseTo(0.5, 12)
+  })
+
+  it('--over-budget under the limit records nothing', async () => {
+    const sb = sandbox()
+    const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '5'])
+    spend(sb, [0.5])
+    expect((await sb.cli(['coder-done', '--summary', 'x', '--over-budget'])).code).toBe(0)
+    const state = sb.state(start.json.run_id)
+    expect(state.budget_overrides).toEqual([])
+    expect(state.rounds[0]!.coder.over_budget).toBe(false)
+  })
+})
