@@ -215,6 +215,15 @@ describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
     expect(reviewer.cost?.usd).toBeCloseTo(claudeCost(a), 8) // 0.00947205
     expect(findClaudeTranscript(sb.env.CLAUDE_CONFIG_DIR!, reviewer.session_id)).toBeDefined()
 
+    // what budget-check reports for the round equals claude -p's own total_cost_usd, and its transcript agrees
+    const raw = JSON.parse(readFileSync(reviewer.raw_output_path, 'utf8'))
+    expect(reviewer.cost?.reported_usd).toBe(raw.total_cost_usd)
+    expect(reviewer.cost?.transcript_usd).toBeCloseTo(raw.total_cost_usd, 9)
+    const budget = await sb.cli(['budget-check'])
+    ok(budget, 'budget-check')
+    expect(budget.json.spent).toBeCloseTo(raw.total_cost_usd, 9)
+    expect(budget.json.by_role.reviewer).toMatchObject({ calls: 1, failed_calls: 0 })
+
     const finish = await sb.cli(['finish', '--verdict', 'APPROVED'])
     ok(finish, 'finish')
     expect(sb.state(runId).phase).toBe('finished')
