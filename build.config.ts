@@ -13,7 +13,8 @@ const scripts = readdirSync('scripts')
 
 export default defineBuildConfig({
   entries: scripts.map((name) => ({ input: `scripts/${name}`, name })),
-  outDir: 'dist',
+  // tests build into a fresh folder and swap it in whole (test/_build.ts), so runs beside them never see a half-built dist/
+  outDir: process.env.PAIR_LOOP_BUILD_OUT_DIR || 'dist',
   declaration: false,
   clean: true,
   rollup: { emitCJS: false, esbuild: { target: 'node20' } },

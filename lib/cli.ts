@@ -3,6 +3,7 @@ import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
 import { ERROR_CODES, PairLoopError, errorDocument, fail, toPairLoopError } from './errors.ts'
+import { stripControl } from './text.ts'
 
 export const VERSION = 1 as const
 
@@ -153,8 +154,8 @@ function splitFlag(token: string): [string, string | undefined] {
 const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
 const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 
-/** The stderr line is one line, whatever the message holds. */
-export const oneLine = (text: string) => text.replace(/\s*[\r\n]+\s*/g, ' ').trim()
+/** The stderr line is one line, whatever the message holds, and carries no escape sequence to the terminal. */
+export const oneLine = (text: string) => stripControl(text).replace(/\s*\n+\s*/g, ' ').trim()
 
 export function stripAnsi(text: string): string {
   // eslint-disable-next-line no-control-regex

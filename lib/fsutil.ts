@@ -9,7 +9,7 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
   const temp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`)
   const fd = openSync(temp, 'w', mode)
   try {
-    writeSync(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
+    writeAll(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
     fsyncSync(fd)
   } catch (error) {
     closeSync(fd)
@@ -17,8 +17,25 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
     throw error
   }
   closeSync(fd)
-  renameSync(temp, path)
+  try {
+    renameSync(temp, path)
+  } catch (error) {
+    try { unlinkSync(temp) } catch {}
+    throw error
+  }
   syncDir(dir)
+}
+
+/**
+ * A write(2) may write less than asked: at the file-size limit, or as a disk fills, the first call comes back short
+ * and only the next one fails. Loop until every byte is down, so a short file is never renamed over a good one.
+ */
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let offset = 0; offset < bytes.length;) {
+    const written = writeSync(fd, bytes, offset, bytes.length - offset)
+    if (written <= 0) throw Object.assign(new Error(`write returned ${written} with ${bytes.length - offset} bytes left`), { code: 'EIO' })
+    offset += written
+  }
 }
 
 /** Temp files of a writer that was killed half-way; callers hold the file's lock, so none of them is live. */

@@ -6,6 +6,9 @@ import { exec, execOrFail, firstLine } from './exec.ts'
 import type { DiffStat } from './state.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
+/** The temp file of a HANDOFF.md write (lib/fsutil.ts), left behind only by a writer killed half-way: ours too. */
+export const HANDOFF_TEMP_GLOB = `.${HANDOFF_NAME}.*.tmp`
+const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
 
 const git = (cwd: string, args: string[]) => execOrFail('git', args, { cwd, code: 'git_error' })
 
@@ -52,7 +55,7 @@ export async function currentBranch(cwd: string): Promise<string> {
   return name || 'HEAD'
 }
 
-/** Uncommitted paths, untracked included; HANDOFF.md is pair-loop's own and never counts. */
+/** Uncommitted paths, untracked included; HANDOFF.md (and a temp file of its write) is pair-loop's own and never counts. */
 export async function dirtyPaths(cwd: string): Promise<string[]> {
   const out = await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])
   const paths: string[] = []
@@ -63,7 +66,7 @@ export async function dirtyPaths(cwd: string): Promise<string[]> {
     paths.push(entry.slice(3))
     if (status.includes('R') || status.includes('C')) i++ // rename/copy: the next entry is the old path
   }
-  return paths.filter((path) => path !== HANDOFF_NAME)
+  return paths.filter((path) => !isOwnFile(path))
 }
 
 /** Files changed, lines added and removed between base and the working tree (tracked files). */
@@ -77,7 +80,7 @@ export async function diffStat(cwd: string, base: string): Promise<DiffStat> {
     stat.insertions += match[1] === '-' ? 0 : Number(match[1])
     stat.deletions += match[2] === '-' ? 0 : Number(match[2])
   }
-  const untracked = (await git(cwd, ['ls-files', '--others', '--exclude-standard', '-z'])).split('\0').filter((p) => p && p !== HANDOFF_NAME)
+  const untracked = (await git(cwd, ['ls-files', '--others', '--exclude-standard', '-z'])).split('\0').filter((p) => p && !isOwnFile(p))
   for (const path of untracked) {
     stat.files++
     stat.insertions += countLines(join(cwd, path))

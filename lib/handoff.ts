@@ -2,17 +2,11 @@
 import { createHash } from 'node:crypto'
 import type { Finding, Reply, RunState, Verdict } from './state.ts'
 import { SEVERITIES } from './state.ts'
+import { stripControl } from './text.ts'
 
 // ---------------------------------------------------------------- neutralising agent text
 
-// A whole escape sequence first (CSI, OSC, two-byte), then any lone control character (C0 and C1).
-// eslint-disable-next-line no-control-regex
-const CONTROL = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
-
-/** Drop ANSI escapes, NULs and other control characters; keep tabs; every line break (CR, NEL, U+2028/9) becomes \n. */
-export function stripControl(text: string): string {
-  return text.replace(/\r\n?|[\x85\u2028\u2029]/g, '\n').replace(CONTROL, '')
-}
+export { stripControl }
 
 const DECORATION = /^[\s>*_`~+-]*/
 
@@ -75,8 +69,11 @@ export function formatFindingLine(finding: Pick<Finding, 'n' | 'category' | 'sev
 function renderReply(reply: Reply): string {
   // the first line follows the label (it can't open a fence there); the rest is a block of its own
   const [first = '', ...more] = stripControl(reply.body).split('\n')
-  const rest = more.length ? neutralise(more.join('\n')).split('\n') : []
-  return [`   reply (${reply.disposition}): ${neutraliseLine(first)}`, ...rest.map((line) => `   ${line}`)].join('\n')
+  const rest = more.length ? neutralise(more.join('\n')).split('\n').map((line) => `   ${line}`) : []
+  // indenting moves lines across the 3-space fence limit: a fence still open as the document reads it is closed here
+  const open = openFence(rest)
+  if (open) rest.push(`   ${open}`)
+  return [`   reply (${reply.disposition}): ${neutraliseLine(first)}`, ...rest].join('\n')
 }
 
 /** The conversation (rounds with replies), shared by HANDOFF.md and the reviewer prompt. */
@@ -160,7 +157,7 @@ export interface ParsedFinding {
   text: string
 }
 
-const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/]+?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/
+const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/\s][^\]/]*?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/
 const LOCATION = /^`?([^\s`]+?):(\d+)(?:-(\d+))?`?\s*(?:—|–|--|-|:)\s*(.*)$/
 const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
   blocker: 'blocker', critical: 'blocker', p0: 'blocker',

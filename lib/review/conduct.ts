@@ -124,7 +124,7 @@ function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost |
 export function judgeFailure(tool: string, result: RunResult, reply: ReviewerReply | null, timeoutMs: number): { code: ErrorCode; message: string } | null {
   const said = firstLine(result.stderr.toString('utf8'))
   if (result.timedOut) return { code: 'reviewer_timeout', message: `the ${tool} reviewer outran its ${Math.round(timeoutMs / 1000)} s timeout; its process group was killed` }
-  if (reply?.error) return { code: 'reviewer_failed', message: `the ${tool} reviewer reported an error: ${reply.error.slice(0, 500)}` }
+  if (reply?.error) return { code: 'reviewer_failed', message: `the ${tool} reviewer reported an error: ${stripControl(reply.error).replace(/\s*\n\s*/g, ' ').trim().slice(0, 500)}` }
   if (result.exitCode !== 0) {
     const why = result.exitCode === null ? (result.signal ? `was killed by ${result.signal}` : `could not be started${said ? ` (${said})` : ''}`) : `exited with status ${result.exitCode}`
     const trouble = troubleLine(result.stdout.toString('utf8')) ?? troubleLine(result.stderr.toString('utf8'))

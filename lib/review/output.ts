@@ -1,5 +1,6 @@
 // Reading what a reviewer printed: Claude's JSON result, Codex's JSON lines, or plain text.
 import type { Usage } from '../state.ts'
+import { stripControl } from '../text.ts'
 
 export type ModelUsage = Record<string, { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheCreationInputTokens?: number; costUSD?: number }>
 
@@ -31,7 +32,7 @@ export function parseClaudeJson(stdout: string): ReviewerReply | null {
   try { parsed = JSON.parse(trimmed) } catch { return null }
   const result = (Array.isArray(parsed) ? parsed.at(-1) : parsed) as Record<string, any> | undefined
   if (!result || typeof result !== 'object' || result.type !== 'result') return null
-  const modelUsage = (result.modelUsage && typeof result.modelUsage === 'object' ? result.modelUsage : undefined) as ModelUsage | undefined
+  const modelUsage = modelUsageOf(result.modelUsage)
   const usage = result.usage && typeof result.usage === 'object' ? claudeUsage(result.usage) : null
   const text = str(result.result)
   const isError = result.is_error === true
@@ -46,6 +47,12 @@ export function parseClaudeJson(stdout: string): ReviewerReply | null {
     reported_usd: typeof result.total_cost_usd === 'number' ? result.total_cost_usd : typeof result.cost_usd === 'number' ? result.cost_usd : null,
     model_usage: modelUsage,
   }
+}
+
+/** `modelUsage` as an object of per-model objects: anything else in it (null, numbers) is dropped, not dereferenced. */
+function modelUsageOf(raw: unknown): ModelUsage | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined
+  return Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null && typeof value === 'object' && !Array.isArray(value)))
 }
 
 function claudeUsage(raw: Record<string, any>): Usage {
@@ -68,7 +75,8 @@ function mainModel(modelUsage: ModelUsage | undefined): string | null {
   if (!modelUsage) return null
   const entries = Object.entries(modelUsage)
   if (entries.length === 0) return null
-  entries.sort((a, b) => (b[1].costUSD ?? 0) - (a[1].costUSD ?? 0) || (b[1].outputTokens ?? 0) - (a[1].outputTokens ?? 0))
+  const figure = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0) // a string or object here is noise, not a number
+  entries.sort((a, b) => figure(b[1].costUSD) - figure(a[1].costUSD) || figure(b[1].outputTokens) - figure(a[1].outputTokens))
   return entries[0]![0]
 }
 
@@ -132,7 +140,7 @@ const TROUBLE = /(usage limit|rate[ _-]?limit|quota|insufficient[_ ]quota|\b429\
 
 /** A line of the reviewer's output that reads like an API, auth or quota failure (checked only when no verdict came). */
 export function troubleLine(text: string): string | null {
-  for (const line of text.split('\n')) if (TROUBLE.test(line)) return line.trim().slice(0, 500)
+  for (const line of stripControl(text).split('\n')) if (TROUBLE.test(line)) return line.trim().slice(0, 500)
   return null
 }
 

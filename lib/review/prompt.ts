@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execOrFail } from '../exec.ts'
-import { HANDOFF_NAME } from '../git.ts'
+import { HANDOFF_NAME, HANDOFF_TEMP_GLOB } from '../git.ts'
 import { neutraliseInline, renderConversation } from '../handoff.ts'
 import { fenced } from '../markdown.ts'
 import type { RunState } from '../state.ts'
@@ -16,6 +16,7 @@ export interface WorkingDiff {
 }
 
 const EXCLUDE_HANDOFF = `:(top,exclude)${HANDOFF_NAME}`
+const EXCLUDE_HANDOFF_TEMPS = `:(top,exclude)${HANDOFF_TEMP_GLOB}`
 
 /**
  * The working tree (untracked files included) against the base commit, through a temporary index,
@@ -24,11 +25,12 @@ const EXCLUDE_HANDOFF = `:(top,exclude)${HANDOFF_NAME}`
 export async function workingDiff(repo: string, base: string, maxBytes: number): Promise<WorkingDiff> {
   const dir = mkdtempSync(join(tmpdir(), 'pair-loop-index-'))
   const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
-  const git = (args: string[]) => execOrFail('git', args, { cwd: repo, env, code: 'git_error', timeoutMs: 120_000 })
+  // core.quotePath off: the reviewer reads `src/файл.ts`, not `"src/\321\204\320\260\320\271\320\273.ts"`
+  const git = (args: string[]) => execOrFail('git', ['-c', 'core.quotePath=false', ...args], { cwd: repo, env, code: 'git_error', timeoutMs: 120_000 })
   try {
     await git(['read-tree', base])
     await git(['add', '-A', '--', '.']) // HANDOFF.md is git-excluded; the diff below leaves it out in any case
-    const common = ['diff', '--cached', '--no-color', '--no-ext-diff', '--find-renames', base, '--', '.', EXCLUDE_HANDOFF]
+    const common = ['diff', '--cached', '--no-color', '--no-ext-diff', '--find-renames', base, '--', '.', EXCLUDE_HANDOFF, EXCLUDE_HANDOFF_TEMPS]
     const stat = (await git([...common.slice(0, 5), '--stat=200', ...common.slice(5)])).trimEnd()
     const full = await git(common)
     const bytes = Buffer.byteLength(full)

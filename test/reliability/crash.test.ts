@@ -1,0 +1,236 @@
+// Crashes: a writer SIGKILLed at any point leaves the old state or the new one, never a mix; what it leaves
+// behind (temp files, its lock) is cleaned up by the next command, and no command waits past its bound.
+import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+import { renderHandoff } from '../../lib/handoff.ts'
+import { changeRun } from '../../lib/loop.ts'
+import { runStatePath, runsDir } from '../../lib/paths.ts'
+import type { RunState } from '../../lib/state.ts'
+import { parseRunState } from '../../lib/store.ts'
+import { recordReview, sandbox, tempDir } from '../_helpers.ts'
+import { expectError, expectOk, reviewWith, runInReview, startRun, type Sandbox } from '../_expect.ts'
+import { holdLock, prng, seedFor, sleep, spawnCli } from './_util.ts'
+
+const REPLY_TRIALS = 32
+const CODER_DONE_TRIALS = 10
+const rand = prng(seedFor('crash'))
+const tally = { trials: 0, before: 0, after: 0, lock_left: 0, temps_left: 0, handoff_stale: 0 }
+afterAll(() => process.stderr.write(`[reliability/crash] ${JSON.stringify(tally)}\n`))
+
+const pause = new Int32Array(new SharedArrayBuffer(4))
+/** Block the test's own thread for `ms` (so polling for the lock directory is fine-grained). */
+const block = (ms: number) => Atomics.wait(pause, 0, 0, ms)
+
+/** Everything but the time of the write. */
+const sameApartFromTime = (a: RunState, b: RunState) => expect({ ...a, updated_at: '' }).toEqual({ ...b, updated_at: '' })
+
+function temps(sb: Sandbox, runId: string): string[] {
+  const statePrefix = `.${basename(runStatePath(runId, sb.home))}.`
+  return [
+    ...readdirSync(runsDir(sb.home)).filter((name) => name.startsWith(statePrefix) && name.endsWith('.tmp')),
+    ...readdirSync(sb.repo).filter((name) => name.startsWith('.HANDOFF.md.') && name.endsWith('.tmp')),
+  ]
+}
+
+/**
+ * Start `args`, kill it with SIGKILL either after a random delay over its whole life or just after it has taken
+ * the run's lock (the critical section), then check what is on disk. Returns the state found and whether the
+ * writer got as far as its write.
+ */
+async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: number, trial: number) {
+  const path = runStatePath(runId, sb.home)
+  const lock = `${path}.lock`
+  const before = parseRunState(readFileSync(path, 'utf8'), path)
+  // bodies come from files, not stdin: while this thread polls for the lock it could not feed a pipe
+  const writer = spawnCli(args, { cwd: sb.repo, env: sb.env })
+  if (trial % 2 === 0) {
+    await sleep(rand() * lifeMs * 1.1)
+  } else {
+    const until = Date.now() + lifeMs * 3
+    while (!existsSync(lock) && Date.now() < until) block(0.3)
+    block(rand() * 20) // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render
+  }
+  writer.child.kill('SIGKILL')
+  const result = await writer.done
+  tally.trials++
+
+  // whatever the moment, the file is a whole valid state: the one before, or the one after
+  const text = readFileSync(path, 'utf8')
+  const state = parseRunState(text, path) // throws state_malformed on a torn or half-written file
+  const wrote = state.revision !== before.revision
+  if (result.code === 0) expect(wrote, 'a writer that exited 0 wrote').toBe(true)
+  if (wrote) tally.after++
+  else {
+    tally.before++
+    expect(state).toEqual(before)
+  }
+
+  const lockLeft = existsSync(lock)
+  const leftovers = temps(sb, runId)
+  if (lockLeft) tally.lock_left++
+  if (leftovers.length) tally.temps_left++
+  if (readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8') !== renderHandoff(state)) tally.handoff_stale++
+  // a lock left by the killed writer is reclaimed once it is stale (10 s; shown in real time below): age it here
+  if (lockLeft) utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
+  return { before, state, wrote }
+}
+
+/** The next successful write (in process, as any command would): it sweeps the temp files and re-renders HANDOFF.md. */
+async function nextWrite(sb: Sandbox, runId: string, mutate: (state: RunState) => RunState = (s) => s) {
+  await changeRun(runId, (state) => ({ state: mutate(state), result: undefined }), sb.home)
+  const path = runStatePath(runId, sb.home)
+  const state = parseRunState(readFileSync(path, 'utf8'), path)
+  expect(temps(sb, runId)).toEqual([])
+  expect(existsSync(`${path}.lock`)).toBe(false)
+  expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(state))
+  return state
+}
+
+async function lifetime(run: () => Promise<unknown>): Promise<number> {
+  const started = Date.now()
+  await run()
+  return Date.now() - started
+}
+
+describe('crash: a writer killed with SIGKILL at a random point', () => {
+  it(`leaves a valid state equal to the one before or the one after, over ${REPLY_TRIALS} killed reply processes`, async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    await recordReview(sb.home, runId, reviewWith(REPLY_TRIALS + 1))
+    const bodies = tempDir('pl-bodies-')
+    // how long one reply lives, so the kills spread over its whole life
+    const lifeMs = await lifetime(async () => expectOk(await sb.cli(['reply', '--finding', `1.${REPLY_TRIALS + 1}`, '--disposition', 'ack', '--body-file', '-'], { input: 'calibration' })))
+    const answered: string[] = []
+    for (let i = 1; i <= REPLY_TRIALS; i++) {
+      const id = `1.${i}`
+      const body = `answer ${i}: ${'x'.repeat(Math.floor(rand() * 20_000))}`
+      const bodyFile = join(bodies, `${i}.txt`)
+      writeFileSync(bodyFile, body)
+      const { before, state, wrote } = await killTrial(sb, runId, ['reply', '--finding', id, '--disposition', 'wont-fix', '--body-file', bodyFile], lifeMs, i)
+      if (wrote) {
+        // exactly the reply added, nothing else changed
+        expect(state.revision).toBe(before.revision + 1)
+        expect(state.replies[id]).toMatchObject({ finding: id, disposition: 'wont-fix', body })
+        const { [id]: _added, ...rest } = state.replies
+        sameApartFromTime({ ...state, replies: rest, revision: before.revision }, before)
+        answered.push(id)
+      } else {
+        expect(state.replies[id]).toBeUndefined()
+      }
+      const after = await nextWrite(sb, runId)
+      expect(after.revision).toBe(state.revision + 1)
+    }
+    const final = parseRunState(readFileSync(runStatePath(runId, sb.home), 'utf8'), 'state')
+    expect(Object.keys(final.replies).sort()).toEqual([...answered, `1.${REPLY_TRIALS + 1}`].sort())
+  }, 180_000)
+
+  it(`leaves a valid state equal to the one before or the one after, over ${CODER_DONE_TRIALS} killed coder-done processes`, async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb, ['--max-rounds', '100'])
+    const lifeMs = await lifetime(async () => {
+      expectOk(await sb.cli(['coder-done', '--summary', 'calibration']))
+    })
+    await recordReview(sb.home, runId, 'VERDICT: CHANGES_REQUESTED')
+    for (let i = 1; i <= CODER_DONE_TRIALS; i++) {
+      const summary = `round ${i} summary ${'y'.repeat(Math.floor(rand() * 5_000))}`
+      const { before, state, wrote } = await killTrial(sb, runId, ['coder-done', '--summary', summary], lifeMs, i)
+      if (wrote) {
+        expect(state.revision).toBe(before.revision + 1)
+        expect(state.phase).toBe('reviewing')
+        expect(state.rounds).toHaveLength(before.rounds.length + 1)
+        expect(state.rounds.at(-1)!.coder.summary).toBe(summary)
+        sameApartFromTime({ ...state, rounds: state.rounds.slice(0, -1), phase: before.phase, revision: before.revision }, before)
+        await recordReview(sb.home, runId, 'VERDICT: CHANGES_REQUESTED') // back to coding for the next trial
+      } else {
+        expect(state.phase).toBe('coding')
+      }
+      await nextWrite(sb, runId)
+    }
+  }, 180_000)
+})
+
+describe('crash: temp files left behind', () => {
+  it('does not count a HANDOFF.md temp file left by a killed writer as a change: start and coder-done see a clean tree', async () => {
+    const sb = sandbox()
+    const first = await startRun(sb)
+    expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED', '--run', first]))
+    // what a writer killed between writing its HANDOFF.md temp file and renaming it leaves in the repository
+    const leftover = () => writeFileSync(join(sb.repo, `.HANDOFF.md.${process.pid}.${Date.now()}.tmp`), '# Pair-Loop Handoff — half of it\n')
+    leftover()
+    const second = await startRun(sb) // not dirty_tree
+    expect(second).not.toBe(first)
+    leftover()
+    expect(expectOk(await sb.cli(['coder-done', '--summary', 'nothing changed'])).diff).toEqual({ files: 0, insertions: 0, deletions: 0 })
+    // and the write just made swept it
+    expect(readdirSync(sb.repo).filter((name) => name.endsWith('.tmp'))).toEqual([])
+  })
+})
+
+describe('crash: locks left behind', () => {
+  it('reclaims a lock directory whose mtime is older than the stale time at once', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    await recordReview(sb.home, runId, reviewWith(1))
+    const lock = `${runStatePath(runId, sb.home)}.lock`
+    mkdirSync(lock)
+    utimesSync(lock, new Date(Date.now() - 30_000), new Date(Date.now() - 30_000))
+    const started = Date.now()
+    expectOk(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], { input: 'done' }))
+    expect(Date.now() - started).toBeLessThan(5_000)
+    expect(existsSync(lock)).toBe(false)
+  })
+
+  it('reclaims the lock of a process killed while holding it within the 10 s stale time, and not before it is stale', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const before = await recordReview(sb.home, runId, reviewWith(1))
+    const path = runStatePath(runId, sb.home)
+    const holder = await holdLock(path)
+    holder.kill('SIGKILL')
+    const killedAt = Date.now()
+    await new Promise((resolve) => holder.once('exit', resolve))
+    expect(existsSync(`${path}.lock`), 'SIGKILL leaves the lock directory').toBe(true)
+    const result = await sb.cli(['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], { input: 'after the crash' })
+    const waited = Date.now() - killedAt
+    process.stderr.write(`[reliability/crash] a killed holder's lock was reclaimed ${waited} ms after the kill\n`)
+    expectOk(result)
+    // the lock turns stale 10 s after the holder's last refresh (it refreshes every 5 s): never before 5 s
+    expect(waited).toBeGreaterThan(4_500)
+    expect(waited).toBeLessThan(10_000 + 3_000)
+    expect(sb.state(runId).revision).toBe(before.revision + 1)
+    expect(existsSync(`${path}.lock`)).toBe(false)
+  }, 30_000)
+
+  it('fails with locked (75) within PAIR_LOOP_LOCK_WAIT_MS when another process holds a fresh lock, and changes nothing', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    await recordReview(sb.home, runId, reviewWith(1))
+    const path = runStatePath(runId, sb.home)
+    const stateBefore = readFileSync(path, 'utf8')
+    const holder = await holdLock(path)
+    try {
+      const env = { PAIR_LOOP_LOCK_WAIT_MS: '600' }
+      const commands: string[][] = [
+        ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'],
+        ['coder-done', '--summary', 'x'],
+        ['finish', '--verdict', 'ABANDONED'],
+      ]
+      for (const args of commands) {
+        const started = Date.now()
+        const result = await sb.cli(args, { env, input: 'blocked' })
+        const elapsed = Date.now() - started
+        expect(expectError(result, 'locked').waited_ms).toBe(600)
+        expect(elapsed, `${args[0]} took ${elapsed} ms`).toBeLessThan(600 + 4_000)
+      }
+      // a reader does not take the lock: status answers, and --wait returns at its bound
+      const started = Date.now()
+      expect(expectOk(await sb.cli(['status', '--wait', '1'], { env }))).toMatchObject({ changed: false })
+      expect(Date.now() - started).toBeLessThan(1_000 + 4_000)
+      expect(readFileSync(path, 'utf8')).toBe(stateBefore)
+      expect(existsSync(`${path}.lock`), "the live holder's lock is not taken from it").toBe(true)
+    } finally {
+      holder.kill('SIGKILL')
+    }
+  }, 30_000)
+})
