@@ -32,8 +32,8 @@ const status = defineScript({
 })
 
 async function runDocument(run: RunState) {
-  const { runCostSummary } = await import('../lib/cost/summary.ts')
-  const cost = await runCostSummary(run)
+  const { cachedCostSummary } = await import('../lib/cost/snapshot.ts')
+  const cost = await cachedCostSummary(run)
   return {
     run_id: run.run_id,
     phase: run.phase,

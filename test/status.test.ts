@@ -200,3 +200,23 @@ describe('status', () => {
     })
   })
 })
+
+describe('status cost', () => {
+  it("follows the coder's transcript as it grows, though it reuses the last figures while nothing changed", async () => {
+    const { claudeAssistant, writeLines } = await import('./cost/_gen.ts')
+    const { claudeProjectDir } = await import('../lib/cost/locate.ts')
+    const sb = sandbox()
+    const runId = (await sb.cli(['start', '--task', 'cost'])).json.run_id as string
+    const sid = 'c0000000-0000-4000-8000-000000000001'
+    const transcript = join(claudeProjectDir(sb.repo, sb.env), `${sid}.jsonl`)
+    const usage = { input: 1000, output: 1000, w5m: 0, w1h: 0, read: 0 }
+    const line = (n: number) => claudeAssistant({ sessionId: sid, ts: new Date(Date.now() + n).toISOString(), id: `msg_${n}`, requestId: `req_${n}`, model: 'claude-sonnet-4-5-20250929', usage })
+    writeLines(transcript, [line(1)])
+    const first = (await sb.cli(['status'])).json.budget.spent_usd
+    expect(first).toBeCloseTo((1000 * 3 + 1000 * 15) / 1e6, 12)
+    expect((await sb.cli(['status'])).json.budget.spent_usd).toBe(first)
+    writeLines(transcript, [line(2)], { append: true })
+    expect((await sb.cli(['status'])).json.budget.spent_usd).toBeCloseTo(2 * first, 12)
+    expect(runId).toMatch(/^\d{8}-/)
+  })
+})

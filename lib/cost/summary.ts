@@ -9,6 +9,8 @@ export interface RunCostSummary {
   by_round: Record<number, number>
   by_role: { coder: number; reviewer: number }
   complete: boolean
+  /** The transcript files the figures came from (what a cached summary must watch). */
+  files: string[]
 }
 
 /** Never fails for a bad pricing config (status must always answer): the embedded table is used and it says so. */
@@ -30,5 +32,6 @@ export async function runCostSummary(run: RunState, options: { env?: NodeJS.Proc
     by_round,
     by_role: { coder: ledger.by_role.coder.usd, reviewer: ledger.by_role.reviewer.usd },
     complete: ledger.complete && configOk,
+    files: ledger.sources.flatMap((source) => (source.role === 'coder' && source.path ? [source.path] : [])),
   }
 }

@@ -1,0 +1,56 @@
+// status must start fast: it shows the last computed cost while nothing it came from has changed,
+// and loads the ledger (transcript readers, price table) only when something did.
+import { mkdirSync, readFileSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { REPO_CONFIG_NAME } from '../config.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import { cacheDir, configPath, pairLoopHome } from '../paths.ts'
+import type { RunState } from '../state.ts'
+import { claudeProjectDir, codexHome } from './locate.ts'
+import type { RunCostSummary } from './summary.ts'
+
+interface Snapshot {
+  revision: number
+  watch: Record<string, string>
+  summary: RunCostSummary
+}
+
+const fingerprint = (path: string) => {
+  try {
+    const stat = statSync(path)
+    return `${stat.ino}:${stat.size}:${stat.mtimeMs}`
+  } catch {
+    return 'absent'
+  }
+}
+
+/** Where a change would change the figures: the transcripts read, where new sessions appear, the config (prices). */
+function watched(run: RunState, files: string[], env: NodeJS.ProcessEnv): string[] {
+  const day = new Date() // rollout folders are local dates: a new session today lands under these
+  const parts = [String(day.getFullYear()), String(day.getMonth() + 1).padStart(2, '0'), String(day.getDate()).padStart(2, '0')]
+  const sessions = join(codexHome(env), 'sessions')
+  return [
+    ...files,
+    claudeProjectDir(run.repo, env),
+    sessions, join(sessions, parts[0]!), join(sessions, ...parts.slice(0, 2)), join(sessions, ...parts),
+    configPath(pairLoopHome(env)),
+    join(run.repo, REPO_CONFIG_NAME),
+  ]
+}
+
+export async function cachedCostSummary(run: RunState, env: NodeJS.ProcessEnv = process.env): Promise<RunCostSummary> {
+  const file = join(cacheDir(pairLoopHome(env)), 'summaries', `${run.run_id}.json`)
+  try {
+    const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot
+    const unchanged = snapshot.revision === run.revision && Object.entries(snapshot.watch).every(([path, print]) => fingerprint(path) === print)
+    if (unchanged) return snapshot.summary
+  } catch {}
+  const { runCostSummary } = await import('./summary.ts')
+  const summary = await runCostSummary(run, { env })
+  const watch = Object.fromEntries(watched(run, summary.files, env).map((path) => [path, fingerprint(path)]))
+  try {
+    mkdirSync(join(cacheDir(pairLoopHome(env)), 'summaries'), { recursive: true })
+    writeFileAtomic(file, JSON.stringify({ revision: run.revision, watch, summary } satisfies Snapshot))
+  } catch {} // a cache that cannot be written only costs the next status its speed
+  return summary
+}
