@@ -52,16 +52,21 @@ export function expectPhase(run: RunState, allowed: Phase[], command: string): v
   })
 }
 
+/** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
+export function runsOfRepo(repo: string, home = pairLoopHome()): RunState[] {
+  const listed = listRuns(home)
+  const damaged = listed.find((entry) => 'error' in entry && entry.repo === repo)
+  if (damaged && 'error' in damaged) throw damaged.error
+  return listed.flatMap((entry) => ('state' in entry && entry.state.repo === repo ? [entry.state] : []))
+}
+
 /** `--run` if given, else the one active run whose repository is the one around `cwd`. */
 export function resolveRun({ run, cwd }: { run?: string; cwd?: string }, { allowFinished = false, home = pairLoopHome() } = {}): RunState {
   if (run !== undefined) return readRun(checkRunId(run), home)
   const dir = cwd ?? process.cwd()
   const top = findTopLevelFast(dir)
   if (!top) fail('run_not_found', `${dir} is not inside a git repository, and no --run was given`, { cwd: dir })
-  const listed = listRuns(home)
-  const damaged = listed.find((entry) => 'error' in entry && entry.repo === top)
-  if (damaged && 'error' in damaged) throw damaged.error // a run here is unreadable: say so rather than act as if it did not exist
-  const runs = listed.flatMap((entry) => ('state' in entry && entry.state.repo === top ? [entry.state] : []))
+  const runs = runsOfRepo(top, home)
   const here = runs.filter(isActive)
   // finish, status and friends may look back at the newest finished run when none is active
   if (here.length === 0 && allowFinished && runs[0]) return runs[0]

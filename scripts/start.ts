@@ -6,10 +6,10 @@ import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli
 import { loadConfig } from '../lib/config.ts'
 import { fail } from '../lib/errors.ts'
 import { currentBranch, dirtyPaths, ensureExcluded, headSha, localBranch, resolveCommit, topLevel } from '../lib/git.ts'
-import { handoffPath, isActive, nextStep, nowIso, writeHandoff } from '../lib/loop.ts'
+import { handoffPath, isActive, nextStep, nowIso, runsOfRepo, writeHandoff } from '../lib/loop.ts'
 import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
 import { AGENTS, type RunState } from '../lib/state.ts'
-import { createRun, ensureRunsDir, listRuns, withLock } from '../lib/store.ts'
+import { createRun, ensureRunsDir, withLock } from '../lib/store.ts'
 
 const start = defineScript({
   name: 'start',
@@ -87,10 +87,7 @@ const start = defineScript({
 })
 
 function checkNoActiveRun(repo: string): void {
-  const listed = listRuns()
-  const damaged = listed.find((entry) => 'error' in entry && entry.repo === repo)
-  if (damaged && 'error' in damaged) throw damaged.error // an unreadable run of this repo may be active: never open a second one
-  const active = listed.flatMap((entry) => ('state' in entry && isActive(entry.state) && entry.state.repo === repo ? [entry.state.run_id] : []))
+  const active = runsOfRepo(repo).filter(isActive).map((run) => run.run_id) // an unreadable run here fails: it may be active
   if (active.length > 0) fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
 }
 
