@@ -11,6 +11,11 @@ const scripts = readdirSync('scripts')
   .map((name) => name.slice(0, -3))
   .filter((name) => !NOT_ENTRIES.has(name))
 
+// Few, whole chunks load faster than many small ones (each module file costs a resolve, a read and a compile):
+// `core` is what every command needs (flags, errors), `lib` the rest; zx and proper-lockfile stay lazy imports.
+const CORE = ['/lib/cli.ts', '/lib/errors.ts', '/lib/text.ts']
+const chunkOf = (id: string) => (CORE.some((path) => id.endsWith(path)) ? 'core' : id.includes('/lib/') ? 'lib' : undefined)
+
 export default defineBuildConfig({
   entries: scripts.map((name) => ({ input: `scripts/${name}`, name })),
   // tests build into a fresh folder and swap it in whole (test/_build.ts), so runs beside them never see a half-built dist/
@@ -18,4 +23,9 @@ export default defineBuildConfig({
   declaration: false,
   clean: true,
   rollup: { emitCJS: false, esbuild: { target: 'node20' } },
+  hooks: {
+    'rollup:options'(_ctx, options) {
+      for (const output of [options.output].flat()) if (output) output.manualChunks = chunkOf
+    },
+  },
 })
