@@ -12,9 +12,18 @@ const scripts = readdirSync('scripts')
   .filter((name) => !NOT_ENTRIES.has(name))
 
 // Few, whole chunks load faster than many small ones (each module file costs a resolve, a read and a compile):
-// `core` is what every command needs (flags, errors), `lib` the rest; zx and proper-lockfile stay lazy imports.
+// `core` is what every command needs (flags, errors), `lib` the loop's bookkeeping, and the heavy parts that only
+// some commands run (the cost ledger, the reviewer call, the exporters) one chunk each. zx and proper-lockfile stay
+// lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 const CORE = ['/lib/cli.ts', '/lib/errors.ts', '/lib/text.ts']
-const chunkOf = (id: string) => (CORE.some((path) => id.endsWith(path)) ? 'core' : id.includes('/lib/') ? 'lib' : undefined)
+const LIGHT_COST = ['/lib/cost/snapshot.ts', '/lib/cost/locate.ts']
+function chunkOf(id: string): string | undefined {
+  if (CORE.some((path) => id.endsWith(path))) return 'core'
+  if (LIGHT_COST.some((path) => id.endsWith(path))) return 'lib'
+  const area = /\/lib\/(cost|review|export)\//.exec(id)?.[1]
+  if (area) return area
+  return id.includes('/lib/') ? 'lib' : undefined
+}
 
 export default defineBuildConfig({
   entries: scripts.map((name) => ({ input: `scripts/${name}`, name })),
