@@ -74,33 +74,44 @@ export function writeFiles(dir: string, files: Record<string, string>): void {
   }
 }
 
-export interface CliResult {
-  code: number | null
-  stdout: string
-  stderr: string
+export interface CliResult extends ProcessResult {
   /** The one JSON document on stdout (undefined if stdout was not exactly one JSON document). */
   json: any
 }
 
-export function runCli(args: string[], { cwd, env, input, timeoutMs = 60_000 }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<CliResult> {
+export interface ProcessResult {
+  code: number | null
+  stdout: string
+  stderr: string
+}
+
+/**
+ * A program run to its end, stdin given (or closed), output collected; past its time limit its whole
+ * process group is killed, so nothing it started outlives the test.
+ */
+export function runProcess(argv: string[], { cwd, env, input, timeoutMs = 60_000 }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<ProcessResult> {
   return new Promise((resolvePromise, reject) => {
-    const [command, ...prefix] = CLI_COMMAND
-    const child = spawn(command!, [...prefix, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
+    const timer = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL') } catch {} }, timeoutMs)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
-      const stdout = Buffer.concat(out).toString('utf8')
-      let json: unknown
-      try { json = JSON.parse(stdout) } catch { json = undefined }
-      resolvePromise({ code, stdout, stderr: Buffer.concat(err).toString('utf8'), json })
+      resolvePromise({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
     })
+    child.stdin.on('error', () => {})
     child.stdin.end(input ?? '')
   })
+}
+
+export async function runCli(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<CliResult> {
+  const result = await runProcess([...CLI_COMMAND, ...args], options)
+  let json: unknown
+  try { json = JSON.parse(result.stdout) } catch { json = undefined }
+  return { ...result, json }
 }
 
 /** A fresh repo and home, and a CLI bound to them: the usual start of a test. */

@@ -2,13 +2,13 @@
 // dist entry has the shebang and is executable, and each command's file runs on its own, also through a symlink
 // (npm's bin links), so isMain holds there. Then `npm pack` → `npm install <tarball>` into an empty folder →
 // `npx pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawnSync } from 'node:child_process'
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { COMMANDS } from '../scripts/commands.ts'
 import { ensureBuilt } from './_build.ts'
-import { ROOT, isBun, tempDir } from './_helpers.ts'
+import { ROOT, isBun, runProcess, tempDir, type ProcessResult } from './_helpers.ts'
 
 const NODE = isBun ? 'node' : process.execPath
 const DIST = join(ROOT, 'dist')
@@ -22,27 +22,10 @@ const COMMAND_NAMES = Object.keys(COMMANDS)
 const SHEBANG = '#!/usr/bin/env node\n'
 const PACK_TIMEOUT = 300_000
 
-interface Result {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+type Result = ProcessResult
 
-function run(command: string, args: string[], { cwd, env, timeoutMs = 120_000 }: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
-    })
-  })
-}
+const run = (command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }) =>
+  runProcess([command, ...args], { timeoutMs: 120_000, ...options })
 
 const show = (result: Result) => `exit ${result.code}\nstdout: ${result.stdout.slice(0, 4000)}\nstderr: ${result.stderr.slice(0, 4000)}`
 

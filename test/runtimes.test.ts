@@ -5,12 +5,12 @@
 // codes from all of them once run ids, times, paths, durations and shas are normalised. Then `demo` on each.
 // Deno also runs with the narrowest permission set that suffices (DENO_PERMISSIONS), which the README documents.
 // A runtime that is missing is skipped with a loud message; under CI=true that is a failure instead.
-import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process'
+import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './_build.ts'
-import { ROOT, isBun, isolatedEnv, makeRepo, tempDir } from './_helpers.ts'
+import { ROOT, isBun, isolatedEnv, makeRepo, runProcess, tempDir, type ProcessResult } from './_helpers.ts'
 
 /** Enough for the whole loop and demo under Deno (zx needs uid/gid, cost lookup homedir, the review claim hostname). */
 const DENO_PERMISSIONS = ['--allow-env', '--allow-read', '--allow-write', '--allow-run', '--allow-sys=homedir,uid,gid,hostname']
@@ -53,28 +53,10 @@ const RUNTIMES: Runtime[] = [
 
 // ------------------------------------------------------------------------------------------ processes and builds
 
-interface Result {
-  code: number | null
-  stdout: string
-  stderr: string
-}
+type Result = ProcessResult
 
-function run(command: string[], args: string[], { cwd, env, input = '', timeoutMs = 90_000 }: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command[0]!, [...command.slice(1), ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
-    const out: Buffer[] = []
-    const err: Buffer[] = []
-    child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
-    child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs)
-    child.on('error', reject)
-    child.on('close', (code) => {
-      clearTimeout(timer)
-      resolve({ code, stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8') })
-    })
-    child.stdin.end(input)
-  })
-}
+const run = (command: string[], args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }) =>
+  runProcess([...command, ...args], { timeoutMs: 90_000, ...options })
 
 
 // ------------------------------------------------------------------------------------------ normalising

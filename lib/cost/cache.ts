@@ -30,6 +30,18 @@ export interface EntryStore {
   index?(): Int32Array[]
 }
 
+/** A transcript line as a JSON object, or undefined after telling the sink why it counts as nothing. */
+export function jsonObjectLine(line: string, sink: Sink): any {
+  let o: unknown
+  try {
+    o = JSON.parse(line)
+  } catch {
+    return sink.skip('not valid JSON')
+  }
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) return sink.skip('not a JSON object')
+  return o
+}
+
 export interface LineParser<S> {
   /** Names the cache format: change `version` whenever the parser's output for a line changes. */
   kind: string

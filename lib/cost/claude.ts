@@ -1,7 +1,7 @@
 // Claude Code transcripts: find a session's files, read their usage lines, de-duplicate globally as ccusage 20 does.
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { scanFile, type EntryStore, type LineParser, type ScanResult } from './cache.ts'
+import { jsonObjectLine, scanFile, type EntryStore, type LineParser, type ScanResult } from './cache.ts'
 import { claudeConfigDir, claudeProjectDir } from './locate.ts'
 import { UNKNOWN_MODEL, claudeCostOf, type PriceBook, type Tokens } from './pricing.ts'
 
@@ -45,14 +45,8 @@ export const claudeParser: LineParser<null> = {
   patterns: ['"usage"'],
   init: () => null,
   parse(line, _state, sink) {
-    let o: any
-    try {
-      o = JSON.parse(line)
-    } catch {
-      return sink.skip('not valid JSON')
-    }
-    if (o === null || typeof o !== 'object' || Array.isArray(o)) return sink.skip('not a JSON object')
-    if (o.type !== 'assistant') return
+    const o = jsonObjectLine(line, sink)
+    if (o === undefined || o.type !== 'assistant') return
     const m = o.message
     if (m === null || typeof m !== 'object' || m.usage === undefined) return
     const u = m.usage

@@ -1,6 +1,6 @@
 // Codex CLI rollouts: the token_count delta rule (re-emits and `info: null` cost nothing), model from turn_context.
 import { closeSync, openSync, readSync } from 'node:fs'
-import { scanFile, type LineParser, type ScanResult } from './cache.ts'
+import { jsonObjectLine, scanFile, type LineParser, type ScanResult } from './cache.ts'
 import { codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
 import { collect, type UsageItem, type UsageSums, type UsageVisitor } from './claude.ts'
@@ -43,13 +43,8 @@ export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<Co
     patterns: ['"token_count"', '"turn_context"', '"session_meta"'],
     init: () => ({ model: null, prev: null, lines: 0, fork: null }),
     parse(line, state, sink, lineNo) {
-      let o: any
-      try {
-        o = JSON.parse(line)
-      } catch {
-        return sink.skip('not valid JSON')
-      }
-      if (o === null || typeof o !== 'object' || Array.isArray(o)) return sink.skip('not a JSON object')
+      const o = jsonObjectLine(line, sink)
+      if (o === undefined) return
       const p = o.payload
       if (o.type === 'session_meta') {
         if (lineNo !== 1 || !p || typeof p !== 'object') return
