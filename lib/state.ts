@@ -105,7 +105,15 @@ export const FailedReview = v.object({
   session_id: v.optional(v.nullable(v.string()), null),
 })
 
-export const ReviewClaim = v.object({ pid: v.pipe(v.number(), v.integer()), host: v.string(), started_at: Timestamp })
+export const ReviewClaim = v.object({
+  pid: v.pipe(v.number(), v.integer()),
+  host: v.string(),
+  started_at: Timestamp,
+  /** The reviewer's process group, so a review killed outright does not leave it running: the next one ends it. */
+  reviewer_pgid: v.optional(v.nullable(v.pipe(v.number(), v.integer())), null),
+  /** When that process started (Linux /proc), so a recycled pid is never mistaken for it. */
+  reviewer_start: v.optional(v.nullable(v.string()), null),
+})
 
 export const BudgetOverride = v.object({ at: Timestamp, command: v.string(), round: Count, spent_usd: Usd, limit_usd: Usd })
 

@@ -11,6 +11,7 @@ import { changeRun, expectPhase, nextStep, nowIso, resolveRun, roundsLeft } from
 import { runArtifactsDir } from '../lib/paths.ts'
 import { conductReview, sumCalls, type CallRecord, type CostOfCall } from '../lib/review/conduct.ts'
 import { applyReview } from '../lib/review/record.ts'
+import { processStartTime, reapReviewerGroup } from '../lib/review/process.ts'
 import { chooseReviewer, parseReviewerCmd } from '../lib/review/reviewers.ts'
 import type { RunState } from '../lib/state.ts'
 
@@ -32,22 +33,25 @@ const review = defineScript({
     const choice = chooseReviewer(run, config, reviewerCmd)
     const { override } = await checkBudgetBrake(run, { overBudget: args['over-budget'] ?? false, command: 'review' })
 
+    const log = (line: string) => process.stderr.write(`pair-loop review: ${line}\n`)
     const claimed = await changeRun(run.run_id, (state) => {
       expectPhase(state, ['reviewing'], 'review')
       const claim = state.review_claim
       if (claim && claim.pid !== process.pid && (claim.host !== hostname() || isProcessAlive(claim.pid))) {
         fail('review_in_progress', `another review of run ${state.run_id} is running (pid ${claim.pid} since ${claim.started_at})`, { run_id: state.run_id, claim })
       }
-      state.review_claim = { pid: process.pid, host: hostname(), started_at: nowIso() }
+      // the review holding a dead claim was killed outright (SIGKILL can't be relayed): its reviewer may still run
+      if (claim && reapReviewerGroup(claim.reviewer_pgid, claim.reviewer_start)) log(`ended the reviewer left running by a killed review (process group ${claim.reviewer_pgid})`)
+      state.review_claim = { pid: process.pid, host: hostname(), started_at: nowIso(), reviewer_pgid: null, reviewer_start: null }
       if (override) state.budget_overrides.push(override)
       return { state, result: state }
     })
 
-    const log = (line: string) => process.stderr.write(`pair-loop review: ${line}\n`)
     if (choice.fallback_used) log(`the ${run.reviewer} CLI is missing; falling back to ${choice.tool}`)
     const costOf: CostOfCall = (reply, tool) =>
       costOfReviewerCall({ tool, model: reply.model ?? config.pair_loop.reviewer_model, usage: reply.usage, reported_usd: reply.reported_usd, model_usage: reply.model_usage, session_id: reply.session_id }, { pricing: config.pricing })
     const relay = { kill: null as (() => void) | null, interrupted: false }
+    let noted: Promise<void> = Promise.resolve()
     const onSignal = () => { relay.interrupted = true; relay.kill?.() }
     process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
     try {
@@ -60,7 +64,9 @@ const review = defineScript({
         heartbeatMs: heartbeatMs(),
         log,
         signalRelay: relay,
+        onSpawn: (pid) => { noted = noteReviewerGroup(run.run_id, pid) },
       })
+      await noted
       if (!conducted.ok) {
         await recordFailure(claimed, choice.tool, conducted.code, conducted.message, conducted.calls)
         throw new PairLoopError(conducted.code, conducted.message, {
@@ -114,6 +120,15 @@ async function recordFailure(run: RunState, tool: 'claude' | 'codex' | 'custom',
     if (state.review_claim?.pid === process.pid) state.review_claim = null
     return { state, result: undefined }
   })
+}
+
+/** The claim learns the reviewer's process group, for the next review to end if this one is killed outright. */
+async function noteReviewerGroup(runId: string, pgid: number): Promise<void> {
+  await changeRun(runId, (state) => {
+    if (state.review_claim?.pid !== process.pid) return { result: undefined }
+    state.review_claim = { ...state.review_claim, reviewer_pgid: pgid, reviewer_start: processStartTime(pgid) }
+    return { state, result: undefined }
+  }).catch(() => {}) // only a safety net: the review goes on without it
 }
 
 async function releaseClaim(runId: string) {

@@ -181,7 +181,7 @@ describe('review: phases and the claim', () => {
 
   it('gives review_in_progress when a live process on this host holds the claim, and changes nothing', async () => {
     const { sb, runId } = await sandboxInReview()
-    await updateRun(runId, (state) => ({ state: { ...state, review_claim: { pid: process.pid, host: hostname(), started_at: new Date().toISOString() } }, result: undefined }), { home: sb.home })
+    await updateRun(runId, (state) => ({ state: { ...state, review_claim: { pid: process.pid, host: hostname(), started_at: new Date().toISOString(), reviewer_pgid: null, reviewer_start: null } }, result: undefined }), { home: sb.home })
     const before = runDisk(sb)
     expectError(await sb.cli(reviewArgs('approve')), 'review_in_progress')
     expect(runDisk(sb)).toEqual(before)
@@ -190,7 +190,7 @@ describe('review: phases and the claim', () => {
   it('takes over a claim left by a process that has died', async () => {
     const { sb, runId } = await sandboxInReview()
     const pid = deadPid()
-    await updateRun(runId, (state) => ({ state: { ...state, review_claim: { pid, host: hostname(), started_at: '2026-01-01T00:00:00.000Z' } }, result: undefined }), { home: sb.home })
+    await updateRun(runId, (state) => ({ state: { ...state, review_claim: { pid, host: hostname(), started_at: '2026-01-01T00:00:00.000Z', reviewer_pgid: null, reviewer_start: null } }, result: undefined }), { home: sb.home })
     await approveNow(sb)
     expect(sb.state(runId)).toMatchObject({ phase: 'approved', review_claim: null })
   }, SLOW)

@@ -22,6 +22,7 @@ export interface ConductOptions {
   heartbeatMs?: number
   log?: (line: string) => void
   signalRelay?: { kill: (() => void) | null; interrupted?: boolean }
+  onSpawn?: (pid: number) => void
 }
 
 export interface CallRecord {
@@ -96,6 +97,7 @@ async function callReviewer(run: RunState, prompt: string, attempt: number, opti
     heartbeatMs: options.heartbeatMs,
     onHeartbeat: (elapsed, bytes) => options.log?.(`waiting for the ${choice.tool} reviewer: ${Math.round(elapsed / 1000)} s, ${bytes} bytes so far`),
     signalRelay: options.signalRelay,
+    onSpawn: options.onSpawn,
   })
   writeFileSync(rawPath, result.stdout)
   if (result.stderr.length) writeFileSync(`${rawPath}.stderr`, result.stderr)

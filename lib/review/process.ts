@@ -1,6 +1,7 @@
 // Running a reviewer: prompt on stdin, a wall-clock timeout that kills the whole process group, a heartbeat.
 // node:child_process rather than zx here: the reviewer needs its own process group so nothing it spawns outlives it.
 import { spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 
 export interface RunResult {
   exitCode: number | null
@@ -23,6 +24,8 @@ export interface RunOptions {
   maxOutputBytes?: number
   /** Lets a SIGTERM of pair-loop itself take the reviewer down with it. */
   signalRelay?: { kill: (() => void) | null; interrupted?: boolean }
+  /** Told the reviewer's pid (its process group's id) as soon as it runs. */
+  onSpawn?: (pid: number) => void
 }
 
 const KILL_GRACE_MS = 2_000
@@ -52,6 +55,7 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
       setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref()
     }
     if (options.signalRelay) options.signalRelay.kill = stop
+    if (child.pid !== undefined) options.onSpawn?.(child.pid)
 
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length
@@ -90,4 +94,26 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
     child.on('exit', () => killGroup('SIGKILL'))
     child.on('close', finish)
   })
+}
+
+/** A process's start time as the kernel counts it (Linux), to tell a pid from a recycled one; null where unknown. */
+export function processStartTime(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null // field 22, counted after "pid (comm) "
+  } catch {
+    return null
+  }
+}
+
+/** End the process group of a reviewer whose review was killed outright, if it is still that reviewer. */
+export function reapReviewerGroup(pgid: number | null | undefined, start: string | null | undefined): boolean {
+  if (!pgid || !start) return false // without a start time a recycled pid can't be told apart: leave it
+  if (processStartTime(pgid) !== start) return false // gone, or the pid now belongs to someone else
+  try {
+    process.kill(-pgid, 'SIGKILL')
+    return true
+  } catch {
+    return false
+  }
 }

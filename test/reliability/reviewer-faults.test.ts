@@ -147,7 +147,7 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
     expectOk(await sb.cli(faultArgs({ stub: 'approve' }, `${pidFile}.2`)))
   }, 20_000)
 
-  it('lets the next review take over the claim of a review that was killed with SIGKILL', async () => {
+  it('lets the next review take over the claim of a review that was killed with SIGKILL, ending the reviewer it left running', async () => {
     const { sb, runId } = await sandboxInReview()
     const pidFile = join(tempDir('pl-fault-'), 'kill.pid')
     const review = await reviewRunning(sb, pidFile)
@@ -155,12 +155,17 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
     await review.done
     const reviewerPid = Number(readFileSync(pidFile, 'utf8'))
     try {
-      expect(sb.state(runId).review_claim).toMatchObject({ pid: review.child.pid }) // a dead pid: nobody released it
-      const doc = expectOk(await sb.cli(faultArgs({ stub: 'approve' }, `${pidFile}.2`)))
-      expect(doc).toMatchObject({ verdict: 'APPROVED', round: 1 })
+      // a dead pid nobody released; SIGKILL can't be relayed, so its reviewer still runs, and the claim names its group
+      const claim = sb.state(runId).review_claim!
+      expect(claim).toMatchObject({ pid: review.child.pid })
+      expect(claim.reviewer_pgid).toBeGreaterThan(0)
+      expect(liveInGroup(claim.reviewer_pgid!).length).toBeGreaterThan(0)
+      const next = await sb.cli(faultArgs({ stub: 'approve' }, `${pidFile}.2`))
+      expect(expectOk(next)).toMatchObject({ verdict: 'APPROVED', round: 1 })
+      expect(next.stderr).toContain(`process group ${claim.reviewer_pgid}`)
       expect(sb.state(runId).review_claim).toBeNull()
+      await waitFor(() => liveInGroup(claim.reviewer_pgid!).length === 0, "the killed review's reviewer to be ended")
     } finally {
-      // SIGKILL cannot be relayed: the reviewer of the killed review is still running in its own group
       try { process.kill(-reviewerPid, 'SIGKILL') } catch {}
     }
   }, 20_000)
