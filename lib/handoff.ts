@@ -15,6 +15,9 @@ const DECORATION = /^[\s>*_`~+-]*/
  * (Markdown still shows the same characters: `\#` renders as `#`).
  */
 export function neutraliseLine(line: string): string {
+  // a line of only `=` or `-` would turn the line above into a heading when rendered (setext)
+  if (/^\s*(=+|-+)\s*$/.test(line)) return line.replace(/[=-]/, (mark) => `\\${mark}`)
+  if (/^\s*</.test(line)) return line.replace('<', '\\<') // raw HTML (<h2>, <!--) could hide or fake structure
   const lead = DECORATION.exec(line)![0]
   const rest = line.slice(lead.length)
   if (rest.startsWith('#')) return `${lead}\\${rest}`
