@@ -1,41 +1,26 @@
 // The agent skill (skills/pair-loop): where this package keeps it, and where Claude Code and Codex look for skills.
 import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmdirSync, unlinkSync } from 'node:fs'
 import { homedir } from 'node:os'
-import { dirname, join, relative, sep } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, relative, sep } from 'node:path'
 import { fail } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { topLevel } from './git.ts'
+import { packageRoot } from './package.ts'
 
 export const SKILL_NAME = 'pair-loop'
 export const SKILL_AGENTS = ['claude', 'codex'] as const
 export type SkillAgent = (typeof SKILL_AGENTS)[number]
 export type SkillScope = 'user' | 'project'
 
-/** How far above this module the package root may be: lib/ and scripts/ (sources), dist/ and dist/shared/ (built). */
-const MAX_LEVELS_UP = 4
-
 /**
- * The folder holding SKILL.md and references/, found by walking up from this module: it works from
- * lib/ under bun and deno, and from dist/ (or dist/shared/) under node after `npm pack` (`files` ships `skills`).
+ * The folder holding SKILL.md and references/, in this package's root: it works from the sources under bun and
+ * deno, and from dist/ under node after `npm pack` (`files` ships `skills`).
  */
 export function skillSource(moduleUrl: string = import.meta.url): string {
-  let dir: string
-  try {
-    dir = dirname(fileURLToPath(moduleUrl))
-  } catch {
-    fail('internal', `cannot locate the ${SKILL_NAME} skill: this module is not a local file (${moduleUrl})`, { module: moduleUrl })
-  }
-  const tried: string[] = []
-  for (let level = 0; level <= MAX_LEVELS_UP; level++) {
-    const candidate = join(dir, 'skills', SKILL_NAME)
-    tried.push(candidate)
-    if (existsSync(join(candidate, 'SKILL.md'))) return candidate
-    const parent = dirname(dir)
-    if (parent === dir) break
-    dir = parent
-  }
-  fail('internal', `cannot find skills/${SKILL_NAME}/SKILL.md near ${fileURLToPath(moduleUrl)}; the package is incomplete`, { tried })
+  const root = packageRoot(moduleUrl)
+  const candidate = root && join(root.dir, 'skills', SKILL_NAME)
+  if (candidate && existsSync(join(candidate, 'SKILL.md'))) return candidate
+  fail('internal', `cannot find skills/${SKILL_NAME}/SKILL.md near ${moduleUrl}; the package is incomplete`, { tried: candidate ? [candidate] : [], module: moduleUrl })
 }
 
 export interface TargetOptions {

@@ -1,12 +1,10 @@
 #!/usr/bin/env node
 // findings: the run's findings with their replies, or as SARIF 2.1.0 / reviewdog rdjsonl for other tools.
-import { existsSync, readFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { defineScript, isMain, main, rawOutput, runArgs, type RawOutput } from '../lib/cli.ts'
 import { toRdjsonl } from '../lib/export/rdjsonl.ts'
 import { toSarif } from '../lib/export/sarif.ts'
 import { allFindings, resolveRun } from '../lib/loop.ts'
+import { packageRoot } from '../lib/package.ts'
 import type { RunState } from '../lib/state.ts'
 
 const FORMATS = ['json', 'sarif', 'rdjsonl'] as const
@@ -46,19 +44,10 @@ function findingsDocument(run: RunState) {
   }
 }
 
-/** The package's own version and home page, from its package.json (found upwards from here: scripts/ or dist/). */
+/** The package's own version and home page, from its package.json. */
 function packageInfo(): { version: string; informationUri: string } {
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    const file = join(dir, 'package.json')
-    if (existsSync(file)) {
-      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string; homepage?: string }
-      if (pkg.name === 'pair-loop') return { version: pkg.version ?? '0.0.0', informationUri: pkg.homepage ?? NPM_PAGE }
-    }
-    const parent = dirname(dir)
-    if (parent === dir) return { version: '0.0.0', informationUri: NPM_PAGE }
-    dir = parent
-  }
+  const json = packageRoot()?.json
+  return { version: json?.version ?? '0.0.0', informationUri: json?.homepage ?? NPM_PAGE }
 }
 
 const NPM_PAGE = 'https://www.npmjs.com/package/pair-loop'

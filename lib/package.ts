@@ -1,0 +1,28 @@
+// This package's own folder and package.json, found by walking up from the module: the same from lib/ and
+// scripts/ (bun, deno), dist/ and dist/chunks/ (node), and an installed node_modules/pair-loop.
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const PACKAGE_NAME = 'pair-loop'
+
+export interface PackageJson {
+  name?: string
+  version?: string
+  homepage?: string
+}
+
+/** The nearest folder above `moduleUrl` whose package.json is pair-loop's, or null. */
+export function packageRoot(moduleUrl: string = import.meta.url): { dir: string; json: PackageJson } | null {
+  let dir: string
+  try { dir = dirname(fileURLToPath(moduleUrl)) } catch { return null }
+  for (;;) {
+    try {
+      const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson
+      if (json.name === PACKAGE_NAME) return { dir, json }
+    } catch {}
+    const parent = dirname(dir)
+    if (parent === dir) return null
+    dir = parent
+  }
+}
