@@ -49,7 +49,7 @@ const review = defineScript({
 
     if (choice.fallback_used) log(`the ${run.reviewer} CLI is missing; falling back to ${choice.tool}`)
     const costOf: CostOfCall = (reply, tool) =>
-      costOfReviewerCall({ tool, model: reply.model ?? config.pair_loop.reviewer_model, usage: reply.usage, reported_usd: reply.reported_usd, model_usage: reply.model_usage, session_id: reply.session_id }, { pricing: config.pricing })
+      costOfReviewerCall({ tool, model: reply.model ?? choice.model, usage: reply.usage, reported_usd: reply.reported_usd, model_usage: reply.model_usage, session_id: reply.session_id }, { pricing: config.pricing })
     const relay = { kill: null as (() => void) | null, interrupted: false }
     let noted: Promise<void> = Promise.resolve()
     const onSignal = () => { relay.interrupted = true; relay.kill?.() }
@@ -81,7 +81,7 @@ const review = defineScript({
         if (state.review_claim?.pid !== process.pid) fail('review_in_progress', `another review took over run ${state.run_id}; this one's result was not recorded`, { run_id: state.run_id })
         applyReview(state, {
           tool: choice.tool, fallback_used: choice.fallback_used, verdict: result.verdict, findings: result.findings, summary: result.summary,
-          session_id: result.reply.session_id, model: result.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? config.pair_loop.reviewer_model, usage, cost,
+          session_id: result.reply.session_id, model: result.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model, usage, cost,
           calls: conducted.calls.length, duration_ms, raw_output_path: conducted.calls.at(-1)!.raw_output_path,
           over_budget: override !== null, at: nowIso(),
         })

@@ -8,6 +8,8 @@ import type { Agent, RunState } from '../state.ts'
 export interface ReviewerChoice {
   tool: 'claude' | 'codex' | 'custom'
   fallback_used: boolean
+  /** The model asked for (config `reviewer_model`), when it applies to this reviewer; a fallback uses its own default. */
+  model: string | null
   /** The command line; `lastMessageFile` is where codex writes its final message. */
   argv: (lastMessageFile: string) => string[]
 }
@@ -34,13 +36,14 @@ export function reviewerArgv(tool: Agent, bin: string, repo: string, model: stri
 /** A custom command wins; else the run's reviewer, else the other vendor's CLI (`fallback_used`); else `reviewer_unavailable`. */
 export function chooseReviewer(run: RunState, config: Config, reviewerCmd: string[] | null, env: NodeJS.ProcessEnv = process.env): ReviewerChoice {
   const custom = reviewerCmd ?? config.pair_loop.reviewer_cmd
-  if (custom) return { tool: 'custom', fallback_used: false, argv: () => custom }
+  if (custom) return { tool: 'custom', fallback_used: false, model: config.pair_loop.reviewer_model, argv: () => custom }
   const bins: Record<Agent, string> = { claude: config.pair_loop.claude_bin, codex: config.pair_loop.codex_bin }
   const other: Agent = run.reviewer === 'claude' ? 'codex' : 'claude'
   for (const [tool, fallback_used] of [[run.reviewer, false], [other, true]] as const) {
     const path = findExecutable(bins[tool], env, run.repo)
     // reviewer_model names a model of the configured reviewer's vendor: a fallback uses its own default
-    if (path) return { tool, fallback_used, argv: reviewerArgv(tool, path, run.repo, fallback_used ? null : config.pair_loop.reviewer_model) }
+    const model = fallback_used ? null : config.pair_loop.reviewer_model
+    if (path) return { tool, fallback_used, model, argv: reviewerArgv(tool, path, run.repo, model) }
   }
   fail('reviewer_unavailable', `neither ${bins[run.reviewer]} nor ${bins[other]} is on PATH, and no reviewer command is set (--reviewer-cmd or pair_loop.reviewer_cmd)`, {
     tried: [bins[run.reviewer], bins[other]],
