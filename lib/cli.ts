@@ -58,7 +58,7 @@ const processIO: ScriptIO = {
 /** Parse, run, print; returns the exit status. Never throws, never calls process.exit (it can cut stdout short). */
 export async function runScript<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[], io: ScriptIO = processIO): Promise<number> {
   if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
-    io.stdout(stripAnsi(await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args })) + '\n')
+    io.stdout(stripControl(await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args })) + '\n')
     return 0
   }
   try {
@@ -115,7 +115,7 @@ export function parseFlags<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string
   try {
     parsed = parseArgs(rawArgs, def.args)
   } catch (error) {
-    throw new PairLoopError('usage', stripAnsi((error as Error).message))
+    throw new PairLoopError('usage', stripControl((error as Error).message))
   }
   for (const [name, arg] of Object.entries(def.args)) {
     const value = (parsed as Record<string, unknown>)[name]
@@ -156,11 +156,6 @@ const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpp
 
 /** The stderr line is one line, whatever the message holds, and carries no escape sequence to the terminal. */
 export const oneLine = (text: string) => stripControl(text).replace(/\s*\n+\s*/g, ' ').trim()
-
-export function stripAnsi(text: string): string {
-  // eslint-disable-next-line no-control-regex
-  return text.replace(/\x1b\[[0-9;]*m/g, '')
-}
 
 /** A whole number flag, e.g. `--max-rounds 3`: anything else is `usage` naming the flag. */
 export function integerFlag(value: string | undefined, flag: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number | undefined {

@@ -54,10 +54,6 @@ export function toPairLoopError(error: unknown): PairLoopError {
   })
 }
 
-export function exitCodeOf(code: ErrorCode): number {
-  return ERROR_CODES[code].exit
-}
-
 export function errorDocument(error: PairLoopError) {
   return {
     version: 1 as const,

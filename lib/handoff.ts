@@ -1,7 +1,6 @@
 // HANDOFF.md: rendered whole from state, with agent text unable to forge its structure; and the reviewer-output parsers.
 import { createHash } from 'node:crypto'
 import type { Finding, Reply, RunState, Verdict } from './state.ts'
-import { SEVERITIES } from './state.ts'
 import { stripControl } from './text.ts'
 
 // ---------------------------------------------------------------- neutralising agent text
@@ -218,4 +217,3 @@ export function findingKey(finding: Pick<ParsedFinding, 'category' | 'path' | 't
   return createHash('sha256').update(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`).digest('hex').slice(0, 16)
 }
 
-export const isSeverity = (value: string): value is (typeof SEVERITIES)[number] => (SEVERITIES as readonly string[]).includes(value)

@@ -16,8 +16,6 @@ export interface Rates {
   long_context_272k?: boolean
 }
 
-export const PRICE_TABLE_VERSION = '2026-11-ccusage-20.0.24'
-
 const claude = (input: number, output: number, cache_write_5m: number, cache_write_1h: number, cache_read: number, extra: Partial<Rates> = {}): Rates =>
   ({ input, output, cache_write_5m, cache_write_1h, cache_read, ...extra })
 const openai = (input: number, cached: number, write: number, output: number, extra: Partial<Rates> = {}): Rates =>
