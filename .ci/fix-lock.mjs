@@ -20,6 +20,8 @@ for (const [key, entry] of Object.entries(lock.packages)) {
     added++
   }
 }
-lock.packages = Object.fromEntries(Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))))
-writeFileSync(path, JSON.stringify(lock, null, 2) + '\n')
+lock.packages = Object.fromEntries(
+  Object.entries(lock.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+)
+writeFileSync(path, `${JSON.stringify(lock, null, 2)}\n`)
 console.log(`fix-lock: ${added} missing optional entries recorded`)

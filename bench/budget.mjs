@@ -9,7 +9,18 @@
 // 3. the peer: `ccusage claude session --offline --json` on the same folder (HOME an empty temp dir).
 // Targets: cold ≥ 150 MB/s; warm ≤ 3× node -e 0; warm ≥ 20× faster than ccusage.
 import { spawnSync } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,17 +45,29 @@ if (!existsSync(CLI)) {
 const root = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-budget-')))
 const repo = join(root, 'repo')
 const env = {
-  PATH: process.env.PATH, HOME: join(root, 'home'), PAIR_LOOP_HOME: join(root, 'pl'), CLAUDE_CONFIG_DIR: join(root, 'claude'),
-  CODEX_HOME: join(root, 'codex'), TZ: 'UTC', NO_COLOR: '1', GIT_CONFIG_NOSYSTEM: '1',
-  GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@example.com', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@example.com',
+  PATH: process.env.PATH,
+  HOME: join(root, 'home'),
+  PAIR_LOOP_HOME: join(root, 'pl'),
+  CLAUDE_CONFIG_DIR: join(root, 'claude'),
+  CODEX_HOME: join(root, 'codex'),
+  TZ: 'UTC',
+  NO_COLOR: '1',
+  GIT_CONFIG_NOSYSTEM: '1',
+  GIT_AUTHOR_NAME: 'b',
+  GIT_AUTHOR_EMAIL: 'b@example.com',
+  GIT_COMMITTER_NAME: 'b',
+  GIT_COMMITTER_EMAIL: 'b@example.com',
 }
 mkdirSync(env.HOME, { recursive: true })
 // the transcripts are large: whatever happens, don't leave them behind (unless asked to)
-process.on('exit', () => { if (!process.argv.includes('--keep')) rmSync(root, { recursive: true, force: true }) })
+process.on('exit', () => {
+  if (!process.argv.includes('--keep')) rmSync(root, { recursive: true, force: true })
+})
 mkdirSync(repo, { recursive: true })
 const sh = (cmd, args, options = {}) => {
   const out = spawnSync(cmd, args, { cwd: repo, env, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, ...options })
-  if (out.status !== 0 && !options.allowFail) throw new Error(`${cmd} ${args.join(' ')}: exit ${out.status}\n${out.stderr}`)
+  if (out.status !== 0 && !options.allowFail)
+    throw new Error(`${cmd} ${args.join(' ')}: exit ${out.status}\n${out.stderr}`)
   return out
 }
 sh('git', ['-c', 'init.defaultBranch=main', 'init', '-q'])
@@ -60,9 +83,12 @@ mkdirSync(folder, { recursive: true })
 const transcript = join(folder, `${SID}.jsonl`)
 
 let seed = 42
-const random = () => ((seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 4294967296)
+const random = () => (seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 4294967296
 const int = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1))
-const WORDS = 'the diff function return const value error check file test state round review budget token cache line read write parse json model usage cost session'.split(' ')
+const WORDS =
+  'the diff function return const value error check file test state round review budget token cache line read write parse json model usage cost session'.split(
+    ' ',
+  )
 const text = (bytes) => {
   let out = ''
   while (out.length < bytes) out += WORDS[int(0, WORDS.length - 1)] + (random() < 0.1 ? '.\n' : ' ')
@@ -75,24 +101,63 @@ function turn() {
   const ts = () => new Date((clock += int(5, 400))).toISOString()
   const lines = []
   const base = { cwd: realpathSync(repo), sessionId: SID, version: '2.1.197', gitBranch: 'main', userType: 'external' }
-  lines.push({ parentUuid: null, isSidechain: false, type: 'user', message: { role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: text(int(1000, 12_000)) }] }, uuid: `u-${++n}`, timestamp: ts(), ...base })
+  lines.push({
+    parentUuid: null,
+    isSidechain: false,
+    type: 'user',
+    message: {
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: `toolu_${n}`, content: text(int(1000, 12_000)) }],
+    },
+    uuid: `u-${++n}`,
+    timestamp: ts(),
+    ...base,
+  })
   const usage = {
-    input_tokens: int(1, 50), cache_creation_input_tokens: 0, cache_read_input_tokens: int(10_000, 150_000), output_tokens: int(20, 3000),
-    cache_creation: { ephemeral_5m_input_tokens: int(0, 5000), ephemeral_1h_input_tokens: int(0, 2000) }, service_tier: 'standard',
+    input_tokens: int(1, 50),
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: int(10_000, 150_000),
+    output_tokens: int(20, 3000),
+    cache_creation: { ephemeral_5m_input_tokens: int(0, 5000), ephemeral_1h_input_tokens: int(0, 2000) },
+    service_tier: 'standard',
   }
-  usage.cache_creation_input_tokens = usage.cache_creation.ephemeral_5m_input_tokens + usage.cache_creation.ephemeral_1h_input_tokens
+  usage.cache_creation_input_tokens =
+    usage.cache_creation.ephemeral_5m_input_tokens + usage.cache_creation.ephemeral_1h_input_tokens
   const id = `msg_01${n.toString(36).padStart(22, '0')}`
   const requestId = `req_011C${n.toString(36).padStart(20, '0')}`
   const model = MODELS[int(0, MODELS.length - 1)]
   const blocks = [
     { type: 'thinking', thinking: text(int(200, 3000)), signature: text(300).replace(/\s/g, '') },
     { type: 'text', text: text(int(50, 800)) },
-    { type: 'tool_use', id: `toolu_${n}`, name: 'Edit', input: { file_path: '/repo/src/file.ts', old_string: text(int(100, 1500)), new_string: text(int(100, 1500)) } },
+    {
+      type: 'tool_use',
+      id: `toolu_${n}`,
+      name: 'Edit',
+      input: { file_path: '/repo/src/file.ts', old_string: text(int(100, 1500)), new_string: text(int(100, 1500)) },
+    },
   ].slice(0, int(1, 3))
   for (const block of blocks) {
-    lines.push({ parentUuid: `u-${n}`, isSidechain: false, type: 'assistant', requestId, message: { id, type: 'message', role: 'assistant', model, content: [block], stop_reason: null, stop_sequence: null, usage }, uuid: `a-${++n}`, timestamp: ts(), ...base })
+    lines.push({
+      parentUuid: `u-${n}`,
+      isSidechain: false,
+      type: 'assistant',
+      requestId,
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: [block],
+        stop_reason: null,
+        stop_sequence: null,
+        usage,
+      },
+      uuid: `a-${++n}`,
+      timestamp: ts(),
+      ...base,
+    })
   }
-  return lines.map((l) => JSON.stringify(l)).join('\n') + '\n'
+  return `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`
 }
 
 function appendTranscript(bytes) {
@@ -111,7 +176,7 @@ function appendTranscript(bytes) {
 }
 
 log(`bench/budget: generating a ${MB} MB transcript in ${root} …`)
-let genStart = performance.now()
+const genStart = performance.now()
 appendTranscript(MB * 1024 * 1024)
 const size = statSync(transcript).size
 log(`  ${(size / 1024 / 1024).toFixed(1)} MB in ${((performance.now() - genStart) / 1000).toFixed(1)} s`)
@@ -143,7 +208,9 @@ for (let i = 0; i < 3; i++) {
 }
 const coldMs = median(cold)
 const src = coldDoc.sources[0]
-log(`  cold: ${cold.map((ms) => ms.toFixed(0)).join(', ')} ms; spent $${coldDoc.spent.toFixed(2)}, ${src.entries} entries, ${src.lines} lines`)
+log(
+  `  cold: ${cold.map((ms) => ms.toFixed(0)).join(', ')} ms; spent $${coldDoc.spent.toFixed(2)}, ${src.entries} entries, ${src.lines} lines`,
+)
 
 // warm: append 1 MB, check; alternate with node -e 0
 const warm = []
@@ -157,18 +224,25 @@ for (let i = 0; i < RUNS; i++) {
   bare.push(timed(process.execPath, ['-e', '0']).ms)
 }
 const warmRead = warmDoc.sources[0].read_bytes
-log(`  warm: ${warm.map((ms) => ms.toFixed(0)).join(', ')} ms (last read ${(warmRead / 1024 / 1024).toFixed(2)} MB); node -e 0: ${bare.map((ms) => ms.toFixed(0)).join(', ')} ms`)
+log(
+  `  warm: ${warm.map((ms) => ms.toFixed(0)).join(', ')} ms (last read ${(warmRead / 1024 / 1024).toFixed(2)} MB); node -e 0: ${bare.map((ms) => ms.toFixed(0)).join(', ')} ms`,
+)
 
 // the peer, on the same folder
 const peerHome = mkdtempSync(join(tmpdir(), 'pl-bench-ccusage-home-'))
 const peer = []
 let peerDoc
 for (let i = 0; i < 3; i++) {
-  const r = timed(CCUSAGE, ['claude', 'session', '--offline', '--json'], { cwd: peerHome, env: { PATH: env.PATH, HOME: peerHome, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR } })
+  const r = timed(CCUSAGE, ['claude', 'session', '--offline', '--json'], {
+    cwd: peerHome,
+    env: { PATH: env.PATH, HOME: peerHome, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR },
+  })
   peer.push(r.ms)
   peerDoc = JSON.parse(r.out.stdout)
 }
-log(`  ccusage: ${peer.map((ms) => ms.toFixed(0)).join(', ')} ms; its total $${peerDoc.totals.totalCost.toFixed(2)} (pair-loop's warm total $${warmDoc.spent.toFixed(2)})`)
+log(
+  `  ccusage: ${peer.map((ms) => ms.toFixed(0)).join(', ')} ms; its total $${peerDoc.totals.totalCost.toFixed(2)} (pair-loop's warm total $${warmDoc.spent.toFixed(2)})`,
+)
 
 const coldMBs = size / 1024 / 1024 / (coldMs / 1000)
 const warmMs = median(warm)
@@ -176,12 +250,38 @@ const bareMs = median(bare)
 const peerMs = median(peer)
 const rows = [
   ['measure', 'result', 'target', 'ok'],
-  [`cold first check (${(size / 1024 / 1024).toFixed(0)} MB)`, `${coldMs.toFixed(0)} ms = ${coldMBs.toFixed(0)} MB/s`, '≥ 150 MB/s', coldMBs >= 150],
-  ['warm check after +1 MB', `${warmMs.toFixed(0)} ms = ${(warmMs / bareMs).toFixed(2)}× node -e 0 (${bareMs.toFixed(0)} ms)`, '≤ 3×', warmMs / bareMs <= 3],
-  ['ccusage claude session', `${peerMs.toFixed(0)} ms = ${(peerMs / warmMs).toFixed(1)}× the warm check`, '≥ 20×', peerMs / warmMs >= 20],
+  [
+    `cold first check (${(size / 1024 / 1024).toFixed(0)} MB)`,
+    `${coldMs.toFixed(0)} ms = ${coldMBs.toFixed(0)} MB/s`,
+    '≥ 150 MB/s',
+    coldMBs >= 150,
+  ],
+  [
+    'warm check after +1 MB',
+    `${warmMs.toFixed(0)} ms = ${(warmMs / bareMs).toFixed(2)}× node -e 0 (${bareMs.toFixed(0)} ms)`,
+    '≤ 3×',
+    warmMs / bareMs <= 3,
+  ],
+  [
+    'ccusage claude session',
+    `${peerMs.toFixed(0)} ms = ${(peerMs / warmMs).toFixed(1)}× the warm check`,
+    '≥ 20×',
+    peerMs / warmMs >= 20,
+  ],
 ]
 const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)))
-console.log(`load average ${(await import('node:os')).loadavg().map((l) => l.toFixed(1)).join(' ')} on ${(await import('node:os')).cpus().length} cores`)
-for (const row of rows) console.log(row.map((cell, c) => String(cell === true ? 'yes' : cell === false ? 'NO' : cell).padEnd(widths[c])).join('  '))
-if (process.argv.includes('--keep')) log(`  kept: ${root} (run ${runId}; env PAIR_LOOP_HOME=${env.PAIR_LOOP_HOME} CLAUDE_CONFIG_DIR=${env.CLAUDE_CONFIG_DIR})`)
+console.log(
+  `load average ${(await import('node:os'))
+    .loadavg()
+    .map((l) => l.toFixed(1))
+    .join(' ')} on ${(await import('node:os')).cpus().length} cores`,
+)
+for (const row of rows)
+  console.log(
+    row.map((cell, c) => String(cell === true ? 'yes' : cell === false ? 'NO' : cell).padEnd(widths[c])).join('  '),
+  )
+if (process.argv.includes('--keep'))
+  log(
+    `  kept: ${root} (run ${runId}; env PAIR_LOOP_HOME=${env.PAIR_LOOP_HOME} CLAUDE_CONFIG_DIR=${env.CLAUDE_CONFIG_DIR})`,
+  )
 rmSync(peerHome, { recursive: true, force: true })

@@ -41,8 +41,10 @@ const env = {
   PAIR_LOOP_HOME: join(home, '.pair-loop'),
   CLAUDE_CONFIG_DIR: join(home, '.claude'),
   CODEX_HOME: join(home, '.codex'),
-  GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com',
-  GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com',
+  GIT_AUTHOR_NAME: 'Bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'Bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
   GIT_CONFIG_NOSYSTEM: '1',
   NO_COLOR: '1',
 }
@@ -101,7 +103,13 @@ function quantile(values, q) {
   return sorted[low] + (sorted[high] - sorted[low]) * (at - low)
 }
 
-const stats = subjects.map((s) => ({ name: s.name, label: s.label, median: quantile(samples[s.name], 0.5), p90: quantile(samples[s.name], 0.9), min: Math.min(...samples[s.name]) }))
+const stats = subjects.map((s) => ({
+  name: s.name,
+  label: s.label,
+  median: quantile(samples[s.name], 0.5),
+  p90: quantile(samples[s.name], 0.9),
+  min: Math.min(...samples[s.name]),
+}))
 const base = stats[0]
 for (const s of stats) {
   s.ratio = s.median / base.median
@@ -109,16 +117,32 @@ for (const s of stats) {
 }
 
 if (AS_JSON) {
-  console.log(JSON.stringify({ node: process.version, platform: `${process.platform}-${process.arch}`, rounds: ROUNDS, warmup: WARMUP, results: stats }, null, 2))
+  console.log(
+    JSON.stringify(
+      {
+        node: process.version,
+        platform: `${process.platform}-${process.arch}`,
+        rounds: ROUNDS,
+        warmup: WARMUP,
+        results: stats,
+      },
+      null,
+      2,
+    ),
+  )
   process.exit(0)
 }
 
 const ms = (value) => `${value.toFixed(1)} ms`
 const x = (value) => `${value.toFixed(2)}×`
-console.log(`pair-loop start-up, ${ROUNDS} rounds (+${WARMUP} warm-up) alternating, node ${process.version}, ${process.platform}-${process.arch}`)
+console.log(
+  `pair-loop start-up, ${ROUNDS} rounds (+${WARMUP} warm-up) alternating, node ${process.version}, ${process.platform}-${process.arch}`,
+)
 console.log('')
 for (const s of stats) {
-  console.log(`${s.name.padEnd(10)} median ${ms(s.median).padStart(9)}  p90 ${ms(s.p90).padStart(9)}  min ${ms(s.min).padStart(9)}  ratio ${x(s.ratio)} (p90 ${x(s.ratio_p90)})`)
+  console.log(
+    `${s.name.padEnd(10)} median ${ms(s.median).padStart(9)}  p90 ${ms(s.p90).padStart(9)}  min ${ms(s.min).padStart(9)}  ratio ${x(s.ratio)} (p90 ${x(s.ratio_p90)})`,
+  )
 }
 const worst = Math.max(...stats.slice(1).map((s) => s.ratio))
 console.log('')
@@ -132,4 +156,6 @@ for (const s of stats) console.log(`| ${s.label} | ${ms(s.median)} | ${ms(s.p90)
 console.log('')
 console.log('One row for a history table (date | node | base | ratios):')
 console.log('')
-console.log(`| ${new Date().toISOString().slice(0, 10)} | node ${process.version} | \`node -e 0\` ${ms(base.median)} | status ${x(stats[1].ratio)} | codes ${x(stats[2].ratio)} |`)
+console.log(
+  `| ${new Date().toISOString().slice(0, 10)} | node ${process.version} | \`node -e 0\` ${ms(base.median)} | status ${x(stats[1].ratio)} | codes ${x(stats[2].ratio)} |`,
+)

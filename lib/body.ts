@@ -13,31 +13,42 @@ export async function readBody(source: string, flag: string, cwd = process.cwd()
   } catch {
     fail('usage', `${describe(source)} given to --${flag} is not valid UTF-8`, { flag: `--${flag}`, file: source })
   }
-  if (!text.trim()) fail('usage', `${describe(source)} given to --${flag} is empty`, { flag: `--${flag}`, file: source })
+  if (!text.trim())
+    fail('usage', `${describe(source)} given to --${flag} is empty`, { flag: `--${flag}`, file: source })
   return text.replace(/^\uFEFF/, '').trimEnd()
 }
 
 const describe = (source: string) => (source === '-' ? 'stdin' : `file ${source}`)
 
 function tooBig(source: string, flag: string, size: number): never {
-  fail('usage', `${describe(source)} given to --${flag} has ${size} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, { flag: `--${flag}`, file: source, bytes: size, limit: MAX_BODY_BYTES })
+  fail('usage', `${describe(source)} given to --${flag} has ${size} bytes; the limit is ${MAX_BODY_BYTES} (64 KiB)`, {
+    flag: `--${flag}`,
+    file: source,
+    bytes: size,
+    limit: MAX_BODY_BYTES,
+  })
 }
 
 function readBodyFile(path: string, flag: string): Uint8Array {
   let size: number
   try {
     const stat = statSync(path)
-    if (!stat.isFile()) fail('usage', `${path} given to --${flag} is not a regular file`, { flag: `--${flag}`, file: path })
+    if (!stat.isFile())
+      fail('usage', `${path} given to --${flag} is not a regular file`, { flag: `--${flag}`, file: path })
     size = stat.size
   } catch (error) {
-    if ((error as { code?: string }).code === 'ENOENT') fail('usage', `file ${path} given to --${flag} does not exist`, { flag: `--${flag}`, file: path })
+    if ((error as { code?: string }).code === 'ENOENT')
+      fail('usage', `file ${path} given to --${flag} does not exist`, { flag: `--${flag}`, file: path })
     throw error
   }
   if (size > MAX_BODY_BYTES) tooBig(path, flag, size)
   try {
     return readFileSync(path)
   } catch (error) {
-    fail('usage', `cannot read ${path} given to --${flag}: ${(error as Error).message}`, { flag: `--${flag}`, file: path })
+    fail('usage', `cannot read ${path} given to --${flag}: ${(error as Error).message}`, {
+      flag: `--${flag}`,
+      file: path,
+    })
   }
 }
 

@@ -56,9 +56,17 @@ const processIO: ScriptIO = {
 }
 
 /** Parse, run, print; returns the exit status. Never throws, never calls process.exit (it can cut stdout short). */
-export async function runScript<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[], io: ScriptIO = processIO): Promise<number> {
+export async function runScript<A extends ArgsDef>(
+  def: ScriptDef<A>,
+  rawArgs: string[],
+  io: ScriptIO = processIO,
+): Promise<number> {
   if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
-    io.stdout(stripControl(await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args })) + '\n')
+    io.stdout(
+      `${stripControl(
+        await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args }),
+      )}\n`,
+    )
     return 0
   }
   try {
@@ -69,11 +77,11 @@ export async function runScript<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: s
       return 0
     }
     const { document, exit } = isOutcome(result) ? result : { document: result, exit: 0 }
-    io.stdout(JSON.stringify({ version: VERSION, ...document }) + '\n')
+    io.stdout(`${JSON.stringify({ version: VERSION, ...document })}\n`)
     return exit
   } catch (caught) {
     const error = toPairLoopError(caught)
-    io.stdout(JSON.stringify(errorDocument(error)) + '\n')
+    io.stdout(`${JSON.stringify(errorDocument(error))}\n`)
     io.stderr(`pair-loop ${def.name}: ${error.code}: ${oneLine(error.message)}\n`)
     return ERROR_CODES[error.code].exit
   }
@@ -89,7 +97,12 @@ function isRawOutput(value: Document | Outcome | RawOutput): value is RawOutput 
 }
 
 function isOutcome(value: Document | Outcome): value is Outcome {
-  return typeof value.exit === 'number' && typeof value.document === 'object' && value.document !== null && Object.keys(value).length === 2
+  return (
+    typeof value.exit === 'number' &&
+    typeof value.document === 'object' &&
+    value.document !== null &&
+    Object.keys(value).length === 2
+  )
 }
 
 /** citty accepts unknown flags and ignores `required` on enums: check both ourselves so a typo is `usage`, not a silent pass. */
@@ -98,13 +111,19 @@ export function parseFlags<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!
     if (token === '--') fail('usage', `unexpected arguments after --: ${rawArgs.slice(i + 1).join(' ')}`)
-    if (!token.startsWith('-') || token === '-') fail('usage', `unexpected argument ${JSON.stringify(token)}`, { argument: token })
+    if (!token.startsWith('-') || token === '-')
+      fail('usage', `unexpected argument ${JSON.stringify(token)}`, { argument: token })
     const [name, inlineValue] = splitFlag(token)
     const flag = flags.get(name)
-    if (!flag) fail('usage', `unknown flag ${token.split('=')[0]}`, { flag: token.split('=')[0], known: [...new Set([...flags.values()].map((f) => `--${f.name}`))] })
+    if (!flag)
+      fail('usage', `unknown flag ${token.split('=')[0]}`, {
+        flag: token.split('=')[0],
+        known: [...new Set([...flags.values()].map((f) => `--${f.name}`))],
+      })
     if (flag.takesValue && inlineValue === undefined) {
       const value = rawArgs[i + 1]
-      if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0]))) fail('usage', `--${flag.name} needs a value`, { flag: `--${flag.name}` })
+      if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0])))
+        fail('usage', `--${flag.name} needs a value`, { flag: `--${flag.name}` })
       i++
     }
     if (!flag.takesValue && inlineValue !== undefined && !['true', 'false'].includes(inlineValue)) {
@@ -155,13 +174,24 @@ const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCas
 const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 
 /** The stderr line is one line, whatever the message holds, and carries no escape sequence to the terminal. */
-export const oneLine = (text: string) => stripControl(text).replace(/\s*\n+\s*/g, ' ').trim()
+export const oneLine = (text: string) =>
+  stripControl(text)
+    .replace(/\s*\n+\s*/g, ' ')
+    .trim()
 
 /** A whole number flag, e.g. `--max-rounds 3`: anything else is `usage` naming the flag. */
-export function integerFlag(value: string | undefined, flag: string, { min = 0, max = Number.MAX_SAFE_INTEGER } = {}): number | undefined {
+export function integerFlag(
+  value: string | undefined,
+  flag: string,
+  { min = 0, max = Number.MAX_SAFE_INTEGER } = {},
+): number | undefined {
   if (value === undefined) return undefined
   if (!/^\d+$/.test(value) || Number(value) < min || Number(value) > max) {
-    fail('usage', `--${flag} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`, { flag: `--${flag}` })
+    fail(
+      'usage',
+      `--${flag} must be a whole number from ${min}${max === Number.MAX_SAFE_INTEGER ? '' : ` to ${max}`}, got ${JSON.stringify(value)}`,
+      { flag: `--${flag}` },
+    )
   }
   return Number(value)
 }

@@ -91,11 +91,17 @@ export function readConfigFile(file: string): ConfigFile | undefined {
   try {
     json = JSON.parse(text)
   } catch (error) {
-    fail('config_invalid', `${file} is not valid JSON: ${(error as Error).message}`, { path: file, issues: [(error as Error).message] })
+    fail('config_invalid', `${file} is not valid JSON: ${(error as Error).message}`, {
+      path: file,
+      issues: [(error as Error).message],
+    })
   }
   if (Array.isArray(json)) {
     // valibot's object schemas take an array for an object with no keys: a config that is a list is still wrong
-    fail('config_invalid', `${file}: (root): expected an object, got an array`, { path: file, issues: ['(root): expected an object, got an array'] })
+    fail('config_invalid', `${file}: (root): expected an object, got an array`, {
+      path: file,
+      issues: ['(root): expected an object, got an array'],
+    })
   }
   const result = v.safeParse(ConfigFile, json)
   if (!result.success) {

@@ -1,21 +1,54 @@
 // The closed error contract of DESIGN.md: one code, one exit status, one JSON document.
 
 export const ERROR_CODES = {
-  usage: { exit: 2, retryable: false, meaning: 'bad or missing flags, malformed run id, missing/empty/oversized/non-UTF-8 body file' },
-  state_malformed: { exit: 3, retryable: false, meaning: "a run's state file can't be parsed or fails its schema; it is never overwritten" },
+  usage: {
+    exit: 2,
+    retryable: false,
+    meaning: 'bad or missing flags, malformed run id, missing/empty/oversized/non-UTF-8 body file',
+  },
+  state_malformed: {
+    exit: 3,
+    retryable: false,
+    meaning: "a run's state file can't be parsed or fails its schema; it is never overwritten",
+  },
   duplicate_reply: { exit: 4, retryable: false, meaning: 'that finding already has a reply' },
-  config_invalid: { exit: 5, retryable: false, meaning: "config file can't be parsed or fails its schema (path and issues listed)" },
+  config_invalid: {
+    exit: 5,
+    retryable: false,
+    meaning: "config file can't be parsed or fails its schema (path and issues listed)",
+  },
   dirty_tree: { exit: 6, retryable: false, meaning: '`start` on uncommitted changes' },
   git_error: { exit: 7, retryable: false, meaning: 'not a repository, unknown base, a git command failed' },
   run_not_found: { exit: 8, retryable: false, meaning: 'no such run, or no active run here' },
   run_active: { exit: 9, retryable: false, meaning: '`start` while this repository has an active run' },
-  wrong_phase: { exit: 10, retryable: false, meaning: 'a command out of order (the details say what is expected next)' },
+  wrong_phase: {
+    exit: 10,
+    retryable: false,
+    meaning: 'a command out of order (the details say what is expected next)',
+  },
   round_cap: { exit: 11, retryable: false, meaning: '`coder-done` past `max_rounds` without `--over-cap`' },
   finding_not_found: { exit: 12, retryable: false, meaning: "`reply` to a finding that doesn't exist" },
-  budget_exceeded: { exit: 13, retryable: false, meaning: 'spent ≥ limit: `budget-check` still prints its normal document; `coder-done` and `review` refuse a new round without `--over-budget`' },
-  reviewer_unavailable: { exit: 14, retryable: false, meaning: 'neither reviewer CLI is on PATH and no reviewer command is set' },
-  reviewer_failed: { exit: 15, retryable: true, meaning: 'the reviewer exited non-zero, printed nothing usable, or reported an API, auth or quota error' },
-  reviewer_timeout: { exit: 16, retryable: true, meaning: 'the reviewer outran its timeout; its whole process group was killed' },
+  budget_exceeded: {
+    exit: 13,
+    retryable: false,
+    meaning:
+      'spent ≥ limit: `budget-check` still prints its normal document; `coder-done` and `review` refuse a new round without `--over-budget`',
+  },
+  reviewer_unavailable: {
+    exit: 14,
+    retryable: false,
+    meaning: 'neither reviewer CLI is on PATH and no reviewer command is set',
+  },
+  reviewer_failed: {
+    exit: 15,
+    retryable: true,
+    meaning: 'the reviewer exited non-zero, printed nothing usable, or reported an API, auth or quota error',
+  },
+  reviewer_timeout: {
+    exit: 16,
+    retryable: true,
+    meaning: 'the reviewer outran its timeout; its whole process group was killed',
+  },
   review_in_progress: { exit: 17, retryable: true, meaning: 'another `review` of this run is running' },
   gh_error: { exit: 18, retryable: true, meaning: '`gh` is missing or a `gh` call failed' },
   internal: { exit: 70, retryable: false, meaning: 'a bug' },
@@ -57,7 +90,9 @@ export function toPairLoopError(error: unknown): PairLoopError {
 export function errorDocument(error: PairLoopError) {
   return {
     version: 1 as const,
-    errors: [{ code: error.code, message: error.message, retryable: ERROR_CODES[error.code].retryable, ...error.details }],
+    errors: [
+      { code: error.code, message: error.message, retryable: ERROR_CODES[error.code].retryable, ...error.details },
+    ],
   }
 }
 

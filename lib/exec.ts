@@ -37,11 +37,22 @@ export function firstLine(text: string): string {
   return text.trim().split('\n')[0] ?? ''
 }
 
-export async function execOrFail(command: string, args: string[], options: ExecOptions & { code?: 'git_error' | 'gh_error' } = {}): Promise<string> {
+export async function execOrFail(
+  command: string,
+  args: string[],
+  options: ExecOptions & { code?: 'git_error' | 'gh_error' } = {},
+): Promise<string> {
   const result = await exec(command, args, options)
   if (!result.ok) {
-    const said = firstLine(result.stderr) || firstLine(result.stdout) || (result.exitCode === null ? 'did not run' : `exit ${result.exitCode}`)
-    fail(options.code ?? 'git_error', `${command} ${args.slice(0, 2).join(' ')} failed: ${said}`, { command: [command, ...args].join(' '), exit: result.exitCode, stderr: result.stderr.slice(0, 2000) })
+    const said =
+      firstLine(result.stderr) ||
+      firstLine(result.stdout) ||
+      (result.exitCode === null ? 'did not run' : `exit ${result.exitCode}`)
+    fail(options.code ?? 'git_error', `${command} ${args.slice(0, 2).join(' ')} failed: ${said}`, {
+      command: [command, ...args].join(' '),
+      exit: result.exitCode,
+      stderr: result.stderr.slice(0, 2000),
+    })
   }
   return result.stdout
 }

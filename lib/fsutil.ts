@@ -13,14 +13,18 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
     fsyncSync(fd)
   } catch (error) {
     closeSync(fd)
-    try { unlinkSync(temp) } catch {}
+    try {
+      unlinkSync(temp)
+    } catch {}
     throw error
   }
   closeSync(fd)
   try {
     renameSync(temp, path)
   } catch (error) {
-    try { unlinkSync(temp) } catch {}
+    try {
+      unlinkSync(temp)
+    } catch {}
     throw error
   }
   syncDir(dir)
@@ -31,9 +35,12 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
  * and only the next one fails. Loop until every byte is down, so a short file is never renamed over a good one.
  */
 function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let offset = 0; offset < bytes.length;) {
+  for (let offset = 0; offset < bytes.length; ) {
     const written = writeSync(fd, bytes, offset, bytes.length - offset)
-    if (written <= 0) throw Object.assign(new Error(`write returned ${written} with ${bytes.length - offset} bytes left`), { code: 'EIO' })
+    if (written <= 0)
+      throw Object.assign(new Error(`write returned ${written} with ${bytes.length - offset} bytes left`), {
+        code: 'EIO',
+      })
     offset += written
   }
 }
@@ -42,10 +49,16 @@ function writeAll(fd: number, bytes: Uint8Array): void {
 export function removeLeftoverTemps(path: string): void {
   const prefix = `.${basename(path)}.`
   let names: string[]
-  try { names = readdirSync(dirname(path)) } catch { return }
+  try {
+    names = readdirSync(dirname(path))
+  } catch {
+    return
+  }
   for (const name of names) {
     if (name.startsWith(prefix) && name.endsWith('.tmp')) {
-      try { unlinkSync(join(dirname(path), name)) } catch {}
+      try {
+        unlinkSync(join(dirname(path), name))
+      } catch {}
     }
   }
 }
@@ -54,7 +67,11 @@ function syncDir(dir: string): void {
   // Makes the rename itself durable; not every filesystem allows fsync on a directory.
   try {
     const fd = openSync(dir, 'r')
-    try { fsyncSync(fd) } finally { closeSync(fd) }
+    try {
+      fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
   } catch {}
 }
 

@@ -25,7 +25,11 @@ export async function topLevel(cwd: string): Promise<string> {
  */
 export function findTopLevelFast(cwd: string): string | undefined {
   let dir: string
-  try { dir = realpathSync(cwd) } catch { return undefined }
+  try {
+    dir = realpathSync(cwd)
+  } catch {
+    return undefined
+  }
   for (;;) {
     if (existsSync(join(dir, '.git'))) return dir
     const parent = dirname(dir)
@@ -40,7 +44,8 @@ export async function headSha(cwd: string): Promise<string> {
 
 export async function resolveCommit(cwd: string, rev: string): Promise<string> {
   const result = await exec('git', ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`], { cwd })
-  if (!result.ok) fail('git_error', `unknown base ${JSON.stringify(rev)}: ${firstLine(result.stderr)}`, { flag: '--base', base: rev })
+  if (!result.ok)
+    fail('git_error', `unknown base ${JSON.stringify(rev)}: ${firstLine(result.stderr)}`, { flag: '--base', base: rev })
   return result.stdout.trim()
 }
 
@@ -80,7 +85,9 @@ export async function diffStat(cwd: string, base: string): Promise<DiffStat> {
     stat.insertions += match[1] === '-' ? 0 : Number(match[1])
     stat.deletions += match[2] === '-' ? 0 : Number(match[2])
   }
-  const untracked = (await git(cwd, ['ls-files', '--others', '--exclude-standard', '-z'])).split('\0').filter((p) => p && !isOwnFile(p))
+  const untracked = (await git(cwd, ['ls-files', '--others', '--exclude-standard', '-z']))
+    .split('\0')
+    .filter((p) => p && !isOwnFile(p))
   for (const path of untracked) {
     stat.files++
     stat.insertions += countLines(join(cwd, path))

@@ -54,16 +54,25 @@ function openFence(lines: string[]): string | null {
 
 /** For one-line slots (task, finding text): newlines become spaces, then the same escaping. */
 export function neutraliseInline(text: string): string {
-  return neutraliseLine(stripControl(text).replace(/\s*\n\s*/g, ' ').trim())
+  return neutraliseLine(
+    stripControl(text)
+      .replace(/\s*\n\s*/g, ' ')
+      .trim(),
+  )
 }
 
 // ---------------------------------------------------------------- rendering
 
 export const minuteStamp = (iso: string) => `${iso.slice(0, 16)}Z`
 
-export function formatFindingLine(finding: Pick<Finding, 'n' | 'category' | 'severity' | 'path' | 'line_start' | 'line_end' | 'text'>): string {
+export function formatFindingLine(
+  finding: Pick<Finding, 'n' | 'category' | 'severity' | 'path' | 'line_start' | 'line_end' | 'text'>,
+): string {
   const tag = finding.severity ? `${finding.category}/${finding.severity}` : finding.category
-  const range = finding.line_end && finding.line_end !== finding.line_start ? `${finding.line_start}-${finding.line_end}` : `${finding.line_start}`
+  const range =
+    finding.line_end && finding.line_end !== finding.line_start
+      ? `${finding.line_start}-${finding.line_end}`
+      : `${finding.line_start}`
   const where = finding.path ? `${neutraliseInline(finding.path)}${finding.line_start ? `:${range}` : ''} — ` : ''
   return `${finding.n}. [${neutraliseInline(tag).replace(/[[\]]/g, '')}] ${where}${neutraliseInline(finding.text)}`
 }
@@ -71,7 +80,11 @@ export function formatFindingLine(finding: Pick<Finding, 'n' | 'category' | 'sev
 function renderReply(reply: Reply): string {
   // the first line follows the label (it can't open a fence there); the rest is a block of its own
   const [first = '', ...more] = stripControl(reply.body).split('\n')
-  const rest = more.length ? neutralise(more.join('\n')).split('\n').map((line) => `   ${line}`) : []
+  const rest = more.length
+    ? neutralise(more.join('\n'))
+        .split('\n')
+        .map((line) => `   ${line}`)
+    : []
   // indenting moves lines across the 3-space fence limit: a fence still open as the document reads it is closed here
   const open = openFence(rest)
   if (open) rest.push(`   ${open}`)
@@ -114,9 +127,15 @@ export function renderHandoff(run: RunState): string {
     renderConversation(run),
   ]
   if (run.outcome) {
-    lines.push(`## Outcome — ${run.outcome.verdict} · ${minuteStamp(run.outcome.finished_at)}${run.pr ? ` · PR #${run.pr}` : ''}`, '')
+    lines.push(
+      `## Outcome — ${run.outcome.verdict} · ${minuteStamp(run.outcome.finished_at)}${run.pr ? ` · PR #${run.pr}` : ''}`,
+      '',
+    )
   }
-  return lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n'
+  return `${lines
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`
 }
 
 // ---------------------------------------------------------------- parsing reviewer output
@@ -131,13 +150,17 @@ function liveLines(text: string): string[] {
       lines.push('')
       continue
     }
-    if (/^\s*>/.test(raw)) { lines.push(''); continue }
+    if (/^\s*>/.test(raw)) {
+      lines.push('')
+      continue
+    }
     lines.push(raw)
   }
   return lines
 }
 
-const VERDICT_LINE = /^\s*(?:#{1,6}\s*)?[*_`]*\s*verdict\s*[*_`]*\s*:\s*[*_`]*\s*(approved|changes[_ ]requested)\s*[*_`]*\s*\.?\s*$/i
+const VERDICT_LINE =
+  /^\s*(?:#{1,6}\s*)?[*_`]*\s*verdict\s*[*_`]*\s*:\s*[*_`]*\s*(approved|changes[_ ]requested)\s*[*_`]*\s*\.?\s*$/i
 
 /** The last line that is a verdict on its own wins; a verdict inside a sentence, a quote or a code block does not count. */
 export function parseVerdict(text: string): Verdict | null {
@@ -162,10 +185,19 @@ export interface ParsedFinding {
 const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/\s][^\]/]*?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/
 const LOCATION = /^`?([^\s`]+?):(\d+)(?:-(\d+))?`?\s*(?:—|–|--|-|:)\s*(.*)$/
 const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
-  blocker: 'blocker', critical: 'blocker', p0: 'blocker',
-  major: 'major', high: 'major', p1: 'major',
-  minor: 'minor', medium: 'minor', p2: 'minor',
-  nit: 'nit', low: 'nit', trivial: 'nit', p3: 'nit',
+  blocker: 'blocker',
+  critical: 'blocker',
+  p0: 'blocker',
+  major: 'major',
+  high: 'major',
+  p1: 'major',
+  minor: 'minor',
+  medium: 'minor',
+  p2: 'minor',
+  nit: 'nit',
+  low: 'nit',
+  trivial: 'nit',
+  p3: 'nit',
 }
 
 /** Findings in the grammar `N. [category/severity] path:start-end — text`; severity and location optional. */
@@ -202,18 +234,33 @@ export function reviewerProse(text: string, maxChars = 4000): string {
   const kept = stripControl(text)
     .split('\n')
     .filter((line) => {
-      if (FINDING_LINE.test(line)) return !(inFinding = true)
+      if (FINDING_LINE.test(line)) {
+        inFinding = true
+        return false
+      }
       if (inFinding && /^\s{2,}\S/.test(line) && !VERDICT_LINE.test(line)) return false // a continuation, already in its finding
       inFinding = false
       return !VERDICT_LINE.test(line) && !/^\s*#{1,6}\s*findings\s*$/i.test(line)
     })
-  const prose = kept.join('\n').replace(/\n{3,}/g, '\n\n').trim()
-  return prose.length > maxChars ? `${prose.slice(0, maxChars)}… [${prose.length - maxChars} more characters in the raw output]` : prose
+  const prose = kept
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()
+  return prose.length > maxChars
+    ? `${prose.slice(0, maxChars)}… [${prose.length - maxChars} more characters in the raw output]`
+    : prose
 }
 
 /** A finding's identity across rounds: category, path and normalised text, never the line number. */
 export function findingKey(finding: Pick<ParsedFinding, 'category' | 'path' | 'text'>): string {
-  const text = finding.text.toLowerCase().replace(/`/g, '').replace(/\b\d+\b/g, '#').replace(/[^\p{L}\p{N}#]+/gu, ' ').trim()
-  return createHash('sha256').update(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`).digest('hex').slice(0, 16)
+  const text = finding.text
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/\b\d+\b/g, '#')
+    .replace(/[^\p{L}\p{N}#]+/gu, ' ')
+    .trim()
+  return createHash('sha256')
+    .update(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`)
+    .digest('hex')
+    .slice(0, 16)
 }
-

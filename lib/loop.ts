@@ -28,28 +28,38 @@ export function allFindings(run: RunState): Finding[] {
 
 export function nextStep(run: RunState): NextStep {
   switch (run.phase) {
-    case 'coding': return openFindings(run).length > 0 ? 'reply' : 'coder-done'
-    case 'reviewing': return 'review'
-    case 'approved': return 'finish'
-    case 'capped': return 'ask-user'
-    case 'finished': return null
+    case 'coding':
+      return openFindings(run).length > 0 ? 'reply' : 'coder-done'
+    case 'reviewing':
+      return 'review'
+    case 'approved':
+      return 'finish'
+    case 'capped':
+      return 'ask-user'
+    case 'finished':
+      return null
   }
 }
 
 export const roundsLeft = (run: RunState) => Math.max(0, run.max_rounds - run.rounds.length)
 
 /** The round being worked on: in `coding` it is the next one, otherwise the latest. */
-export const currentRound = (run: RunState) => (run.phase === 'coding' ? run.rounds.length + 1 : Math.max(1, run.rounds.length))
+export const currentRound = (run: RunState) =>
+  run.phase === 'coding' ? run.rounds.length + 1 : Math.max(1, run.rounds.length)
 
 export function expectPhase(run: RunState, allowed: Phase[], command: string): void {
   if (allowed.includes(run.phase)) return
   const next = nextStep(run)
-  fail('wrong_phase', `${command} needs phase ${allowed.join(' or ')}, but run ${run.run_id} is ${run.phase}${next ? `; run \`${next}\` next` : ''}`, {
-    run_id: run.run_id,
-    phase: run.phase,
-    expected_phase: allowed,
-    next,
-  })
+  fail(
+    'wrong_phase',
+    `${command} needs phase ${allowed.join(' or ')}, but run ${run.run_id} is ${run.phase}${next ? `; run \`${next}\` next` : ''}`,
+    {
+      run_id: run.run_id,
+      phase: run.phase,
+      expected_phase: allowed,
+      next,
+    },
+  )
 }
 
 /** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
@@ -61,7 +71,10 @@ export function runsOfRepo(repo: string, home = pairLoopHome()): RunState[] {
 }
 
 /** `--run` if given, else the one active run whose repository is the one around `cwd`. */
-export function resolveRun({ run, cwd }: { run?: string; cwd?: string }, { allowFinished = false, home = pairLoopHome() } = {}): RunState {
+export function resolveRun(
+  { run, cwd }: { run?: string; cwd?: string },
+  { allowFinished = false, home = pairLoopHome() } = {},
+): RunState {
   if (run !== undefined) return readRun(checkRunId(run), home)
   const dir = cwd ?? process.cwd()
   const top = findTopLevelFast(dir)
@@ -70,8 +83,12 @@ export function resolveRun({ run, cwd }: { run?: string; cwd?: string }, { allow
   const here = runs.filter(isActive)
   // finish, status and friends may look back at the newest finished run when none is active
   if (here.length === 0 && allowFinished && runs[0]) return runs[0]
-  if (here.length === 0) fail('run_not_found', `no active run in ${top}; start one with \`pair-loop start --task ...\` or pass --run`, { repo: top })
-  if (here.length > 1) fail('usage', `${here.length} active runs in ${top}; pass --run`, { repo: top, run_ids: here.map((r) => r.run_id) })
+  if (here.length === 0)
+    fail('run_not_found', `no active run in ${top}; start one with \`pair-loop start --task ...\` or pass --run`, {
+      repo: top,
+    })
+  if (here.length > 1)
+    fail('usage', `${here.length} active runs in ${top}; pass --run`, { repo: top, run_ids: here.map((r) => r.run_id) })
   return here[0]!
 }
 
@@ -88,7 +105,11 @@ export function writeHandoff(run: RunState): void {
 }
 
 /** Change a run under its lock and re-render HANDOFF.md from what was written. */
-export function changeRun<T>(id: string, mutate: Parameters<typeof updateRun<T>>[1], home = pairLoopHome()): Promise<T> {
+export function changeRun<T>(
+  id: string,
+  mutate: Parameters<typeof updateRun<T>>[1],
+  home = pairLoopHome(),
+): Promise<T> {
   return updateRun(id, mutate, { home, afterWrite: writeHandoff })
 }
 

@@ -15,7 +15,11 @@ export interface PackageJson {
 /** The nearest folder above `moduleUrl` whose package.json is pair-loop's, or null. */
 export function packageRoot(moduleUrl: string = import.meta.url): { dir: string; json: PackageJson } | null {
   let dir: string
-  try { dir = dirname(fileURLToPath(moduleUrl)) } catch { return null }
+  try {
+    dir = dirname(fileURLToPath(moduleUrl))
+  } catch {
+    return null
+  }
   for (;;) {
     try {
       const json = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as PackageJson

@@ -15,7 +15,11 @@ export const cacheDir = (home = pairLoopHome()) => join(home, 'cache')
 
 /** A run id can never name a path outside runs/: anything not shaped like one is `usage`. */
 export function checkRunId(id: string): string {
-  if (!RUN_ID_PATTERN.test(id)) fail('usage', `malformed run id ${JSON.stringify(id)} (expected e.g. 20261130-051500-a1b2c3)`, { flag: '--run', run_id: id })
+  if (!RUN_ID_PATTERN.test(id))
+    fail('usage', `malformed run id ${JSON.stringify(id)} (expected e.g. 20261130-051500-a1b2c3)`, {
+      flag: '--run',
+      run_id: id,
+    })
   return id
 }
 
@@ -27,6 +31,8 @@ export function newRunId(now = new Date(), random = Math.random): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0')
   const date = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}`
   const time = `${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`
-  const suffix = Math.floor(random() * 0x1000000).toString(16).padStart(6, '0')
+  const suffix = Math.floor(random() * 0x1000000)
+    .toString(16)
+    .padStart(6, '0')
   return `${date}-${time}-${suffix}`
 }

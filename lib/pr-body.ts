@@ -31,13 +31,25 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
     `**Total cost:** ${cost ? usd(cost.total_usd) : 'not measured'}`,
   ]
   for (const override of run.budget_overrides) {
-    head.push('', `> Budget: the person chose to go on at ${usd(override.spent_usd)} of ${usd(override.limit_usd)} (${override.command}, round ${override.round}).`)
+    head.push(
+      '',
+      `> Budget: the person chose to go on at ${usd(override.spent_usd)} of ${usd(override.limit_usd)} (${override.command}, round ${override.round}).`,
+    )
   }
   const overCap = run.rounds.filter((r) => r.coder.over_cap).map((r) => r.n)
-  if (overCap.length) head.push('', `> Rounds past the cap of ${run.max_rounds}, by the person's choice: ${overCap.join(', ')}.`)
+  if (overCap.length)
+    head.push('', `> Rounds past the cap of ${run.max_rounds}, by the person's choice: ${overCap.join(', ')}.`)
   const open = run.outcome?.verdict === 'APPROVED' ? [] : openFindings(run)
   if (open.length) {
-    head.push('', '### Findings still open', '', ...open.map((f) => `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${f.path}${f.line_start ? `:${f.line_start}` : ''}\` — ` : ''}${neutraliseInline(f.text)}`))
+    head.push(
+      '',
+      '### Findings still open',
+      '',
+      ...open.map(
+        (f) =>
+          `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${f.path}${f.line_start ? `:${f.line_start}` : ''}\` — ` : ''}${neutraliseInline(f.text)}`,
+      ),
+    )
   }
   const summary = head.join('\n')
   const transcript = renderHandoff(run)

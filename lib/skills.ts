@@ -20,7 +20,10 @@ export function skillSource(moduleUrl: string = import.meta.url): string {
   const root = packageRoot(moduleUrl)
   const candidate = root && join(root.dir, 'skills', SKILL_NAME)
   if (candidate && existsSync(join(candidate, 'SKILL.md'))) return candidate
-  fail('internal', `cannot find skills/${SKILL_NAME}/SKILL.md near ${moduleUrl}; the package is incomplete`, { tried: candidate ? [candidate] : [], module: moduleUrl })
+  fail('internal', `cannot find skills/${SKILL_NAME}/SKILL.md near ${moduleUrl}; the package is incomplete`, {
+    tried: candidate ? [candidate] : [],
+    module: moduleUrl,
+  })
 }
 
 export interface TargetOptions {
@@ -39,7 +42,10 @@ function home(env: NodeJS.ProcessEnv): string {
  * - Claude Code: `$CLAUDE_CONFIG_DIR/skills` (default `~/.claude/skills`) for the user, `<repo top>/.claude/skills` for the project.
  * - Codex: `~/.agents/skills` for the user, `<repo top>/.agents/skills` for the project.
  */
-export async function skillTarget(agent: SkillAgent, { project = false, cwd = process.cwd(), env = process.env }: TargetOptions = {}): Promise<string> {
+export async function skillTarget(
+  agent: SkillAgent,
+  { project = false, cwd = process.cwd(), env = process.env }: TargetOptions = {},
+): Promise<string> {
   if (project) {
     const top = await topLevel(cwd) // git_error outside a repository: a project install needs one
     return join(top, agent === 'claude' ? '.claude' : '.agents', 'skills', SKILL_NAME)
@@ -64,7 +70,10 @@ export type InstallResult = {
 }
 
 /** Copy the skill folder to `target`: each file through temp+rename, unchanged files untouched, stale files removed. */
-export function installSkillFiles(source: string, target: string): Pick<InstallResult, 'installed' | 'updated' | 'removed' | 'changed'> {
+export function installSkillFiles(
+  source: string,
+  target: string,
+): Pick<InstallResult, 'installed' | 'updated' | 'removed' | 'changed'> {
   const files = listFiles(source)
   if (!files.includes('SKILL.md')) fail('internal', `${source} has no SKILL.md`, { source })
   const sameFolder = existsSync(target) && realpathSync(target) === realpathSync(source)
@@ -98,7 +107,10 @@ export function installSkillFiles(source: string, target: string): Pick<InstallR
   }
 }
 
-export async function installSkill(agent: SkillAgent, options: TargetOptions & { source?: string } = {}): Promise<InstallResult> {
+export async function installSkill(
+  agent: SkillAgent,
+  options: TargetOptions & { source?: string } = {},
+): Promise<InstallResult> {
   const source = options.source ?? skillSource()
   const target = await skillTarget(agent, options)
   return { agent, scope: options.project ? 'project' : 'user', skill_dir: target, ...installSkillFiles(source, target) }

@@ -115,7 +115,13 @@ export const ReviewClaim = v.object({
   reviewer_start: v.optional(v.nullable(v.string()), null),
 })
 
-export const BudgetOverride = v.object({ at: Timestamp, command: v.string(), round: Count, spent_usd: Usd, limit_usd: Usd })
+export const BudgetOverride = v.object({
+  at: Timestamp,
+  command: v.string(),
+  round: Count,
+  spent_usd: Usd,
+  limit_usd: Usd,
+})
 
 export const RunState = v.object({
   version: v.literal(1),

@@ -30,7 +30,8 @@ export function readRun(id: string, home = pairLoopHome()): RunState {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     if (error instanceof PairLoopError) throw error
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') fail('run_not_found', `no run ${id} in ${runsDir(home)}`, { run_id: id })
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      fail('run_not_found', `no run ${id} in ${runsDir(home)}`, { run_id: id })
     throw error
   }
   return parseRunState(text, path)
@@ -56,7 +57,11 @@ export type ListedRun = { state: RunState } | { error: PairLoopError; run_id: st
 
 export function listRuns(home = pairLoopHome()): ListedRun[] {
   let names: string[]
-  try { names = readdirSync(runsDir(home)) } catch { return [] }
+  try {
+    names = readdirSync(runsDir(home))
+  } catch {
+    return []
+  }
   return names
     .filter((name) => name.endsWith('.json') && RUN_ID_PATTERN.test(name.slice(0, -5)))
     .sort()
@@ -87,7 +92,7 @@ export async function updateRun<T>(id: string, mutate: Mutation<T>, options: Sto
     const { state, result } = mutate(structuredClone(current))
     if (state) {
       const next = v.parse(RunState, { ...state, revision: current.revision + 1, updated_at: new Date().toISOString() })
-      writeState(path, JSON.stringify(next, null, 2) + '\n')
+      writeState(path, `${JSON.stringify(next, null, 2)}\n`)
       options.afterWrite?.(next)
     }
     return result
@@ -100,7 +105,7 @@ export async function createRun(state: RunState, options: StoreOptions = {}): Pr
   ensureRunsDir(home)
   return withLock(path, () => {
     const checked = v.parse(RunState, state)
-    writeState(path, JSON.stringify(checked, null, 2) + '\n')
+    writeState(path, `${JSON.stringify(checked, null, 2)}\n`)
     options.afterWrite?.(checked)
     return checked
   })
@@ -130,7 +135,11 @@ export function ensureRunsDir(home = pairLoopHome()): void {
 function cannotWrite(path: string, error: unknown): never {
   const errno = (error as NodeJS.ErrnoException).code
   if (typeof errno !== 'string') throw error
-  fail('internal', `cannot write ${path} (${(error as Error).message}); the run's previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again`, { path, errno })
+  fail(
+    'internal',
+    `cannot write ${path} (${(error as Error).message}); the run's previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again`,
+    { path, errno },
+  )
 }
 
 /** Node ignores SIGXFSZ so that a write past `ulimit -f` fails with EFBIG; signal-exit (under proper-lockfile) would
@@ -138,7 +147,9 @@ function cannotWrite(path: string, error: unknown): never {
 let keepSigxfszIgnored = () => {
   keepSigxfszIgnored = () => {}
   if (process.platform === 'win32') return
-  try { process.on('SIGXFSZ', () => {}) } catch {}
+  try {
+    process.on('SIGXFSZ', () => {})
+  } catch {}
 }
 
 /** Hold a path's lock while `work` runs; a lock still held after the bounded wait is `locked` (75). */
@@ -153,17 +164,23 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>): Pro
       realpath: false,
       stale: STALE_MS,
       retries: { retries: Math.ceil(waitMs / 50), factor: 1, minTimeout: 25, maxTimeout: 75, randomize: true },
-      onCompromised: (error) => { compromised = error },
+      onCompromised: (error) => {
+        compromised = error
+      },
     })
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ELOCKED') {
-      fail('locked', `${path} is still locked by another pair-loop command after ${waitMs} ms; try again`, { path, waited_ms: waitMs })
+      fail('locked', `${path} is still locked by another pair-loop command after ${waitMs} ms; try again`, {
+        path,
+        waited_ms: waitMs,
+      })
     }
     cannotWrite(`${path}.lock`, error)
   }
   try {
     const result = await work()
-    if (compromised) fail('locked', `lost the lock on ${path} while writing (${compromised.message}); re-run the command`, { path })
+    if (compromised)
+      fail('locked', `lost the lock on ${path} while writing (${compromised.message}); re-run the command`, { path })
     return result
   } finally {
     await release().catch(() => {})

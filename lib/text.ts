@@ -3,7 +3,8 @@
 
 // A whole escape sequence first (CSI, OSC, two-byte), then any lone control character (C0 and C1).
 // eslint-disable-next-line no-control-regex
-const CONTROL = /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
+const CONTROL =
+  /\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-_])?|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]/g
 
 /** Drop ANSI escapes, NULs and other control characters; keep tabs; every line break (CR, NEL, U+2028/9) becomes \n. */
 export function stripControl(text: string): string {

@@ -7,10 +7,15 @@ import { expectPhase, resolveRun } from '../lib/loop.ts'
 
 const budgetCheck = defineScript({
   name: 'budget-check',
-  description: "The run's cost so far, per round, role and model, from the agents' transcripts and the reviewer calls; exit 13 at or over the limit.",
+  description:
+    "The run's cost so far, per round, role and model, from the agents' transcripts and the reviewer calls; exit 13 at or over the limit.",
   args: {
     ...runArgs,
-    limit: { type: 'string', description: 'the limit to check against in USD (default: the run budget, then config budget.per_run_usd)', valueHint: 'USD' },
+    limit: {
+      type: 'string',
+      description: 'the limit to check against in USD (default: the run budget, then config budget.per_run_usd)',
+      valueHint: 'USD',
+    },
   },
   async run(args) {
     const limit = decimalFlag(args.limit, 'limit')
@@ -19,10 +24,17 @@ const budgetCheck = defineScript({
     const budget = assessBudget(run, { limit })
     const { ledger } = budget
     for (const model of ledger.unpriced_models) {
-      process.stderr.write(`pair-loop budget-check: warning: no price for model ${model}; it is counted as $0 (add it under "pricing" in config)\n`)
+      process.stderr.write(
+        `pair-loop budget-check: warning: no price for model ${model}; it is counted as $0 (add it under "pricing" in config)\n`,
+      )
     }
-    const problems = ledger.sources.filter((s) => s.status === 'missing' || s.status === 'unreadable' || s.status === 'unmeasured')
-    for (const s of problems) process.stderr.write(`pair-loop budget-check: warning: ${s.role} ${s.path ?? s.session ?? ''}: ${s.status}: ${s.why ?? ''}\n`)
+    const problems = ledger.sources.filter(
+      (s) => s.status === 'missing' || s.status === 'unreadable' || s.status === 'unmeasured',
+    )
+    for (const s of problems)
+      process.stderr.write(
+        `pair-loop budget-check: warning: ${s.role} ${s.path ?? s.session ?? ''}: ${s.status}: ${s.why ?? ''}\n`,
+      )
     const document = {
       run_id: run.run_id,
       phase: run.phase,
@@ -38,10 +50,15 @@ const budgetCheck = defineScript({
       sources: ledger.sources,
     }
     if (budget.level === 'alert') {
-      process.stderr.write(`pair-loop budget-check: budget_exceeded: spent $${budget.spent.toFixed(4)} of $${budget.limit!.toFixed(2)}\n`)
+      process.stderr.write(
+        `pair-loop budget-check: budget_exceeded: spent $${budget.spent.toFixed(4)} of $${budget.limit!.toFixed(2)}\n`,
+      )
       return withExit(document, ERROR_CODES.budget_exceeded.exit)
     }
-    if (budget.level === 'warn') process.stderr.write(`pair-loop budget-check: warning: spent $${budget.spent.toFixed(4)}, past ${Math.round(budget.warn_ratio * 100)}% of $${budget.limit!.toFixed(2)}\n`)
+    if (budget.level === 'warn')
+      process.stderr.write(
+        `pair-loop budget-check: warning: spent $${budget.spent.toFixed(4)}, past ${Math.round(budget.warn_ratio * 100)}% of $${budget.limit!.toFixed(2)}\n`,
+      )
     return document
   },
 })

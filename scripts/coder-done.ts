@@ -14,21 +14,39 @@ const coderDone = defineScript({
   description: 'Record the coder round (summary, session, diff stat) and hand over to the reviewer.',
   args: {
     ...runArgs,
-    summary: { type: 'string', description: 'what was done this round (short; prefer --summary-file)', valueHint: 'text' },
+    summary: {
+      type: 'string',
+      description: 'what was done this round (short; prefer --summary-file)',
+      valueHint: 'text',
+    },
     'summary-file': { type: 'string', description: 'read the summary from a file, or - for stdin', valueHint: 'file' },
     'findings-addressed': { type: 'string', description: 'how many findings this round addressed', valueHint: 'N' },
-    'session-id': { type: 'string', description: "the coder's session id (default: its newest transcript for this repo)", valueHint: 'id' },
+    'session-id': {
+      type: 'string',
+      description: "the coder's session id (default: its newest transcript for this repo)",
+      valueHint: 'id',
+    },
     'over-cap': { type: 'boolean', description: 'the person chose to go past max_rounds' },
-    'over-budget': { type: 'boolean', description: 'the person chose to go on at or over the budget (recorded on the run)' },
+    'over-budget': {
+      type: 'boolean',
+      description: 'the person chose to go on at or over the budget (recorded on the run)',
+    },
   },
   async run(args) {
-    if (args.summary !== undefined && args['summary-file'] !== undefined) fail('usage', 'give --summary or --summary-file, not both', { flag: '--summary-file' })
+    if (args.summary !== undefined && args['summary-file'] !== undefined)
+      fail('usage', 'give --summary or --summary-file, not both', { flag: '--summary-file' })
     const findingsAddressed = integerFlag(args['findings-addressed'], 'findings-addressed') ?? null
-    const summary = args['summary-file'] !== undefined ? await readBody(args['summary-file'], 'summary-file', args.cwd) : (args.summary ?? '').trim()
+    const summary =
+      args['summary-file'] !== undefined
+        ? await readBody(args['summary-file'], 'summary-file', args.cwd)
+        : (args.summary ?? '').trim()
 
     const run = resolveRun(args)
     checkCanOpenRound(run, args['over-cap'] ?? false)
-    const { override } = await checkBudgetBrake(run, { overBudget: args['over-budget'] ?? false, command: 'coder-done' })
+    const { override } = await checkBudgetBrake(run, {
+      overBudget: args['over-budget'] ?? false,
+      command: 'coder-done',
+    })
     const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo)
     const diff = await diffStat(run.repo, run.base_sha)
 
@@ -61,12 +79,16 @@ function checkCanOpenRound(run: RunState, overCap: boolean): void {
   expectPhase(run, ['coding', 'capped'], 'coder-done')
   const n = run.rounds.length + 1
   if (n > run.max_rounds && !overCap) {
-    fail('round_cap', `run ${run.run_id} has used its ${run.max_rounds} rounds; ask the person, then pass --over-cap to go on`, {
-      run_id: run.run_id,
-      max_rounds: run.max_rounds,
-      rounds: run.rounds.length,
-      next: 'ask-user',
-    })
+    fail(
+      'round_cap',
+      `run ${run.run_id} has used its ${run.max_rounds} rounds; ask the person, then pass --over-cap to go on`,
+      {
+        run_id: run.run_id,
+        max_rounds: run.max_rounds,
+        rounds: run.rounds.length,
+        next: 'ask-user',
+      },
+    )
   }
 }
 

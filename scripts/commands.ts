@@ -2,6 +2,7 @@
 // Its own module (not the dispatcher's) so demo can run commands without importing the entry point.
 import type { ScriptDef } from '../lib/cli.ts'
 
+// biome-ignore lint/suspicious/noExplicitAny: each command declares its own flags; the table only loads and runs them
 export type Loader = () => Promise<{ default: ScriptDef<any> }>
 
 export const COMMANDS: Record<string, Loader> = {
@@ -17,4 +18,3 @@ export const COMMANDS: Record<string, Loader> = {
   demo: () => import('./demo.ts'),
   'install-skill': () => import('./install-skill.ts'),
 }
-

@@ -9,14 +9,16 @@ import { defineScript, isMain, main, runScript, type Document } from '../lib/cli
 import { fail } from '../lib/errors.ts'
 import { execOrFail } from '../lib/exec.ts'
 
-const BUGGY = 'export function sum(values) {\n  let total = 0\n  for (let i = 0; i < values.length - 1; i++) total += values[i]\n  return total\n}\n'
+const BUGGY =
+  'export function sum(values) {\n  let total = 0\n  for (let i = 0; i < values.length - 1; i++) total += values[i]\n  return total\n}\n'
 const FIXED = BUGGY.replace('values.length - 1', 'values.length')
 const TEST = "import { sum } from './sum.js'\n\nconsole.assert(sum([1, 2, 3]) === 6)\n"
 const TEST_FIXED = `${TEST}console.assert(sum([]) === 0)\n`
 
 const demo = defineScript({
   name: 'demo',
-  description: 'Run a whole two-round loop in a temporary repository with the built-in stub reviewer (no keys, no network).',
+  description:
+    'Run a whole two-round loop in a temporary repository with the built-in stub reviewer (no keys, no network).',
   args: {},
   async run() {
     const root = mkdtempSync(join(tmpdir(), 'pair-loop-demo-'))
@@ -36,17 +38,40 @@ const demo = defineScript({
 
     await step('Open a run on the clean tree', ['start', '--task', 'Fix the off-by-one in sum()', '--max-rounds', '3'])
     writeFileSync(join(repo, 'sum.test.js'), TEST)
-    await step('Round 1: the coder adds a test and hands over', ['coder-done', '--summary', 'Added sum.test.js for sum([1, 2, 3])'])
+    await step('Round 1: the coder adds a test and hands over', [
+      'coder-done',
+      '--summary',
+      'Added sum.test.js for sum([1, 2, 3])',
+    ])
     const first = await step('The reviewer reads the diff', ['review', '--reviewer-cmd', reviewer])
-    if (first.verdict !== 'CHANGES_REQUESTED') fail('internal', 'the demo reviewer should have requested changes in round 1')
-    await step('The coder answers finding 1.1', ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], 'Right: the loop now runs to values.length.')
-    await step('…and finding 1.2', ['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-'], 'Added the empty-list case.')
+    if (first.verdict !== 'CHANGES_REQUESTED')
+      fail('internal', 'the demo reviewer should have requested changes in round 1')
+    await step(
+      'The coder answers finding 1.1',
+      ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'],
+      'Right: the loop now runs to values.length.',
+    )
+    await step(
+      '…and finding 1.2',
+      ['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-'],
+      'Added the empty-list case.',
+    )
     writeFileSync(join(repo, 'sum.js'), FIXED)
     writeFileSync(join(repo, 'sum.test.js'), TEST_FIXED)
     await step('Check the budget before the next round', ['budget-check'])
-    await step('Round 2: the fix', ['coder-done', '--summary', 'Loop bound fixed; empty list tested', '--findings-addressed', '2'])
+    await step('Round 2: the fix', [
+      'coder-done',
+      '--summary',
+      'Loop bound fixed; empty list tested',
+      '--findings-addressed',
+      '2',
+    ])
     await step('The reviewer reads the new diff', ['review', '--reviewer-cmd', reviewer])
-    const finished = await step('Close the run; the PR body carries the transcript', ['finish', '--verdict', 'APPROVED'])
+    const finished = await step('Close the run; the PR body carries the transcript', [
+      'finish',
+      '--verdict',
+      'APPROVED',
+    ])
     say(`Look around: ${repo}/HANDOFF.md is the conversation, ${finished.pr_body_path} the PR body.`)
     const { version: _version, ...status } = await runCommand(['status'], repo)
     return status
@@ -54,7 +79,20 @@ const demo = defineScript({
 })
 
 async function setUpRepo(repo: string) {
-  const git = (argv: string[]) => execOrFail('git', ['-c', 'user.name=pair-loop demo', '-c', 'user.email=demo@pair-loop.invalid', '-c', 'commit.gpgsign=false', ...argv], { cwd: repo })
+  const git = (argv: string[]) =>
+    execOrFail(
+      'git',
+      [
+        '-c',
+        'user.name=pair-loop demo',
+        '-c',
+        'user.email=demo@pair-loop.invalid',
+        '-c',
+        'commit.gpgsign=false',
+        ...argv,
+      ],
+      { cwd: repo },
+    )
   await execOrFail('git', ['init', '-q', repo], {})
   writeFileSync(join(repo, 'sum.js'), BUGGY)
   await git(['add', 'sum.js'])
@@ -79,9 +117,20 @@ async function runCommand(argv: string[], cwd: string, input?: string): Promise<
   let err = ''
   const restoreStdin = input === undefined ? null : fakeStdin(input)
   try {
-    const exit = await runScript((await load()).default, [...argv.slice(1), '--cwd', cwd], { stdout: (t) => { out += t }, stderr: (t) => { err += t } })
+    const exit = await runScript((await load()).default, [...argv.slice(1), '--cwd', cwd], {
+      stdout: (t) => {
+        out += t
+      },
+      stderr: (t) => {
+        err += t
+      },
+    })
     const doc = JSON.parse(out) as Document
-    if (exit !== 0) fail('internal', `demo step \`${argv.join(' ')}\` failed (exit ${exit}): ${err.trim()}`, { step: argv[0], document: doc })
+    if (exit !== 0)
+      fail('internal', `demo step \`${argv.join(' ')}\` failed (exit ${exit}): ${err.trim()}`, {
+        step: argv[0],
+        document: doc,
+      })
     return doc
   } finally {
     restoreStdin?.()
@@ -91,13 +140,31 @@ async function runCommand(argv: string[], cwd: string, input?: string): Promise<
 /** `--body-file -` reads process.stdin; the demo hands it a string instead. */
 function fakeStdin(text: string): () => void {
   const descriptor = Object.getOwnPropertyDescriptor(process, 'stdin')!
-  Object.defineProperty(process, 'stdin', { configurable: true, get: () => (async function* () { yield Buffer.from(text) })() })
+  Object.defineProperty(process, 'stdin', {
+    configurable: true,
+    get: () =>
+      (async function* () {
+        yield Buffer.from(text)
+      })(),
+  })
   return () => Object.defineProperty(process, 'stdin', descriptor)
 }
 
 function summarise(doc: Document): string {
-  const pick = ['run_id', 'round', 'verdict', 'level', 'spent', 'finding', 'disposition', 'next', 'pr_body_path'].filter((key) => doc[key] !== undefined && key !== 'pr_body_path')
-  const findings = Array.isArray(doc.findings) ? ` findings=${doc.findings.map((f: { id: string }) => f.id).join(',') || 'none'}` : ''
+  const pick = [
+    'run_id',
+    'round',
+    'verdict',
+    'level',
+    'spent',
+    'finding',
+    'disposition',
+    'next',
+    'pr_body_path',
+  ].filter((key) => doc[key] !== undefined && key !== 'pr_body_path')
+  const findings = Array.isArray(doc.findings)
+    ? ` findings=${doc.findings.map((f: { id: string }) => f.id).join(',') || 'none'}`
+    : ''
   return `→ ${pick.map((key) => `${key}=${typeof doc[key] === 'object' ? JSON.stringify(doc[key]) : doc[key]}`).join(' ')}${findings}`
 }
 

@@ -11,17 +11,27 @@ const FORMATS = ['json', 'sarif', 'rdjsonl'] as const
 
 const findings = defineScript({
   name: 'findings',
-  description: "The run's findings with their replies (json), or as SARIF 2.1.0 for code scanning or reviewdog rdjsonl for PR comments.",
+  description:
+    "The run's findings with their replies (json), or as SARIF 2.1.0 for code scanning or reviewdog rdjsonl for PR comments.",
   args: {
     ...runArgs,
-    format: { type: 'enum', options: [...FORMATS], default: 'json', description: 'json (pair-loop document), sarif or rdjsonl', valueHint: 'json|sarif|rdjsonl' },
+    format: {
+      type: 'enum',
+      options: [...FORMATS],
+      default: 'json',
+      description: 'json (pair-loop document), sarif or rdjsonl',
+      valueHint: 'json|sarif|rdjsonl',
+    },
   },
   async run(args) {
     const run = resolveRun(args, { allowFinished: true })
     if (args.format === 'sarif') return rawOutput(JSON.stringify(toSarif(run, packageInfo())))
     if (args.format === 'rdjsonl') {
       const { text, skipped } = toRdjsonl(run, packageInfo().informationUri)
-      if (skipped.length) process.stderr.write(`pair-loop findings: ${skipped.length} finding(s) without a path skipped: ${skipped.join(', ')}\n`)
+      if (skipped.length)
+        process.stderr.write(
+          `pair-loop findings: ${skipped.length} finding(s) without a path skipped: ${skipped.join(', ')}\n`,
+        )
       return { raw: text } satisfies RawOutput // no findings: nothing at all, not an empty line
     }
     return findingsDocument(run)
@@ -37,7 +47,9 @@ function findingsDocument(run: RunState) {
       const reply = run.replies[finding.id]
       return {
         ...finding,
-        reply: reply ? { disposition: reply.disposition, body: reply.body, at: reply.at, comment_url: reply.comment_url ?? null } : null,
+        reply: reply
+          ? { disposition: reply.disposition, body: reply.body, at: reply.at, comment_url: reply.comment_url ?? null }
+          : null,
         status: reply ? 'answered' : 'open',
       }
     }),

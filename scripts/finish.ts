@@ -15,9 +15,17 @@ const finish = defineScript({
   description: 'Close the run with a verdict and write the PR body (transcript included). Never merges.',
   args: {
     ...runArgs,
-    verdict: { type: 'enum', options: [...OUTCOMES], required: true, description: 'APPROVED only after an approving review' },
+    verdict: {
+      type: 'enum',
+      options: [...OUTCOMES],
+      required: true,
+      description: 'APPROVED only after an approving review',
+    },
     pr: { type: 'string', description: 'record the number of the PR opened for this run', valueHint: 'N' },
-    'create-pr': { type: 'boolean', description: 'open the PR with gh (title: the task; body: the PR body), once per run' },
+    'create-pr': {
+      type: 'boolean',
+      description: 'open the PR with gh (title: the task; body: the PR body), once per run',
+    },
     draft: { type: 'boolean', description: 'with --create-pr: open it as a draft' },
   },
   async run(args) {
@@ -78,9 +86,16 @@ const finish = defineScript({
 function checkVerdict(run: RunState, verdict: (typeof OUTCOMES)[number]): void {
   if (run.phase === 'finished') {
     if (run.outcome?.verdict !== verdict) {
-      fail('wrong_phase', `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr or --create-pr`, {
-        run_id: run.run_id, phase: run.phase, recorded_verdict: run.outcome?.verdict, next: null,
-      })
+      fail(
+        'wrong_phase',
+        `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr or --create-pr`,
+        {
+          run_id: run.run_id,
+          phase: run.phase,
+          recorded_verdict: run.outcome?.verdict,
+          next: null,
+        },
+      )
     }
     return
   }

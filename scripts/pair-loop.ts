@@ -9,15 +9,20 @@ export { COMMANDS }
 export async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') {
-    process.stdout.write(`pair-loop <command> [flags]   (each command: --help)\n\ncommands: ${Object.keys(COMMANDS).join(', ')}\n`)
+    process.stdout.write(
+      `pair-loop <command> [flags]   (each command: --help)\n\ncommands: ${Object.keys(COMMANDS).join(', ')}\n`,
+    )
     return 0
   }
   const load = command === undefined ? undefined : COMMANDS[command]
   if (!load) {
     // no command is a usage error like any other: one JSON document, one stderr line, exit 2
     const what = command === undefined ? 'no command given' : `unknown command ${JSON.stringify(command)}`
-    const error = new PairLoopError('usage', `${what}; one of: ${Object.keys(COMMANDS).join(', ')}`, { command: command ?? null, commands: Object.keys(COMMANDS) })
-    process.stdout.write(JSON.stringify(errorDocument(error)) + '\n')
+    const error = new PairLoopError('usage', `${what}; one of: ${Object.keys(COMMANDS).join(', ')}`, {
+      command: command ?? null,
+      commands: Object.keys(COMMANDS),
+    })
+    process.stdout.write(`${JSON.stringify(errorDocument(error))}\n`)
     process.stderr.write(`pair-loop: usage: ${error.message}\n`)
     return 2
   }

@@ -13,13 +13,26 @@ const reply = defineScript({
   description: "Record the coder's answer to one reviewer finding (fixed, wont-fix, question, ack).",
   args: {
     ...runArgs,
-    finding: { type: 'string', required: true, description: 'the finding id, round.number (e.g. 1.2)', valueHint: 'R.N' },
+    finding: {
+      type: 'string',
+      required: true,
+      description: 'the finding id, round.number (e.g. 1.2)',
+      valueHint: 'R.N',
+    },
     disposition: { type: 'enum', options: [...DISPOSITIONS], required: true, description: 'how the coder answers it' },
-    'body-file': { type: 'string', required: true, description: 'the answer, from a file or - for stdin', valueHint: 'file' },
+    'body-file': {
+      type: 'string',
+      required: true,
+      description: 'the answer, from a file or - for stdin',
+      valueHint: 'file',
+    },
     'post-pr': { type: 'boolean', description: "also post the answer as a comment on the run's PR (through gh), once" },
   },
   async run(args) {
-    if (!/^\d+\.\d+$/.test(args.finding)) fail('usage', `--finding must look like 1.2 (round.number), got ${JSON.stringify(args.finding)}`, { flag: '--finding' })
+    if (!/^\d+\.\d+$/.test(args.finding))
+      fail('usage', `--finding must look like 1.2 (round.number), got ${JSON.stringify(args.finding)}`, {
+        flag: '--finding',
+      })
     const postPr = args['post-pr'] ?? false
     const body = await readBody(args['body-file'], 'body-file', args.cwd)
     const run = resolveRun(args, { allowFinished: postPr })
@@ -28,11 +41,25 @@ const reply = defineScript({
     const recorded = await changeRun(run.run_id, (state) => {
       const { finding, existing } = check(state, args.finding, postPr)
       if (existing) return { result: existing } // recorded earlier, not yet posted: post that answer now
-      const fresh: Reply = { finding: finding.id, key: finding.key, disposition: args.disposition, body, at: nowIso(), comment_url: null }
+      const fresh: Reply = {
+        finding: finding.id,
+        key: finding.key,
+        disposition: args.disposition,
+        body,
+        at: nowIso(),
+        comment_url: null,
+      }
       state.replies[finding.id] = fresh
       return { state, result: fresh }
     })
-    const document = { run_id: run.run_id, key: replyKey(run, args.finding), finding: args.finding, disposition: recorded.disposition, posted: false, comment_url: null as string | null }
+    const document = {
+      run_id: run.run_id,
+      key: replyKey(run, args.finding),
+      finding: args.finding,
+      disposition: recorded.disposition,
+      posted: false,
+      comment_url: null as string | null,
+    }
     if (!postPr) return document
 
     const finding = allFindings(run).find((f) => f.id === args.finding)!
@@ -53,13 +80,25 @@ export const replyKey = (run: Pick<RunState, 'run_id'>, findingId: string) => `$
  * The PR usually exists only once the run is finished, so --post-pr also answers on a finished run.
  */
 function check(run: RunState, findingId: string, postPr: boolean): { finding: Finding; existing: Reply | null } {
-  expectPhase(run, postPr ? ['coding', 'reviewing', 'approved', 'capped', 'finished'] : ['coding', 'reviewing', 'approved', 'capped'], 'reply')
+  expectPhase(
+    run,
+    postPr ? ['coding', 'reviewing', 'approved', 'capped', 'finished'] : ['coding', 'reviewing', 'approved', 'capped'],
+    'reply',
+  )
   if (postPr && run.pr === null) {
-    fail('usage', `run ${run.run_id} has no PR recorded; open one with \`finish --create-pr\` or record it with \`finish --pr N\` first`, { flag: '--post-pr', run_id: run.run_id })
+    fail(
+      'usage',
+      `run ${run.run_id} has no PR recorded; open one with \`finish --create-pr\` or record it with \`finish --pr N\` first`,
+      { flag: '--post-pr', run_id: run.run_id },
+    )
   }
   const finding = allFindings(run).find((f) => f.id === findingId)
   if (!finding) {
-    fail('finding_not_found', `run ${run.run_id} has no finding ${findingId}`, { run_id: run.run_id, finding: findingId, known: allFindings(run).map((f) => f.id) })
+    fail('finding_not_found', `run ${run.run_id} has no finding ${findingId}`, {
+      run_id: run.run_id,
+      finding: findingId,
+      known: allFindings(run).map((f) => f.id),
+    })
   }
   const existing = run.replies[findingId] ?? null
   if (existing && !(postPr && existing.comment_url === null)) {

@@ -18,8 +18,16 @@ const start = defineScript({
     task: { type: 'string', required: true, description: 'what the coder is to do (one line)' },
     coder: { type: 'enum', options: [...AGENTS], description: 'the coding agent (default from config: claude)' },
     reviewer: { type: 'enum', options: [...AGENTS], description: 'the reviewing agent (default from config: codex)' },
-    'max-rounds': { type: 'string', description: 'reviewer rounds before asking the person (default 3)', valueHint: 'N' },
-    'budget-usd': { type: 'string', description: 'spending limit for the run in USD (default from config)', valueHint: 'X' },
+    'max-rounds': {
+      type: 'string',
+      description: 'reviewer rounds before asking the person (default 3)',
+      valueHint: 'N',
+    },
+    'budget-usd': {
+      type: 'string',
+      description: 'spending limit for the run in USD (default from config)',
+      valueHint: 'X',
+    },
     base: { type: 'string', description: 'commit the review diffs against (default HEAD)', valueHint: 'rev' },
     cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
   },
@@ -32,7 +40,11 @@ const start = defineScript({
 
     const dirty = await dirtyPaths(repo)
     if (dirty.length > 0) {
-      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, { repo, paths: dirty.slice(0, 100), count: dirty.length })
+      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, {
+        repo,
+        paths: dirty.slice(0, 100),
+        count: dirty.length,
+      })
     }
     checkNoActiveRun(repo)
 
@@ -66,11 +78,14 @@ const start = defineScript({
     }
     // check and create under one lock per repository: two starts at once must not both open a run
     ensureRunsDir()
-    await withLock(join(runsDir(), `.start-${createHash('sha256').update(repo).digest('hex').slice(0, 16)}`), async () => {
-      checkNoActiveRun(repo)
-      await ensureExcluded(repo)
-      await createRun(state, { afterWrite: writeHandoff })
-    })
+    await withLock(
+      join(runsDir(), `.start-${createHash('sha256').update(repo).digest('hex').slice(0, 16)}`),
+      async () => {
+        checkNoActiveRun(repo)
+        await ensureExcluded(repo)
+        await createRun(state, { afterWrite: writeHandoff })
+      },
+    )
     return {
       run_id: state.run_id,
       state_path: runStatePath(state.run_id),
@@ -87,8 +102,11 @@ const start = defineScript({
 })
 
 function checkNoActiveRun(repo: string): void {
-  const active = runsOfRepo(repo).filter(isActive).map((run) => run.run_id) // an unreadable run here fails: it may be active
-  if (active.length > 0) fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
+  const active = runsOfRepo(repo)
+    .filter(isActive)
+    .map((run) => run.run_id) // an unreadable run here fails: it may be active
+  if (active.length > 0)
+    fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
 }
 
 export default start

@@ -10,7 +10,8 @@ const POLL_MS = 100
 
 const status = defineScript({
   name: 'status',
-  description: "A run's phase, round, next step, open findings and budget; --all lists every run; --wait S blocks until a change.",
+  description:
+    "A run's phase, round, next step, open findings and budget; --all lists every run; --wait S blocks until a change.",
   args: {
     ...runArgs,
     all: { type: 'boolean', description: 'list every run (for dashboards and jq)' },
@@ -47,7 +48,15 @@ async function runDocument(run: RunState) {
     coder: run.coder,
     reviewer: run.reviewer,
     reviewer_fallback: run.reviewer_fallback,
-    open_findings: openFindings(run).map(({ id, category, severity, path, line_start, text, recurring }) => ({ id, category, severity, path, line: line_start, text, recurring })),
+    open_findings: openFindings(run).map(({ id, category, severity, path, line_start, text, recurring }) => ({
+      id,
+      category,
+      severity,
+      path,
+      line: line_start,
+      text,
+      recurring,
+    })),
     replies: Object.keys(run.replies).length,
     review_in_progress: run.review_claim !== null,
     failed_reviews: run.failed_reviews.length,
@@ -66,7 +75,9 @@ function allRunsDocument() {
   const runs = listRuns(pairLoopHome())
   return {
     runs: runs.flatMap((entry) => ('state' in entry ? [summarise(entry.state)] : [])),
-    unreadable: runs.flatMap((entry) => ('error' in entry ? [{ run_id: entry.run_id, code: entry.error.code, message: entry.error.message }] : [])),
+    unreadable: runs.flatMap((entry) =>
+      'error' in entry ? [{ run_id: entry.run_id, code: entry.error.code, message: entry.error.message }] : [],
+    ),
   }
 }
 

@@ -17,11 +17,20 @@ function newest(dir: string): number {
 export function ensureBuilt(): void {
   const dist = join(ROOT, 'dist')
   const built = join(dist, 'pair-loop.mjs')
-  const sources = Math.max(newest(join(ROOT, 'lib')), newest(join(ROOT, 'scripts')), statSync(join(ROOT, 'build.config.ts')).mtimeMs)
+  const sources = Math.max(
+    newest(join(ROOT, 'lib')),
+    newest(join(ROOT, 'scripts')),
+    statSync(join(ROOT, 'build.config.ts')).mtimeMs,
+  )
   if (existsSync(built) && statSync(built).mtimeMs >= sources) return
   const fresh = join(ROOT, `.dist-${process.pid}-${Date.now()}`)
   const unbuild = join(ROOT, 'node_modules', 'unbuild', 'dist', 'cli.mjs')
-  const out = spawnSync('node', [unbuild], { cwd: ROOT, encoding: 'utf8', timeout: 180_000, env: { ...process.env, PAIR_LOOP_BUILD_OUT_DIR: fresh } })
+  const out = spawnSync('node', [unbuild], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 180_000,
+    env: { ...process.env, PAIR_LOOP_BUILD_OUT_DIR: fresh },
+  })
   if (out.status !== 0 || !existsSync(join(fresh, 'pair-loop.mjs'))) {
     rmSync(fresh, { recursive: true, force: true })
     throw new Error(`unbuild failed (exit ${out.status}): ${out.stderr}`)

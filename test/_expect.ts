@@ -22,11 +22,17 @@ export function expectOk(result: CliResult): any {
 export function expectError(result: CliResult, code: ErrorCode): any {
   const seen = { exit: result.code, code: result.json?.errors?.[0]?.code }
   expect(seen, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toEqual({ exit: ERROR_CODES[code].exit, code })
-  expect(result.stdout.endsWith('\n') && result.stdout.indexOf('\n') === result.stdout.length - 1, `one line on stdout: ${result.stdout}`).toBe(true)
+  expect(
+    result.stdout.endsWith('\n') && result.stdout.indexOf('\n') === result.stdout.length - 1,
+    `one line on stdout: ${result.stdout}`,
+  ).toBe(true)
   expect(result.json.version).toBe(1)
   expect(result.json.errors).toHaveLength(1)
   expect(typeof result.json.errors[0].message).toBe('string')
-  expect(result.stderr.endsWith('\n') && result.stderr.indexOf('\n') === result.stderr.length - 1, `one line on stderr: ${result.stderr}`).toBe(true)
+  expect(
+    result.stderr.endsWith('\n') && result.stderr.indexOf('\n') === result.stderr.length - 1,
+    `one line on stderr: ${result.stderr}`,
+  ).toBe(true)
   expect(result.stderr).toContain(code)
   return result.json.errors[0]
 }
@@ -66,4 +72,10 @@ export async function runInReview(sb: Sandbox, extra: string[] = []): Promise<st
 }
 
 export const reviewWith = (findings: number, verdict: 'APPROVED' | 'CHANGES_REQUESTED' = 'CHANGES_REQUESTED') =>
-  [...Array.from({ length: findings }, (_, i) => `${i + 1}. [bug/minor] src/f${i + 1}.ts:${i + 1} — problem number ${i + 1}`), `VERDICT: ${verdict}`].join('\n')
+  [
+    ...Array.from(
+      { length: findings },
+      (_, i) => `${i + 1}. [bug/minor] src/f${i + 1}.ts:${i + 1} — problem number ${i + 1}`,
+    ),
+    `VERDICT: ${verdict}`,
+  ].join('\n')

@@ -21,7 +21,9 @@ const createdDirs = new Set<string>()
 process.on('exit', () => {
   if (process.env.PAIR_LOOP_TEST_KEEP === '1') return
   for (const dir of createdDirs) {
-    try { rmSync(dir, { recursive: true, force: true }) } catch {}
+    try {
+      rmSync(dir, { recursive: true, force: true })
+    } catch {}
   }
 })
 
@@ -32,7 +34,9 @@ export function tempDir(prefix = 'pl-'): string {
 }
 
 /** An environment with nothing of the developer's: its own HOME, pair-loop home and agent config dirs. */
-export function isolatedEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string } {
+export function isolatedEnv(
+  extra: Record<string, string> = {},
+): NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string } {
   const home = tempDir('pl-home-')
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
@@ -40,8 +44,10 @@ export function isolatedEnv(extra: Record<string, string> = {}): NodeJS.ProcessE
     PAIR_LOOP_HOME: join(home, '.pair-loop'),
     CLAUDE_CONFIG_DIR: join(home, '.claude'),
     CODEX_HOME: join(home, '.codex'),
-    GIT_AUTHOR_NAME: 'Test', GIT_AUTHOR_EMAIL: 'test@example.com',
-    GIT_COMMITTER_NAME: 'Test', GIT_COMMITTER_EMAIL: 'test@example.com',
+    GIT_AUTHOR_NAME: 'Test',
+    GIT_AUTHOR_EMAIL: 'test@example.com',
+    GIT_COMMITTER_NAME: 'Test',
+    GIT_COMMITTER_EMAIL: 'test@example.com',
     GIT_CONFIG_NOSYSTEM: '1',
     NO_COLOR: '1',
     TZ: 'UTC',
@@ -51,7 +57,11 @@ export function isolatedEnv(extra: Record<string, string> = {}): NodeJS.ProcessE
 }
 
 export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolatedEnv()): string {
-  const out = spawnSync('git', ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args], { cwd, env, encoding: 'utf8' })
+  const out = spawnSync('git', ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args], {
+    cwd,
+    env,
+    encoding: 'utf8',
+  })
   if (out.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${out.stderr}`)
   return out.stdout
 }
@@ -89,14 +99,26 @@ export interface ProcessResult {
  * A program run to its end, stdin given (or closed), output collected; past its time limit its whole
  * process group is killed, so nothing it started outlives the test.
  */
-export function runProcess(argv: string[], { cwd, env, input, timeoutMs = 60_000 }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<ProcessResult> {
+export function runProcess(
+  argv: string[],
+  {
+    cwd,
+    env,
+    input,
+    timeoutMs = 60_000,
+  }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number },
+): Promise<ProcessResult> {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
     const out: Buffer[] = []
     const err: Buffer[] = []
     child.stdout.on('data', (chunk: Buffer) => out.push(chunk))
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
-    const timer = setTimeout(() => { try { process.kill(-child.pid!, 'SIGKILL') } catch {} }, timeoutMs)
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {}
+    }, timeoutMs)
     child.on('error', reject)
     child.on('close', (code) => {
       clearTimeout(timer)
@@ -107,10 +129,17 @@ export function runProcess(argv: string[], { cwd, env, input, timeoutMs = 60_000
   })
 }
 
-export async function runCli(args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number }): Promise<CliResult> {
+export async function runCli(
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number },
+): Promise<CliResult> {
   const result = await runProcess([...CLI_COMMAND, ...args], options)
   let json: unknown
-  try { json = JSON.parse(result.stdout) } catch { json = undefined }
+  try {
+    json = JSON.parse(result.stdout)
+  } catch {
+    json = undefined
+  }
   return { ...result, json }
 }
 
@@ -128,19 +157,39 @@ export function sandbox(files?: Record<string, string>) {
  * Record a reviewer round into state the way `review` does, from raw reviewer text
  * (for tests of reply/finish that need findings without running a reviewer).
  */
-export async function recordReview(home: string, runId: string, reviewerText: string, tool: 'claude' | 'codex' | 'custom' = 'codex'): Promise<RunState> {
+export async function recordReview(
+  home: string,
+  runId: string,
+  reviewerText: string,
+  tool: 'claude' | 'codex' | 'custom' = 'codex',
+): Promise<RunState> {
   const verdict = parseVerdict(reviewerText) ?? 'CHANGES_REQUESTED'
   const previous = process.env.PAIR_LOOP_HOME
   process.env.PAIR_LOOP_HOME = home
   try {
-    await changeRun(runId, (state) => ({
-      state: applyReview(state, {
-        tool, fallback_used: false, verdict, findings: parseFindings(reviewerText), summary: reviewerProse(reviewerText),
-        session_id: null, model: null, usage: null, cost: null, calls: 1, duration_ms: 0, raw_output_path: null,
-        over_budget: false, at: new Date().toISOString(),
+    await changeRun(
+      runId,
+      (state) => ({
+        state: applyReview(state, {
+          tool,
+          fallback_used: false,
+          verdict,
+          findings: parseFindings(reviewerText),
+          summary: reviewerProse(reviewerText),
+          session_id: null,
+          model: null,
+          usage: null,
+          cost: null,
+          calls: 1,
+          duration_ms: 0,
+          raw_output_path: null,
+          over_budget: false,
+          at: new Date().toISOString(),
+        }),
+        result: undefined,
       }),
-      result: undefined,
-    }), home)
+      home,
+    )
   } finally {
     if (previous === undefined) delete process.env.PAIR_LOOP_HOME
     else process.env.PAIR_LOOP_HOME = previous

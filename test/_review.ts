@@ -9,7 +9,12 @@ import { expectOk, runInReview, type Sandbox } from './_expect.ts'
 export const stubPath = (stub: string) => join(ROOT, 'fixtures', 'reviewers', `${stub}.sh`)
 
 /** `review` with a stub reviewer as the custom command, plus any extra flags. */
-export const reviewArgs = (stub: string, ...extra: string[]) => ['review', '--reviewer-cmd', JSON.stringify(['sh', stubPath(stub)]), ...extra]
+export const reviewArgs = (stub: string, ...extra: string[]) => [
+  'review',
+  '--reviewer-cmd',
+  JSON.stringify(['sh', stubPath(stub)]),
+  ...extra,
+]
 
 /** A fresh sandbox whose run has its coder round 1 done (phase reviewing). */
 export async function sandboxInReview(files?: Record<string, string>): Promise<{ sb: Sandbox; runId: string }> {

@@ -35,7 +35,11 @@ function usageOf(rawArgs: string[]): PairLoopError {
 
 describe('parseFlags', () => {
   it('accepts kebab and camel spellings, inline values and a negated switch', () => {
-    expect(parseFlags(demo, ['--body-file=f', '--disposition', 'fixed', '--overCap'])).toMatchObject({ 'body-file': 'f', disposition: 'fixed', 'over-cap': true })
+    expect(parseFlags(demo, ['--body-file=f', '--disposition', 'fixed', '--overCap'])).toMatchObject({
+      'body-file': 'f',
+      disposition: 'fixed',
+      'over-cap': true,
+    })
     expect(parseFlags(demo, [...ok, '--no-over-cap'])).toMatchObject({ 'over-cap': false })
     expect(parseFlags(demo, [...ok, '--over-cap=false'])).toMatchObject({ 'over-cap': false })
   })
@@ -76,7 +80,9 @@ describe('number flags', () => {
     expect(integerFlag(undefined, 'n')).toBeUndefined()
     expect(integerFlag('3', 'n', { min: 1, max: 5 })).toBe(3)
     for (const bad of ['0', '6', '-1', '1.5', 'abc', '', ' 3', '1e2']) {
-      expect(() => integerFlag(bad, 'n', { min: 1, max: 5 }), bad).toThrow(expect.objectContaining({ code: 'usage', details: { flag: '--n' } }))
+      expect(() => integerFlag(bad, 'n', { min: 1, max: 5 }), bad).toThrow(
+        expect.objectContaining({ code: 'usage', details: { flag: '--n' } }),
+      )
     }
   })
 
@@ -92,7 +98,17 @@ describe('number flags', () => {
 describe('runScript', () => {
   const capture = () => {
     const out = { stdout: '', stderr: '' }
-    return { out, io: { stdout: (t: string) => { out.stdout += t }, stderr: (t: string) => { out.stderr += t } } }
+    return {
+      out,
+      io: {
+        stdout: (t: string) => {
+          out.stdout += t
+        },
+        stderr: (t: string) => {
+          out.stderr += t
+        },
+      },
+    }
   }
 
   it('prints one success document with version 1', async () => {
@@ -105,16 +121,32 @@ describe('runScript', () => {
 
   it('turns an uncaught exception into internal (70) with one document and one stderr line', async () => {
     const { out, io } = capture()
-    const broken = defineScript({ name: 'broken', description: 'x', args: {}, async run() { throw new TypeError('boom\nsecond line') } })
+    const broken = defineScript({
+      name: 'broken',
+      description: 'x',
+      args: {},
+      async run() {
+        throw new TypeError('boom\nsecond line')
+      },
+    })
     expect(await runScript(broken, [], io)).toBe(70)
-    expect(JSON.parse(out.stdout).errors).toEqual([expect.objectContaining({ code: 'internal', message: expect.stringContaining('boom') })])
+    expect(JSON.parse(out.stdout).errors).toEqual([
+      expect.objectContaining({ code: 'internal', message: expect.stringContaining('boom') }),
+    ])
     expect(out.stdout.split('\n')).toHaveLength(2)
     expect(out.stderr.split('\n')).toHaveLength(2)
   })
 
   it('keeps a success document with its own exit status', async () => {
     const { out, io } = capture()
-    const atLimit = defineScript({ name: 'limit', description: 'x', args: {}, async run() { return withExit({ level: 'alert' }, 13) } })
+    const atLimit = defineScript({
+      name: 'limit',
+      description: 'x',
+      args: {},
+      async run() {
+        return withExit({ level: 'alert' }, 13)
+      },
+    })
     expect(await runScript(atLimit, [], io)).toBe(13)
     expect(JSON.parse(out.stdout)).toEqual({ version: 1, level: 'alert' })
   })
@@ -161,7 +193,9 @@ describe('the dispatcher', () => {
   it('refuses an unknown command as usage listing the commands', async () => {
     const error = expectError(await sb.cli(['frobnicate']), 'usage')
     expect(error.command).toBe('frobnicate')
-    expect(error.commands).toEqual(expect.arrayContaining(['start', 'coder-done', 'reply', 'finish', 'status', 'codes']))
+    expect(error.commands).toEqual(
+      expect.arrayContaining(['start', 'coder-done', 'reply', 'finish', 'status', 'codes']),
+    )
   })
 
   it('refuses a missing command as usage with one JSON document', async () => {
@@ -179,11 +213,25 @@ describe('the dispatcher', () => {
 describe('codes', () => {
   // the table of DESIGN.md: the contract the code table must keep
   const CONTRACT: Record<string, [number, boolean]> = {
-    usage: [2, false], state_malformed: [3, false], duplicate_reply: [4, false], config_invalid: [5, false],
-    dirty_tree: [6, false], git_error: [7, false], run_not_found: [8, false], run_active: [9, false],
-    wrong_phase: [10, false], round_cap: [11, false], finding_not_found: [12, false], budget_exceeded: [13, false],
-    reviewer_unavailable: [14, false], reviewer_failed: [15, true], reviewer_timeout: [16, true],
-    review_in_progress: [17, true], gh_error: [18, true], internal: [70, false], locked: [75, true],
+    usage: [2, false],
+    state_malformed: [3, false],
+    duplicate_reply: [4, false],
+    config_invalid: [5, false],
+    dirty_tree: [6, false],
+    git_error: [7, false],
+    run_not_found: [8, false],
+    run_active: [9, false],
+    wrong_phase: [10, false],
+    round_cap: [11, false],
+    finding_not_found: [12, false],
+    budget_exceeded: [13, false],
+    reviewer_unavailable: [14, false],
+    reviewer_failed: [15, true],
+    reviewer_timeout: [16, true],
+    review_in_progress: [17, true],
+    gh_error: [18, true],
+    internal: [70, false],
+    locked: [75, true],
   }
 
   it('prints every code of lib/errors with a distinct exit status, never 1', async () => {
@@ -201,7 +249,9 @@ describe('codes', () => {
   })
 
   it('matches the code table of DESIGN.md', () => {
-    expect(Object.fromEntries(Object.entries(ERROR_CODES).map(([code, e]) => [code, [e.exit, e.retryable]]))).toEqual(CONTRACT)
+    expect(Object.fromEntries(Object.entries(ERROR_CODES).map(([code, e]) => [code, [e.exit, e.retryable]]))).toEqual(
+      CONTRACT,
+    )
   })
 })
 

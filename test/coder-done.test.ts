@@ -12,11 +12,29 @@ describe('coder-done', () => {
     const sb = sandbox()
     const runId = await startRun(sb)
     const doc = expectOk(await sb.cli(['coder-done', '--summary', '  added the flag  ', '--findings-addressed', '0']))
-    expect(doc).toMatchObject({ version: 1, run_id: runId, round: 1, session_id: null, diff: { files: 0, insertions: 0, deletions: 0 }, next: 'review' })
+    expect(doc).toMatchObject({
+      version: 1,
+      run_id: runId,
+      round: 1,
+      session_id: null,
+      diff: { files: 0, insertions: 0, deletions: 0 },
+      next: 'review',
+    })
     const state = sb.state(runId)
     expect(state).toMatchObject({ phase: 'reviewing', revision: 2 })
     expect(state.rounds[0]!.coder.started_at).toBe(state.created_at)
-    expect(state.rounds).toEqual([{ n: 1, reviewer: null, coder: expect.objectContaining({ summary: 'added the flag', findings_addressed: 0, over_cap: false, session_id: null }) }])
+    expect(state.rounds).toEqual([
+      {
+        n: 1,
+        reviewer: null,
+        coder: expect.objectContaining({
+          summary: 'added the flag',
+          findings_addressed: 0,
+          over_cap: false,
+          session_id: null,
+        }),
+      },
+    ])
     const handoff = readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')
     expect(handoff).toBe(renderHandoff(state))
     expect(handoff).toContain('## Round 1 — CODER (claude) · ')
@@ -43,7 +61,11 @@ describe('coder-done', () => {
       const runId = await startRun(sb)
       writeFileSync(join(sb.repo, 'summary.md'), '\uFEFFfrom a file\n\n')
       expectOk(await sb.cli(['coder-done', ...args], { input }))
-      const expected = { '--summary': 'inline summary', '--summary-file': 'from a file', '--summary-file - (stdin)': 'from stdin\nsecond line' }[name]
+      const expected = {
+        '--summary': 'inline summary',
+        '--summary-file': 'from a file',
+        '--summary-file - (stdin)': 'from stdin\nsecond line',
+      }[name]
       expect(sb.state(runId).rounds[0]!.coder.summary).toBe(expected)
     })
   }
@@ -73,7 +95,7 @@ describe('coder-done', () => {
     await startRun(sb, ['--coder', 'codex'])
     const day = join(sb.env.CODEX_HOME!, 'sessions', '2026', '11', '30')
     mkdirSync(day, { recursive: true })
-    const meta = (id: string, cwd: string) => JSON.stringify({ type: 'session_meta', payload: { id, cwd } }) + '\n'
+    const meta = (id: string, cwd: string) => `${JSON.stringify({ type: 'session_meta', payload: { id, cwd } })}\n`
     writeFileSync(join(day, 'rollout-2026-11-30T05-00-00-mine.jsonl'), meta('mine', sb.repo))
     writeFileSync(join(day, 'rollout-2026-11-30T05-00-01-elsewhere.jsonl'), meta('elsewhere', '/somewhere/else'))
     expect(expectOk(await sb.cli(['coder-done'])).session_id).toBe('mine')
@@ -84,7 +106,12 @@ describe('coder-done', () => {
     const runId = await runInReview(sb)
     const before = runDisk(sb)
     const error = expectError(await sb.cli(['coder-done', '--summary', 'again']), 'wrong_phase')
-    expect(error).toMatchObject({ run_id: runId, phase: 'reviewing', next: 'review', expected_phase: ['coding', 'capped'] })
+    expect(error).toMatchObject({
+      run_id: runId,
+      phase: 'reviewing',
+      next: 'review',
+      expected_phase: ['coding', 'capped'],
+    })
     expect(runDisk(sb)).toEqual(before)
   })
 
@@ -92,7 +119,10 @@ describe('coder-done', () => {
     const sb = sandbox()
     const runId = await runInReview(sb)
     await recordReview(sb.home, runId, 'VERDICT: APPROVED')
-    expect(expectError(await sb.cli(['coder-done']), 'wrong_phase')).toMatchObject({ phase: 'approved', next: 'finish' })
+    expect(expectError(await sb.cli(['coder-done']), 'wrong_phase')).toMatchObject({
+      phase: 'approved',
+      next: 'finish',
+    })
   })
 
   it('opens the next round after changes were requested, starting when the review ended', async () => {
@@ -116,7 +146,12 @@ describe('coder-done', () => {
       const before = runDisk(sb)
       const refused = await sb.cli(['coder-done', '--summary', 'one more'])
       expect(refused.code).toBe(11)
-      expect(expectError(refused, 'round_cap')).toMatchObject({ run_id: runId, max_rounds: 1, rounds: 1, next: 'ask-user' })
+      expect(expectError(refused, 'round_cap')).toMatchObject({
+        run_id: runId,
+        max_rounds: 1,
+        rounds: 1,
+        next: 'ask-user',
+      })
       expect(runDisk(sb)).toEqual(before)
 
       const doc = expectOk(await sb.cli(['coder-done', '--summary', 'one more', '--over-cap']))
@@ -150,7 +185,11 @@ describe('coder-done', () => {
       ['a missing summary file', /does not exist/, ['--summary-file', join(dir, 'nope.md')]],
       ['an empty summary file', /is empty/, ['--summary-file', join(dir, 'empty.md')]],
       ['a blank summary file', /is empty/, ['--summary-file', join(dir, 'blank.md')]],
-      ['an oversized summary file (> 64 KiB)', /65537 bytes; the limit is 65536/, ['--summary-file', join(dir, 'big.md')]],
+      [
+        'an oversized summary file (> 64 KiB)',
+        /65537 bytes; the limit is 65536/,
+        ['--summary-file', join(dir, 'big.md')],
+      ],
       ['a non-UTF-8 summary file', /not valid UTF-8/, ['--summary-file', join(dir, 'latin1.md')]],
       ['a summary file cut inside a character', /not valid UTF-8/, ['--summary-file', join(dir, 'half-utf8.md')]],
       ['a directory as the summary file', /not a regular file/, ['--summary-file', dir]],
@@ -158,7 +197,11 @@ describe('coder-done', () => {
       ['an oversized stdin', /stdin .*the limit is 65536/, ['--summary-file', '-'], 'y'.repeat(MAX_BODY_BYTES + 1)],
       ['a non-UTF-8 stdin', /stdin .*not valid UTF-8/, ['--summary-file', '-'], Buffer.from([0xff, 0xfe, 0x41])],
       ['both --summary and --summary-file', /not both/, ['--summary', 'a', '--summary-file', '-'], 'b'],
-      ['a --findings-addressed that is not a number', /--findings-addressed must be a whole number/, ['--findings-addressed', 'some']],
+      [
+        'a --findings-addressed that is not a number',
+        /--findings-addressed must be a whole number/,
+        ['--findings-addressed', 'some'],
+      ],
       ['a malformed run id', /malformed run id/, ['--run', '../x']],
       ['an unknown flag', /unknown flag --summry/, ['--summry', 'x']],
       ['a flag missing its value', /--session-id needs a value/, ['--session-id']],
@@ -186,6 +229,8 @@ describe('coder-done', () => {
   it('reports run_not_found with no run here, and for an unknown --run', async () => {
     const sb = sandbox()
     expect(expectError(await sb.cli(['coder-done']), 'run_not_found').repo).toBe(sb.repo)
-    expect(expectError(await sb.cli(['coder-done', '--run', '20261130-051500-abcdef']), 'run_not_found').run_id).toBe('20261130-051500-abcdef')
+    expect(expectError(await sb.cli(['coder-done', '--run', '20261130-051500-abcdef']), 'run_not_found').run_id).toBe(
+      '20261130-051500-abcdef',
+    )
   })
 })

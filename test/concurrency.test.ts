@@ -16,8 +16,12 @@ describe('concurrent writers', () => {
     expect(before.rounds[0]!.reviewer!.findings).toHaveLength(N)
 
     const ids = Array.from({ length: N }, (_, i) => `1.${i + 1}`)
-    const results = await Promise.all(ids.map((id) => sb.cli(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], { input: `answer to ${id}` })))
-    results.forEach((result) => expectOk(result))
+    const results = await Promise.all(
+      ids.map((id) =>
+        sb.cli(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], { input: `answer to ${id}` }),
+      ),
+    )
+    for (const result of results) expectOk(result)
     expect(results.map((r) => r.json.finding).sort()).toEqual([...ids].sort())
 
     const after = sb.state(runId)
@@ -32,7 +36,11 @@ describe('concurrent writers', () => {
     const sb = sandbox()
     const runId = await runInReview(sb)
     const before = await recordReview(sb.home, runId, reviewWith(1))
-    const results = await Promise.all(Array.from({ length: N }, (_, i) => sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-'], { input: `answer ${i}` })))
+    const results = await Promise.all(
+      Array.from({ length: N }, (_, i) =>
+        sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-'], { input: `answer ${i}` }),
+      ),
+    )
     const winners = results.filter((r) => r.code === 0)
     expect(winners).toHaveLength(1)
     const after = sb.state(runId)
@@ -45,7 +53,10 @@ describe('concurrent writers', () => {
   it('let exactly one of two coder-done processes open the round', async () => {
     const sb = sandbox()
     const runId = expectOk(await sb.cli(['start', '--task', 't'])).run_id
-    const results = await Promise.all([sb.cli(['coder-done', '--summary', 'a']), sb.cli(['coder-done', '--summary', 'b'])])
+    const results = await Promise.all([
+      sb.cli(['coder-done', '--summary', 'a']),
+      sb.cli(['coder-done', '--summary', 'b']),
+    ])
     expect(results.map((r) => r.code).sort()).toEqual([0, 10])
     expectError(results.find((r) => r.code !== 0)!, 'wrong_phase')
     const state = sb.state(runId)
@@ -58,7 +69,10 @@ describe('concurrent writers', () => {
     const results = await Promise.all(Array.from({ length: 4 }, (_, i) => sb.cli(['start', '--task', `t${i}`])))
     const started = results.filter((r) => r.code === 0)
     expect(started).toHaveLength(1)
-    for (const refused of results.filter((r) => r.code !== 0)) expect(expectError(refused, 'run_active').run_id).toBe(started[0]!.json.run_id)
-    expect(readdirSync(runsDir(sb.home)).filter((name) => name.endsWith('.json'))).toEqual([`${started[0]!.json.run_id}.json`])
+    for (const refused of results.filter((r) => r.code !== 0))
+      expect(expectError(refused, 'run_active').run_id).toBe(started[0]!.json.run_id)
+    expect(readdirSync(runsDir(sb.home)).filter((name) => name.endsWith('.json'))).toEqual([
+      `${started[0]!.json.run_id}.json`,
+    ])
   })
 })

@@ -26,14 +26,25 @@ describe('loadConfig', () => {
   it('gives the defaults of DESIGN.md when there is no config file', () => {
     const config = loadConfig({ home: tempDir() })
     expect(config).toEqual({ ...DEFAULTS, sources: [] })
-    expect(config.pair_loop).toMatchObject({ coder: 'claude', reviewer: 'codex', max_rounds: 3, reviewer_timeout_s: 900, max_diff_bytes: 200000, reviewer_cmd: null })
+    expect(config.pair_loop).toMatchObject({
+      coder: 'claude',
+      reviewer: 'codex',
+      max_rounds: 3,
+      reviewer_timeout_s: 900,
+      max_diff_bytes: 200000,
+      reviewer_cmd: null,
+    })
     expect(config.budget).toEqual({ per_run_usd: null, warn_ratio: 0.8 })
   })
 
   it('merges the home file and then the repository file key by key, the repository winning', () => {
     const home = tempDir()
     const repo = tempDir()
-    writeJson(configPath(home), { pair_loop: { coder: 'codex', max_rounds: 5 }, budget: { per_run_usd: 2 }, pricing: { m1: { input: 1, output: 2 } } })
+    writeJson(configPath(home), {
+      pair_loop: { coder: 'codex', max_rounds: 5 },
+      budget: { per_run_usd: 2 },
+      pricing: { m1: { input: 1, output: 2 } },
+    })
     writeJson(join(repo, REPO_CONFIG_NAME), { pair_loop: { max_rounds: 7 }, pricing: { m2: { input: 3, output: 4 } } })
     const config = loadConfig({ home, repo })
     expect(config.pair_loop).toMatchObject({ coder: 'codex', reviewer: 'codex', max_rounds: 7 })
@@ -53,7 +64,11 @@ describe('loadConfig', () => {
     ['bad JSON', '{"pair_loop": {', /not valid JSON/],
     ['an unknown top-level key', { pairloop: {} }, /pairloop/],
     ['an unknown key in a section', { pair_loop: { max_round: 3 } }, /pair_loop\.max_round/],
-    ['an unknown key in a price', { pricing: { m: { input: 1, output: 2, cache_wirte: 1 } } }, /pricing\.m\.cache_wirte/],
+    [
+      'an unknown key in a price',
+      { pricing: { m: { input: 1, output: 2, cache_wirte: 1 } } },
+      /pricing\.m\.cache_wirte/,
+    ],
     ['a wrong type', { pair_loop: { max_rounds: '3' } }, /pair_loop\.max_rounds/],
     ['a value out of range', { budget: { warn_ratio: 1.5 } }, /budget\.warn_ratio/],
     ['an unknown agent', { pair_loop: { reviewer: 'gemini' } }, /pair_loop\.reviewer/],
@@ -97,7 +112,10 @@ describe('start with an invalid config', () => {
   }
 
   it('uses a valid committed repository config over the home config', async () => {
-    const repo = makeRepo({ 'README.md': 'x\n', [REPO_CONFIG_NAME]: JSON.stringify({ pair_loop: { reviewer: 'claude', max_rounds: 4 } }) })
+    const repo = makeRepo({
+      'README.md': 'x\n',
+      [REPO_CONFIG_NAME]: JSON.stringify({ pair_loop: { reviewer: 'claude', max_rounds: 4 } }),
+    })
     const sb = { ...sandbox(), repo }
     writeJson(configPath(sb.home), { pair_loop: { coder: 'codex', max_rounds: 2 }, budget: { per_run_usd: 1.5 } })
     const doc = expectOk(await sb.cli(['start', '--task', 'x'], { cwd: repo }))

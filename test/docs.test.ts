@@ -167,8 +167,10 @@ function words(line: string): string[] {
       continue
     }
     if (c === '|') {
-      if (has) word += c // value alternatives: fixed|wont-fix, F|-
-      else if (brackets > 0) out.push('|') // [--summary S | --summary-file F]
+      if (has)
+        word += c // value alternatives: fixed|wont-fix, F|-
+      else if (brackets > 0)
+        out.push('|') // [--summary S | --summary-file F]
       else break // a pipe
       continue
     }
@@ -199,9 +201,15 @@ function flagsOf(args: ArgsDef): Map<string, Flag> {
   const flags = new Map<string, Flag>()
   for (const [name, arg] of Object.entries(args)) {
     if (arg.type === 'positional') continue
-    const flag = { name, type: arg.type ?? 'string', options: 'options' in arg && Array.isArray(arg.options) ? arg.options.map(String) : [], required: Boolean(arg.required) }
+    const flag = {
+      name,
+      type: arg.type ?? 'string',
+      options: 'options' in arg && Array.isArray(arg.options) ? arg.options.map(String) : [],
+      required: Boolean(arg.required),
+    }
     const aliases = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
-    for (const spelling of [name, name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()), ...aliases]) flags.set(spelling, flag)
+    for (const spelling of [name, name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase()), ...aliases])
+      flags.set(spelling, flag)
   }
   return flags
 }
@@ -210,7 +218,12 @@ const isPlaceholder = (value: string) => /[$<>{}*…]/.test(value) || value === 
 const PUNCTUATION = new Set(['[', ']', '|'])
 
 /** Everything wrong with one command line, checked against the command's real `args`. */
-function problems(command: string, args: ArgsDef, tokens: string[], { checkRequired }: { checkRequired: boolean }): string[] {
+function problems(
+  command: string,
+  args: ArgsDef,
+  tokens: string[],
+  { checkRequired }: { checkRequired: boolean },
+): string[] {
   const flags = flagsOf(args)
   const found: string[] = []
   const seen = new Set<string>()
@@ -233,9 +246,12 @@ function problems(command: string, args: ArgsDef, tokens: string[], { checkRequi
       const name = eq === -1 ? body : body.slice(0, eq)
       const inline = eq === -1 ? undefined : body.slice(eq + 1)
       let flag = flags.get(name)
-      if (!flag && name.startsWith('no-') && flags.get(name.slice(3))?.type === 'boolean') flag = flags.get(name.slice(3))
+      if (!flag && name.startsWith('no-') && flags.get(name.slice(3))?.type === 'boolean')
+        flag = flags.get(name.slice(3))
       if (!flag) {
-        found.push(`--${name} is not a flag of ${command} (its flags: ${[...new Set([...flags.values()].map((f) => `--${f.name}`))].join(' ') || 'none'})`)
+        found.push(
+          `--${name} is not a flag of ${command} (its flags: ${[...new Set([...flags.values()].map((f) => `--${f.name}`))].join(' ') || 'none'})`,
+        )
         continue
       }
       seen.add(flag.name)
@@ -255,13 +271,15 @@ function problems(command: string, args: ArgsDef, tokens: string[], { checkRequi
       }
       if (flag.type === 'enum' && value !== undefined && !isPlaceholder(value)) {
         for (const option of value.split('|')) {
-          if (!flag.options.includes(option)) found.push(`--${flag.name} ${option}: not one of ${flag.options.join('|')}`)
+          if (!flag.options.includes(option))
+            found.push(`--${flag.name} ${option}: not one of ${flag.options.join('|')}`)
         }
       }
     }
   }
   if (checkRequired && !help) {
-    for (const flag of new Set(flags.values())) if (flag.required && !seen.has(flag.name)) found.push(`missing required flag --${flag.name}`)
+    for (const flag of new Set(flags.values()))
+      if (flag.required && !seen.has(flag.name)) found.push(`missing required flag --${flag.name}`)
   }
   return found
 }
@@ -270,13 +288,27 @@ function problems(command: string, args: ArgsDef, tokens: string[], { checkRequi
 
 /** The commands DESIGN.md names: one missing from COMMANDS is being written; only lines naming it fail. */
 const KNOWN_COMMANDS = new Set([
-  'start', 'budget-check', 'coder-done', 'review', 'reply', 'finish', 'status', 'findings', 'install-skill', 'codes', 'demo',
+  'start',
+  'budget-check',
+  'coder-done',
+  'review',
+  'reply',
+  'finish',
+  'status',
+  'findings',
+  'install-skill',
+  'codes',
+  'demo',
   ...Object.keys(COMMANDS),
 ])
 
 const loaded = new Map<string, Promise<ArgsDef>>()
 function argsOf(command: string): Promise<ArgsDef> {
-  if (!loaded.has(command)) loaded.set(command, COMMANDS[command]!().then((module) => module.default.args as ArgsDef))
+  if (!loaded.has(command))
+    loaded.set(
+      command,
+      COMMANDS[command]!().then((module) => module.default.args as ArgsDef),
+    )
   return loaded.get(command)!
 }
 
@@ -285,7 +317,9 @@ async function checkLine(entry: CommandLine): Promise<string[]> {
   const command = tokens.shift()
   if (command === undefined || command === 'help' || command === '--help' || command === '-h') return []
   if (!COMMANDS[command]) {
-    return [`${command} is not a command of scripts/pair-loop.ts COMMANDS (${Object.keys(COMMANDS).join(', ')})${KNOWN_COMMANDS.has(command) ? '; DESIGN.md has it: its script has not landed yet' : ''}`]
+    return [
+      `${command} is not a command of scripts/pair-loop.ts COMMANDS (${Object.keys(COMMANDS).join(', ')})${KNOWN_COMMANDS.has(command) ? '; DESIGN.md has it: its script has not landed yet' : ''}`,
+    ]
   }
   const fragment = entry.inline || /\.\.\.|…/.test(entry.text)
   return problems(command, await argsOf(command), tokens, { checkRequired: !fragment })
@@ -297,11 +331,35 @@ const isCommandWord = (word: string | undefined) => word !== undefined && /^[a-z
 
 describe('the command-line reader', () => {
   it('splits words, honours quotes and stops at shell operators', () => {
-    expect(words(`reply --finding 1.2 --disposition fixed --body-file - <<'EOF'`)).toEqual(['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-'])
+    expect(words(`reply --finding 1.2 --disposition fixed --body-file - <<'EOF'`)).toEqual([
+      'reply',
+      '--finding',
+      '1.2',
+      '--disposition',
+      'fixed',
+      '--body-file',
+      '-',
+    ])
     expect(words(`start --task "two words" | jq -r .run_id`)).toEqual(['start', '--task', 'two words'])
-    expect(words(`review --reviewer-cmd '["sh","review.sh"]' 2>/dev/null`)).toEqual(['review', '--reviewer-cmd', '["sh","review.sh"]'])
+    expect(words(`review --reviewer-cmd '["sh","review.sh"]' 2>/dev/null`)).toEqual([
+      'review',
+      '--reviewer-cmd',
+      '["sh","review.sh"]',
+    ])
     expect(words(`status --run "$RUN")`)).toEqual(['status', '--run', '$RUN'])
-    expect(words(`coder-done [--summary S | --summary-file F|-] [--over-cap]`)).toEqual(['coder-done', '[', '--summary', 'S', '|', '--summary-file', 'F|-', ']', '[', '--over-cap', ']'])
+    expect(words(`coder-done [--summary S | --summary-file F|-] [--over-cap]`)).toEqual([
+      'coder-done',
+      '[',
+      '--summary',
+      'S',
+      '|',
+      '--summary-file',
+      'F|-',
+      ']',
+      '[',
+      '--over-cap',
+      ']',
+    ])
     expect(words(`codes && echo done`)).toEqual(['codes'])
   })
 
@@ -336,7 +394,9 @@ const DOCS = [SKILL, CONTRACT, README]
 
 for (const file of DOCS) {
   describe(`${file}: every pair-loop command line uses real flags`, () => {
-    const lines = commandLines(file).filter((entry) => isCommandWord(words(entry.text)[0]) || words(entry.text)[0] === '--help')
+    const lines = commandLines(file).filter(
+      (entry) => isCommandWord(words(entry.text)[0]) || words(entry.text)[0] === '--help',
+    )
     if (file === README && !existsSync(join(ROOT, README))) {
       it('does not exist yet: nothing to check', () => {})
       return
@@ -373,7 +433,9 @@ describe(`${CONTRACT} documents every command and flag`, () => {
       expect(listed).toContain(command)
       const text = section(`\`${command}\``)
       expect(text, `no "## \`${command}\`" section`).not.toBeNull()
-      const synopses = readMarkdown(text!).blocks.flat().filter(({ text: line }) => line.startsWith(`pair-loop ${command}`))
+      const synopses = readMarkdown(text!)
+        .blocks.flat()
+        .filter(({ text: line }) => line.startsWith(`pair-loop ${command}`))
       expect(synopses.length, 'a synopsis line in a code block').toBeGreaterThan(0)
       const missing = Object.entries(await argsOf(command))
         .filter(([, arg]) => arg.type !== 'positional')
@@ -391,7 +453,11 @@ describe(`${CONTRACT} documents every command and flag`, () => {
 })
 
 describe(`${CONTRACT} lists exactly the error codes of lib/errors.ts`, () => {
-  const rows = [...(section('Error codes') ?? '').matchAll(/^\| `([a-z_]+)` \| (\d+) \| (yes|no) \|/gm)].map((m) => ({ code: m[1]!, exit: Number(m[2]), retryable: m[3] === 'yes' }))
+  const rows = [...(section('Error codes') ?? '').matchAll(/^\| `([a-z_]+)` \| (\d+) \| (yes|no) \|/gm)].map((m) => ({
+    code: m[1]!,
+    exit: Number(m[2]),
+    retryable: m[3] === 'yes',
+  }))
 
   it('same codes, same exit statuses, same retryable flags, in the same order', () => {
     expect(rows).toEqual(codeTable().map(({ code, exit, retryable }) => ({ code, exit, retryable })))
@@ -416,8 +482,15 @@ describe(`${CONTRACT} lists exactly the error codes of lib/errors.ts`, () => {
 // ---------------------------------------------------------------- the Claude Code plugin
 
 describe('the Claude Code plugin manifests', () => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string; files: string[] }
-  const plugin = JSON.parse(readFileSync(join(ROOT, '.claude-plugin', 'plugin.json'), 'utf8')) as Record<string, unknown>
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    name: string
+    version: string
+    files: string[]
+  }
+  const plugin = JSON.parse(readFileSync(join(ROOT, '.claude-plugin', 'plugin.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >
   const marketplace = JSON.parse(readFileSync(join(ROOT, '.claude-plugin', 'marketplace.json'), 'utf8')) as {
     name: string
     owner: { name: string }
@@ -436,7 +509,9 @@ describe('the Claude Code plugin manifests', () => {
   it('marketplace.json lists this repository as the plugin (for /plugin marketplace add)', () => {
     expect(marketplace.name).toMatch(/^[a-z0-9][a-z0-9.-]*[a-z0-9]$/)
     expect(marketplace.owner.name).toBeTruthy()
-    expect(marketplace.plugins).toEqual([expect.objectContaining({ name: plugin.name, source: './', version: pkg.version })])
+    expect(marketplace.plugins).toEqual([
+      expect.objectContaining({ name: plugin.name, source: './', version: pkg.version }),
+    ])
   })
 
   it('npm pack ships the skill and the plugin manifests', () => {

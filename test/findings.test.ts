@@ -6,7 +6,9 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, recordReview, sandbox } from './_helpers.ts'
 import { expectError, expectOk, type Sandbox } from './_expect.ts'
 
-const schema = JSON.parse(readFileSync(join(ROOT, 'node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8'))
+const schema = JSON.parse(
+  readFileSync(join(ROOT, 'node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8'),
+)
 const Ajv = AjvDraft04.default // a CommonJS module: node and bun agree on .default
 const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false, validateFormats: false, logger: false })
 const validateSarif = ajv.compile(schema)
@@ -39,7 +41,9 @@ async function startRun(sb: Sandbox): Promise<string> {
 }
 
 async function reply(sb: Sandbox, finding: string, disposition: string, body: string) {
-  expectOk(await sb.cli(['reply', '--finding', finding, '--disposition', disposition, '--body-file', '-'], { input: body }))
+  expectOk(
+    await sb.cli(['reply', '--finding', finding, '--disposition', disposition, '--body-file', '-'], { input: body }),
+  )
 }
 
 async function sarifOf(sb: Sandbox, extra: string[] = []) {
@@ -67,10 +71,22 @@ describe('findings', () => {
     const findings = sb.state(runId).rounds[0]!.reviewer!.findings
     expect(doc).toMatchObject({ version: 1, run_id: runId, verdict: 'CHANGES_REQUESTED' })
     expect(doc.findings.map((f: any) => f.id)).toEqual(['1.1', '1.2', '1.3', '1.4', '1.5', '1.6'])
-    expect(doc.findings[0]).toEqual({ ...findings[0], reply: { disposition: 'wont-fix', body: WONT_FIX, at: expect.any(String), comment_url: null }, status: 'answered' })
-    expect(doc.findings[1]).toMatchObject({ reply: { disposition: 'fixed', body: 'moved the bound' }, status: 'answered' })
+    expect(doc.findings[0]).toEqual({
+      ...findings[0],
+      reply: { disposition: 'wont-fix', body: WONT_FIX, at: expect.any(String), comment_url: null },
+      status: 'answered',
+    })
+    expect(doc.findings[1]).toMatchObject({
+      reply: { disposition: 'fixed', body: 'moved the bound' },
+      status: 'answered',
+    })
     expect(doc.findings[2]).toEqual({ ...findings[2], reply: null, status: 'open' })
-    expect(doc.findings[4]).toMatchObject({ category: 'architecture', path: null, severity: null, text: expect.stringContaining('second line') })
+    expect(doc.findings[4]).toMatchObject({
+      category: 'architecture',
+      path: null,
+      severity: null,
+      text: expect.stringContaining('second line'),
+    })
   })
 
   it('exports a SARIF 2.1.0 log that the official schema accepts', async () => {
@@ -82,11 +98,20 @@ describe('findings', () => {
     broken.runs[0].results[0].level = 'fatal'
     broken.runs[0].results[1].locations[0].physicalLocation.region.startLine = 0
     expect(validateSarif(broken)).toBe(false)
-    expect(validateSarif.errors!.map((e) => e.instancePath)).toEqual(expect.arrayContaining(['/runs/0/results/0/level', '/runs/0/results/1/locations/0/physicalLocation/region/startLine']))
+    expect(validateSarif.errors!.map((e) => e.instancePath)).toEqual(
+      expect.arrayContaining([
+        '/runs/0/results/0/level',
+        '/runs/0/results/1/locations/0/physicalLocation/region/startLine',
+      ]),
+    )
     expect(log.$schema).toMatch(/^https:\/\/.*sarif.*2\.1\.0.*\.json$/)
     expect(log.runs).toHaveLength(1)
     const [run] = log.runs
-    expect(run.tool.driver).toMatchObject({ name: 'pair-loop', version: PACKAGE_VERSION, informationUri: expect.stringMatching(/^https:\/\//) })
+    expect(run.tool.driver).toMatchObject({
+      name: 'pair-loop',
+      version: PACKAGE_VERSION,
+      informationUri: expect.stringMatching(/^https:\/\//),
+    })
     expect(run.automationDetails.id).toBe(`pair-loop/${runId}/`)
     expect(run.originalUriBaseIds['%SRCROOT%'].uri).toBe(`${pathToFileURL(sb.repo).href}/`)
   })
@@ -95,7 +120,13 @@ describe('findings', () => {
     const { log } = await sarifOf(sb)
     const [run] = log.runs
     const rules = run.tool.driver.rules
-    expect(rules.map((r: any) => r.id)).toEqual(['pair-loop/architecture', 'pair-loop/correctness', 'pair-loop/docs', 'pair-loop/security', 'pair-loop/style'])
+    expect(rules.map((r: any) => r.id)).toEqual([
+      'pair-loop/architecture',
+      'pair-loop/correctness',
+      'pair-loop/docs',
+      'pair-loop/security',
+      'pair-loop/style',
+    ])
     for (const rule of rules) {
       expect(rule.shortDescription.text).toBeTruthy()
       expect(rule.properties.tags).toContain(rule.id.slice('pair-loop/'.length))
@@ -109,14 +140,28 @@ describe('findings', () => {
       ['1.5', 'pair-loop/architecture', 'warning'],
       ['1.6', 'pair-loop/correctness', 'warning'],
     ])
-    expect(run.results[0].properties).toEqual({ id: '1.1', round: 1, severity: 'blocker', recurring: false, recurring_of: null, reviewer_tool: 'codex', disposition: 'wont-fix' })
+    expect(run.results[0].properties).toEqual({
+      id: '1.1',
+      round: 1,
+      severity: 'blocker',
+      recurring: false,
+      recurring_of: null,
+      reviewer_tool: 'codex',
+      disposition: 'wont-fix',
+    })
   })
 
   it('places findings in the repository, and leaves a pathless finding without a location', async () => {
     const { log } = await sarifOf(sb)
     const at = (i: number) => log.runs[0].results[i].locations?.[0]?.physicalLocation
-    expect(at(0)).toEqual({ artifactLocation: { uri: 'src/auth.ts', uriBaseId: '%SRCROOT%' }, region: { startLine: 41, endLine: 48 } })
-    expect(at(1)).toEqual({ artifactLocation: { uri: 'src/loop.ts', uriBaseId: '%SRCROOT%' }, region: { startLine: 7, endLine: 7 } })
+    expect(at(0)).toEqual({
+      artifactLocation: { uri: 'src/auth.ts', uriBaseId: '%SRCROOT%' },
+      region: { startLine: 41, endLine: 48 },
+    })
+    expect(at(1)).toEqual({
+      artifactLocation: { uri: 'src/loop.ts', uriBaseId: '%SRCROOT%' },
+      region: { startLine: 7, endLine: 7 },
+    })
     expect(at(2).artifactLocation.uri).toBe('src/weird%2350%25.ts')
     expect(at(5).artifactLocation.uri).toBe('lib/x.ts')
     expect(log.runs[0].results[4].locations).toBeUndefined()
@@ -134,7 +179,13 @@ describe('findings', () => {
   it('suppresses the disputed finding under review, carrying the reply, and keeps agent text clean', async () => {
     const { stdout, log } = await sarifOf(sb)
     const results = log.runs[0].results
-    expect(results[0].suppressions).toEqual([{ kind: 'external', status: 'underReview', justification: 'Not a real risk: the "token" is\npublic anyway. <script>' }])
+    expect(results[0].suppressions).toEqual([
+      {
+        kind: 'external',
+        status: 'underReview',
+        justification: 'Not a real risk: the "token" is\npublic anyway. <script>',
+      },
+    ])
     for (const result of results.slice(1)) expect(result.suppressions).toEqual([])
     expect(results[2].message.text).toBe('odd red name with a "quote" and a back\\slash')
     expect(stdout).not.toMatch(/\x1b|\\u001b/)
@@ -144,9 +195,18 @@ describe('findings', () => {
     const result = await sb.cli(['findings', '--format', 'rdjsonl'])
     expect(result.code, result.stderr).toBe(0)
     expect(result.stdout.endsWith('\n')).toBe(true)
-    const lines = result.stdout.trimEnd().split('\n').map((line) => JSON.parse(line))
+    const lines = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(lines).toHaveLength(5)
-    expect(lines.map((d) => d.location.path)).toEqual(['src/auth.ts', 'src/loop.ts', 'src/weird#50%.ts', 'README.md', 'lib/x.ts'])
+    expect(lines.map((d) => d.location.path)).toEqual([
+      'src/auth.ts',
+      'src/loop.ts',
+      'src/weird#50%.ts',
+      'README.md',
+      'lib/x.ts',
+    ])
     expect(lines.some((d) => d.message.includes('module boundaries'))).toBe(false)
     expect(lines[0]).toEqual({
       message: 'token compared with "==", not timing-safe',
@@ -171,7 +231,9 @@ describe('findings', () => {
     const { log } = await sarifOf(later)
     expectValidSarif(log)
     expect(log.runs[0].results).toHaveLength(6)
-    expect(log.runs[0].results[0].suppressions).toEqual([expect.objectContaining({ kind: 'external', status: 'accepted' })])
+    expect(log.runs[0].results[0].suppressions).toEqual([
+      expect.objectContaining({ kind: 'external', status: 'accepted' }),
+    ])
   })
 
   it('refuses an unknown format as usage', async () => {

@@ -21,7 +21,16 @@ describe('finish', () => {
     const sb = sandbox()
     const runId = await approvedRun(sb)
     const doc = expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
-    expect(doc).toMatchObject({ version: 1, run_id: runId, verdict: 'APPROVED', rounds: 1, cost_usd: 0, pr_body_path: prBodyPath(runId, sb.home), pr: null, pr_url: null })
+    expect(doc).toMatchObject({
+      version: 1,
+      run_id: runId,
+      verdict: 'APPROVED',
+      rounds: 1,
+      cost_usd: 0,
+      pr_body_path: prBodyPath(runId, sb.home),
+      pr: null,
+      pr_url: null,
+    })
     const state = sb.state(runId)
     expect(state).toMatchObject({ phase: 'finished', outcome: { verdict: 'APPROVED' }, review_claim: null })
     const handoff = readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')
@@ -35,7 +44,10 @@ describe('finish', () => {
   it('abandons a run in any open phase', async () => {
     const sb = sandbox()
     const runId = await startRun(sb)
-    expect(expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))).toMatchObject({ verdict: 'ABANDONED', rounds: 0 })
+    expect(expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))).toMatchObject({
+      verdict: 'ABANDONED',
+      rounds: 0,
+    })
     expect(sb.state(runId).phase).toBe('finished')
   })
 
@@ -53,8 +65,26 @@ describe('finish', () => {
     const cases: Array<[string, (sb: Sandbox) => Promise<string>, string, string]> = [
       ['while coding', (sb) => startRun(sb), 'coding', 'coder-done'],
       ['while reviewing', (sb) => runInReview(sb), 'reviewing', 'review'],
-      ['after changes were requested', async (sb) => { const id = await runInReview(sb); await recordReview(sb.home, id, reviewWith(1)); return id }, 'coding', 'reply'],
-      ['at the round cap', async (sb) => { const id = await runInReview(sb, ['--max-rounds', '1']); await recordReview(sb.home, id, reviewWith(0)); return id }, 'capped', 'ask-user'],
+      [
+        'after changes were requested',
+        async (sb) => {
+          const id = await runInReview(sb)
+          await recordReview(sb.home, id, reviewWith(1))
+          return id
+        },
+        'coding',
+        'reply',
+      ],
+      [
+        'at the round cap',
+        async (sb) => {
+          const id = await runInReview(sb, ['--max-rounds', '1'])
+          await recordReview(sb.home, id, reviewWith(0))
+          return id
+        },
+        'capped',
+        'ask-user',
+      ],
     ]
     for (const [name, setup, phase, next] of cases) {
       it(`is wrong_phase ${name}, with ${next} next, and changes nothing`, async () => {
@@ -88,7 +118,10 @@ describe('finish', () => {
     it('changes nothing on a replay with the same arguments', async () => {
       const sb = sandbox()
       const runId = await startRun(sb)
-      for (const args of [['--verdict', 'ABANDONED'], ['--verdict', 'ABANDONED', '--pr', '7']]) {
+      for (const args of [
+        ['--verdict', 'ABANDONED'],
+        ['--verdict', 'ABANDONED', '--pr', '7'],
+      ]) {
         const first = expectOk(await sb.cli(['finish', ...args]))
         const before = runDisk(sb)
         const revision = sb.state(runId).revision
@@ -120,7 +153,10 @@ describe('finish', () => {
       const runId = await startRun(sb)
       expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
       expectError(await sb.cli(['coder-done']), 'run_not_found')
-      expect(expectError(await sb.cli(['coder-done', '--run', runId]), 'wrong_phase')).toMatchObject({ phase: 'finished', next: null })
+      expect(expectError(await sb.cli(['coder-done', '--run', runId]), 'wrong_phase')).toMatchObject({
+        phase: 'finished',
+        next: null,
+      })
       expect(expectOk(await sb.cli(['status']))).toMatchObject({ run_id: runId, phase: 'finished', next: null })
       const second = await startRun(sb)
       expect(second).not.toBe(runId)
@@ -153,7 +189,10 @@ describe('finish', () => {
   it('reports run_not_found with no run here, and for an unknown --run', async () => {
     const sb = sandbox()
     expectError(await sb.cli(['finish', '--verdict', 'ABANDONED']), 'run_not_found')
-    const error = expectError(await sb.cli(['finish', '--verdict', 'ABANDONED', '--run', '20261130-051500-abcdef']), 'run_not_found')
+    const error = expectError(
+      await sb.cli(['finish', '--verdict', 'ABANDONED', '--run', '20261130-051500-abcdef']),
+      'run_not_found',
+    )
     expect(error.run_id).toBe('20261130-051500-abcdef')
     expect(existsSync(runStatePath('20261130-051500-abcdef', sb.home))).toBe(false)
   })

@@ -8,11 +8,24 @@ import { ROOT, tempDir } from './_helpers.ts'
 const STUBS = join(ROOT, 'fixtures', 'reviewers')
 const stub = (name: string) => join(STUBS, `${name}.sh`)
 
-interface StubResult { code: number | null; signal: NodeJS.Signals | null; stdout: Buffer; stderr: string }
+interface StubResult {
+  code: number | null
+  signal: NodeJS.Signals | null
+  stdout: Buffer
+  stderr: string
+}
 
-function start(name: string, env: Record<string, string>, input: string | Buffer): { child: ChildProcess; out: Buffer[]; err: Buffer[] } {
+function start(
+  name: string,
+  env: Record<string, string>,
+  input: string | Buffer,
+): { child: ChildProcess; out: Buffer[]; err: Buffer[] } {
   // its own process group, as pair-loop runs a reviewer, so the test can kill all of it
-  const child = spawn('sh', [stub(name)], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env }, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+  const child = spawn('sh', [stub(name)], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  })
   const out: Buffer[] = []
   const err: Buffer[] = []
   child.stdout!.on('data', (chunk: Buffer) => out.push(chunk))
@@ -23,13 +36,25 @@ function start(name: string, env: Record<string, string>, input: string | Buffer
 }
 
 function killGroup(child: ChildProcess): void {
-  try { process.kill(-child.pid!, 'SIGKILL') } catch {}
+  try {
+    process.kill(-child.pid!, 'SIGKILL')
+  } catch {}
 }
 
-function run(name: string, { env = {}, input = 'the prompt\n', timeoutMs = 15_000 }: { env?: Record<string, string>; input?: string | Buffer; timeoutMs?: number } = {}): Promise<StubResult> {
+function run(
+  name: string,
+  {
+    env = {},
+    input = 'the prompt\n',
+    timeoutMs = 15_000,
+  }: { env?: Record<string, string>; input?: string | Buffer; timeoutMs?: number } = {},
+): Promise<StubResult> {
   return new Promise((resolve, reject) => {
     const { child, out, err } = start(name, env, input)
-    const timer = setTimeout(() => { killGroup(child); reject(new Error(`${name}.sh did not finish in ${timeoutMs} ms`)) }, timeoutMs)
+    const timer = setTimeout(() => {
+      killGroup(child)
+      reject(new Error(`${name}.sh did not finish in ${timeoutMs} ms`))
+    }, timeoutMs)
     child.on('error', reject)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
@@ -42,8 +67,16 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Alive and not a zombie (a killed child may wait to be reaped by whatever adopted it). */
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0) } catch { return false }
-  try { return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')) } catch { return true }
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))
+  } catch {
+    return true
+  }
 }
 
 async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
@@ -64,15 +97,28 @@ async function stillRunning(name: string, env: Record<string, string> = {}) {
   return {
     running,
     stdout: () => Buffer.concat(out).toString('utf8'),
-    kill: async () => { killGroup(child); await closed },
+    kill: async () => {
+      killGroup(child)
+      await closed
+    },
   }
 }
 
 const lines = (buffer: Buffer) => buffer.toString('utf8').split('\n')
-const lastLine = (buffer: Buffer) => lines(buffer).filter((line) => line.trim() !== '').at(-1)
+const lastLine = (buffer: Buffer) =>
+  lines(buffer)
+    .filter((line) => line.trim() !== '')
+    .at(-1)
 const FINDING = /^\d+\. \[[a-z]+(\/(blocker|major|minor|nit))?\] \S+:\d+(-\d+)? — \S/
 const VERDICT = /^VERDICT: (APPROVED|CHANGES_REQUESTED)$/
-const isUtf8 = (buffer: Buffer) => { try { new TextDecoder('utf-8', { fatal: true }).decode(buffer); return true } catch { return false } }
+const isUtf8 = (buffer: Buffer) => {
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(buffer)
+    return true
+  } catch {
+    return false
+  }
+}
 
 describe('fixtures/reviewers', () => {
   it('every stub is an executable POSIX sh script listed in the README', () => {
@@ -106,8 +152,13 @@ describe('fixtures/reviewers', () => {
     ])
     expect(lastLine(result.stdout)).toBe('VERDICT: CHANGES_REQUESTED')
 
-    const custom = await run('changes', { env: { STUB_FINDINGS: '1. [bug] src/b.ts:9 — "quoted" \\ text\n2. [nit] x.ts:1 — two' } })
-    expect(lines(custom.stdout).filter((line) => FINDING.test(line))).toEqual(['1. [bug] src/b.ts:9 — "quoted" \\ text', '2. [nit] x.ts:1 — two'])
+    const custom = await run('changes', {
+      env: { STUB_FINDINGS: '1. [bug] src/b.ts:9 — "quoted" \\ text\n2. [nit] x.ts:1 — two' },
+    })
+    expect(lines(custom.stdout).filter((line) => FINDING.test(line))).toEqual([
+      '1. [bug] src/b.ts:9 — "quoted" \\ text',
+      '2. [nit] x.ts:1 — two',
+    ])
     expect(lastLine(custom.stdout)).toBe('VERDICT: CHANGES_REQUESTED')
   })
 
@@ -202,7 +253,7 @@ describe('fixtures/reviewers', () => {
     expect(result.stdout.subarray(-40).toString()).toMatch(/\nVERDICT: APPROVED\n$/)
   })
 
-  it('quota.sh and auth.sh: the CLIs\' error messages, exit 1 (STUB_EXIT_CODE overrides)', async () => {
+  it("quota.sh and auth.sh: the CLIs' error messages, exit 1 (STUB_EXIT_CODE overrides)", async () => {
     const quota = await run('quota')
     expect(quota.code).toBe(1)
     expect(quota.stdout.toString()).toMatch(/usage limit/)
@@ -234,12 +285,25 @@ describe('fixtures/reviewers', () => {
     const result = await run('claude-json')
     expect(result.code).toBe(0)
     const doc = JSON.parse(result.stdout.toString())
-    expect(doc).toMatchObject({ type: 'result', subtype: 'success', is_error: false, session_id: '6b1d2c3e-0000-4000-8000-000000000002', total_cost_usd: 0.00603 })
+    expect(doc).toMatchObject({
+      type: 'result',
+      subtype: 'success',
+      is_error: false,
+      session_id: '6b1d2c3e-0000-4000-8000-000000000002',
+      total_cost_usd: 0.00603,
+    })
     expect(doc.result).toMatch(/\nVERDICT: APPROVED$/)
-    expect(doc.usage).toMatchObject({ input_tokens: 10, cache_creation_input_tokens: 1000, cache_read_input_tokens: 2000, output_tokens: 50 })
+    expect(doc.usage).toMatchObject({
+      input_tokens: 10,
+      cache_creation_input_tokens: 1000,
+      cache_read_input_tokens: 2000,
+      output_tokens: 50,
+    })
     expect(doc.modelUsage['claude-sonnet-4-5-20250929']).toMatchObject({ costUSD: 0.00603 })
 
-    const changes = await run('claude-json', { env: { STUB_VERDICT: 'CHANGES_REQUESTED', STUB_FINDINGS: '1. [bug] a.ts:1 — "quoted"\t\\ odd' } })
+    const changes = await run('claude-json', {
+      env: { STUB_VERDICT: 'CHANGES_REQUESTED', STUB_FINDINGS: '1. [bug] a.ts:1 — "quoted"\t\\ odd' },
+    })
     const changed = JSON.parse(changes.stdout.toString())
     expect(changed.result).toContain('1. [bug] a.ts:1 — "quoted"\t\\ odd')
     expect(changed.result).toMatch(/\nVERDICT: CHANGES_REQUESTED$/)
@@ -256,23 +320,45 @@ describe('fixtures/reviewers', () => {
   it('codex-jsonl.sh: JSON lines from thread.started to turn.completed; the last agent_message ends in a verdict', async () => {
     const result = await run('codex-jsonl')
     expect(result.code).toBe(0)
-    const events = result.stdout.toString().trim().split('\n').map((line) => JSON.parse(line))
+    const events = result.stdout
+      .toString()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(events[0]).toEqual({ type: 'thread.started', thread_id: '01a2b3c4-0000-7000-8000-000000000002' })
-    expect(events.at(-1)).toMatchObject({ type: 'turn.completed', usage: { input_tokens: 2345, cached_input_tokens: 1024, output_tokens: 67 } })
+    expect(events.at(-1)).toMatchObject({
+      type: 'turn.completed',
+      usage: { input_tokens: 2345, cached_input_tokens: 1024, output_tokens: 67 },
+    })
     const messages = events.filter((event) => event.type === 'item.completed' && event.item.type === 'agent_message')
     expect(messages.at(-1).item.text).toMatch(/\nVERDICT: CHANGES_REQUESTED$/)
-    expect(messages.at(-1).item.text.split('\n').filter((line: string) => FINDING.test(line))).toHaveLength(2)
+    expect(
+      messages
+        .at(-1)
+        .item.text.split('\n')
+        .filter((line: string) => FINDING.test(line)),
+    ).toHaveLength(2)
     expect(result.stderr).toMatch(/Codex/)
 
     const approved = await run('codex-jsonl', { env: { STUB_VERDICT: 'APPROVED' } })
-    const last = approved.stdout.toString().trim().split('\n').map((line) => JSON.parse(line)).filter((event) => event.item?.type === 'agent_message').at(-1)
+    const last = approved.stdout
+      .toString()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+      .filter((event) => event.item?.type === 'agent_message')
+      .at(-1)
     expect(last.item.text).toMatch(/\nVERDICT: APPROVED$/)
   })
 
   it('codex-jsonl-failed.sh: error then turn.failed, exit 1', async () => {
     const result = await run('codex-jsonl-failed')
     expect(result.code).toBe(1)
-    const events = result.stdout.toString().trim().split('\n').map((line) => JSON.parse(line))
+    const events = result.stdout
+      .toString()
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(events.map((event) => event.type)).toEqual(['thread.started', 'turn.started', 'error', 'turn.failed'])
     expect(events.at(-1).error.message).toMatch(/400/)
   })

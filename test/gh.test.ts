@@ -15,9 +15,20 @@ function ghSandbox({ fail = false, withGh = true } = {}) {
   const ghDir = tempDir('pl-gh-')
   const path = withGh ? `${FAKE_GH_BIN}${delimiter}${sb.env.PATH}` : sb.env.PATH
   const env = { PATH: path, FAKE_GH_DIR: ghDir, ...(fail ? { FAKE_GH_FAIL: '1' } : {}) }
-  const cli = (args: string[], options: { input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv } = {}) => sb.cli(args, { ...options, env: { ...env, ...options.env } })
-  const calls = () => (existsSync(join(ghDir, 'calls.log')) ? readFileSync(join(ghDir, 'calls.log'), 'utf8').split('--\n').filter(Boolean).map((call) => call.trimEnd().split('\n')) : [])
-  const comments = () => readdirSync(ghDir).filter((name) => name.startsWith('comment-')).sort().map((name) => readFileSync(join(ghDir, name), 'utf8'))
+  const cli = (args: string[], options: { input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+    sb.cli(args, { ...options, env: { ...env, ...options.env } })
+  const calls = () =>
+    existsSync(join(ghDir, 'calls.log'))
+      ? readFileSync(join(ghDir, 'calls.log'), 'utf8')
+          .split('--\n')
+          .filter(Boolean)
+          .map((call) => call.trimEnd().split('\n'))
+      : []
+  const comments = () =>
+    readdirSync(ghDir)
+      .filter((name) => name.startsWith('comment-'))
+      .sort()
+      .map((name) => readFileSync(join(ghDir, name), 'utf8'))
   return { ...sb, cli, calls, comments, ghDir }
 }
 
@@ -78,14 +89,19 @@ describe('finish --create-pr', () => {
     expect(error.message).toContain('HTTP 502: Bad Gateway')
     expect(error.retryable).toBe(true)
     expect(sb.state(runId)).toMatchObject({ phase: 'finished', pr: null, pr_url: null })
-    const retried = expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: { FAKE_GH_FAIL: '0' } }))
+    const retried = expectOk(
+      await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: { FAKE_GH_FAIL: '0' } }),
+    )
     expect(retried.pr).toBe(42)
   })
 
   it('says gh is missing when it is not on PATH', async () => {
     const sb = ghSandbox({ withGh: false })
     const runId = await approvedRun(sb)
-    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: { PATH: '/usr/bin:/bin' } }), 'gh_error')
+    const error = expectError(
+      await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: { PATH: '/usr/bin:/bin' } }),
+      'gh_error',
+    )
     expect(error.message).toMatch(/gh is not installed/)
     expect(sb.state(runId).phase).toBe('finished')
   })
@@ -103,8 +119,17 @@ describe('reply --post-pr', () => {
     const runId = await runWithPr(sb)
     expectOk(await sb.cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', '42']))
     const body = "Not a bug: the bound is inclusive by design; see `$HOME` and 'quotes'."
-    const doc = expectOk(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'wont-fix', '--body-file', '-', '--post-pr'], { input: body }))
-    expect(doc).toMatchObject({ finding: '1.1', disposition: 'wont-fix', posted: true, comment_url: 'https://github.com/acme/demo/pull/42#issuecomment-1000' })
+    const doc = expectOk(
+      await sb.cli(['reply', '--finding', '1.1', '--disposition', 'wont-fix', '--body-file', '-', '--post-pr'], {
+        input: body,
+      }),
+    )
+    expect(doc).toMatchObject({
+      finding: '1.1',
+      disposition: 'wont-fix',
+      posted: true,
+      comment_url: 'https://github.com/acme/demo/pull/42#issuecomment-1000',
+    })
     const [call] = sb.calls()
     expect(call!.slice(0, 4)).toEqual(['api', '--method', 'POST', 'repos/{owner}/{repo}/issues/42/comments'])
     expect(call!.join('\n')).not.toContain('inclusive by design') // the body never enters argv
@@ -117,8 +142,17 @@ describe('reply --post-pr', () => {
     const sb = ghSandbox()
     await runWithPr(sb)
     expectOk(await sb.cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', '42']))
-    expectOk(await sb.cli(['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-', '--post-pr'], { input: 'done' }))
-    const error = expectError(await sb.cli(['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-', '--post-pr'], { input: 'again' }), 'duplicate_reply')
+    expectOk(
+      await sb.cli(['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-', '--post-pr'], {
+        input: 'done',
+      }),
+    )
+    const error = expectError(
+      await sb.cli(['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-', '--post-pr'], {
+        input: 'again',
+      }),
+      'duplicate_reply',
+    )
     expect(error.recorded.comment_url).toMatch(/issuecomment-1000$/)
     expect(sb.calls()).toHaveLength(1)
   })
@@ -127,9 +161,19 @@ describe('reply --post-pr', () => {
     const sb = ghSandbox()
     const runId = await runWithPr(sb)
     expectOk(await sb.cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', '42']))
-    expectError(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'question', '--body-file', '-', '--post-pr'], { input: 'why?', env: { FAKE_GH_FAIL: '1' } }), 'gh_error')
+    expectError(
+      await sb.cli(['reply', '--finding', '1.1', '--disposition', 'question', '--body-file', '-', '--post-pr'], {
+        input: 'why?',
+        env: { FAKE_GH_FAIL: '1' },
+      }),
+      'gh_error',
+    )
     expect(sb.state(runId).replies['1.1']).toMatchObject({ disposition: 'question', body: 'why?', comment_url: null })
-    const retried = expectOk(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'question', '--body-file', '-', '--post-pr'], { input: 'why?' }))
+    const retried = expectOk(
+      await sb.cli(['reply', '--finding', '1.1', '--disposition', 'question', '--body-file', '-', '--post-pr'], {
+        input: 'why?',
+      }),
+    )
     expect(retried.posted).toBe(true)
     expect(sb.comments()).toHaveLength(1)
   })
@@ -138,7 +182,12 @@ describe('reply --post-pr', () => {
     const sb = ghSandbox()
     await runWithPr(sb)
     const before = runDisk(sb)
-    const error = expectError(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-', '--post-pr'], { input: 'ok' }), 'usage')
+    const error = expectError(
+      await sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-', '--post-pr'], {
+        input: 'ok',
+      }),
+      'usage',
+    )
     expect(error.flag).toBe('--post-pr')
     expect(runDisk(sb)).toEqual(before)
   })
@@ -150,7 +199,8 @@ describe('the PR body', () => {
     const runId = await runInReview(sb)
     let state = await recordReview(sb.home, runId, reviewWith(3))
     state = structuredClone(state) as RunState
-    for (const round of state.rounds) round.coder.summary = `start of round ${round.n}\n${'x'.repeat(70_000)}\nend of round ${round.n}`
+    for (const round of state.rounds)
+      round.coder.summary = `start of round ${round.n}\n${'x'.repeat(70_000)}\nend of round ${round.n}`
     state.rounds.push({ ...structuredClone(state.rounds[0]!), n: 2 })
     const body = renderPrBody(state, { total_usd: 1.25, by_round: { 1: 1, 2: 0.25 } })
     expect(body.length).toBeLessThanOrEqual(GITHUB_BODY_LIMIT)

@@ -21,8 +21,10 @@ function setup(extraEnv: Record<string, string> = {}) {
 /** The installed folder holds exactly the skill's files, byte for byte, and no temp files. */
 function expectSameSkill(dir: string): void {
   expect(listFiles(dir)).toEqual(SOURCE_FILES)
-  for (const file of SOURCE_FILES) expect(readFileSync(join(dir, file)).equals(readFileSync(join(SOURCE, file))), file).toBe(true)
-  const walk = (d: string): string[] => readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [e.name]))
+  for (const file of SOURCE_FILES)
+    expect(readFileSync(join(dir, file)).equals(readFileSync(join(SOURCE, file))), file).toBe(true)
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(d, e.name)) : [e.name]))
   expect(walk(dir).filter((name) => name.endsWith('.tmp'))).toEqual([])
 }
 
@@ -41,7 +43,9 @@ describe('the skill source', () => {
 
   it('is an internal error, not a silent pass, when the package has no skill', () => {
     const lonely = tempDir('pl-nopkg-')
-    expect(() => skillSource(pathToFileURL(join(lonely, 'dist', 'x.mjs')).href)).toThrow(/cannot find skills\/pair-loop\/SKILL.md/)
+    expect(() => skillSource(pathToFileURL(join(lonely, 'dist', 'x.mjs')).href)).toThrow(
+      /cannot find skills\/pair-loop\/SKILL.md/,
+    )
   })
 })
 
@@ -60,7 +64,10 @@ describe('SKILL.md frontmatter', () => {
 
   it('parseFrontmatter rejects a file without frontmatter and reads quoted values', () => {
     expect(parseFrontmatter('# no frontmatter\n')).toBeNull()
-    expect(parseFrontmatter('---\nname: "x"\ndescription: \'y z\'\n---\nbody\n')).toEqual({ name: 'x', description: 'y z' })
+    expect(parseFrontmatter('---\nname: "x"\ndescription: \'y z\'\n---\nbody\n')).toEqual({
+      name: 'x',
+      description: 'y z',
+    })
   })
 })
 
@@ -75,7 +82,13 @@ describe('pair-loop install-skill --claude', () => {
     expectSameSkill(dir)
 
     const second = expectOk(await cli(['--claude']))
-    expect(second).toMatchObject({ skill_dir: dir, installed: first.installed, updated: [], removed: [], changed: false })
+    expect(second).toMatchObject({
+      skill_dir: dir,
+      installed: first.installed,
+      updated: [],
+      removed: [],
+      changed: false,
+    })
   })
 
   it('defaults to ~/.claude/skills when CLAUDE_CONFIG_DIR is not set', async () => {
@@ -132,7 +145,11 @@ describe('pair-loop install-skill --codex', () => {
     mkdirSync(join(dir, 'references', 'old'), { recursive: true })
     writeFileSync(join(dir, 'references', 'old', 'helper.md'), 'stale\n')
     const doc = expectOk(await cli(['--codex']))
-    expect(doc).toMatchObject({ changed: true, updated: [join(dir, 'SKILL.md')], removed: [join(dir, 'references', 'old', 'helper.md')] })
+    expect(doc).toMatchObject({
+      changed: true,
+      updated: [join(dir, 'SKILL.md')],
+      removed: [join(dir, 'references', 'old', 'helper.md')],
+    })
     expectSameSkill(dir)
     expect(existsSync(join(dir, 'references', 'old'))).toBe(false)
   })

@@ -3,7 +3,17 @@
 // (npm's bin links), so isMain holds there. Then `npm pack` → `npm install <tarball>` into an empty folder →
 // `npx pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+} from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { COMMANDS } from '../scripts/commands.ts'
@@ -27,8 +37,8 @@ type Result = ProcessResult
 const run = (command: string, args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs?: number }) =>
   runProcess([command, ...args], { timeoutMs: 120_000, ...options })
 
-const show = (result: Result) => `exit ${result.code}\nstdout: ${result.stdout.slice(0, 4000)}\nstderr: ${result.stderr.slice(0, 4000)}`
-
+const show = (result: Result) =>
+  `exit ${result.code}\nstdout: ${result.stdout.slice(0, 4000)}\nstderr: ${result.stderr.slice(0, 4000)}`
 
 /**
  * The environment of a user's shell: no npm_* variables from an enclosing `npm test`, and no project
@@ -37,9 +47,20 @@ const show = (result: Result) => `exit ${result.code}\nstdout: ${result.stdout.s
 function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   // nor the developer's agent and pair-loop settings: install-skill and demo must not touch theirs
-  for (const [key, value] of Object.entries(process.env)) if (!/^(?:npm_|PAIR_LOOP_|CLAUDE_|CODEX_)/i.test(key) && value !== undefined) env[key] = value
-  env.PATH = (process.env.PATH ?? '/usr/bin:/bin').split(delimiter).filter((dir) => !dir.startsWith(join(ROOT, 'node_modules'))).join(delimiter)
-  return { ...env, NO_COLOR: '1', npm_config_update_notifier: 'false', npm_config_fund: 'false', npm_config_audit: 'false', ...extra }
+  for (const [key, value] of Object.entries(process.env))
+    if (!/^(?:npm_|PAIR_LOOP_|CLAUDE_|CODEX_)/i.test(key) && value !== undefined) env[key] = value
+  env.PATH = (process.env.PATH ?? '/usr/bin:/bin')
+    .split(delimiter)
+    .filter((dir) => !dir.startsWith(join(ROOT, 'node_modules')))
+    .join(delimiter)
+  return {
+    ...env,
+    NO_COLOR: '1',
+    npm_config_update_notifier: 'false',
+    npm_config_fund: 'false',
+    npm_config_audit: 'false',
+    ...extra,
+  }
 }
 
 const scratch: string[] = []
@@ -59,7 +80,9 @@ describe('bins', () => {
   })
 
   it('every dist entry starts with the shebang and is executable; commands.ts is no entry', () => {
-    const entries = readdirSync(DIST).filter((name) => name.endsWith('.mjs')).sort()
+    const entries = readdirSync(DIST)
+      .filter((name) => name.endsWith('.mjs'))
+      .sort()
     expect(entries).toEqual([...COMMAND_NAMES, 'pair-loop', 'demo-reviewer'].map((name) => `${name}.mjs`).sort())
     for (const name of entries) {
       const path = join(DIST, name)
@@ -70,20 +93,29 @@ describe('bins', () => {
 
   it('zx, citty, valibot and proper-lockfile stay external runtime dependencies', () => {
     const bundle = ['.', 'shared', 'chunks']
-      .flatMap((dir) => readdirSync(join(DIST, dir)).filter((name) => name.endsWith('.mjs')).map((name) => readFileSync(join(DIST, dir, name), 'utf8')))
+      .flatMap((dir) =>
+        readdirSync(join(DIST, dir))
+          .filter((name) => name.endsWith('.mjs'))
+          .map((name) => readFileSync(join(DIST, dir, name), 'utf8')),
+      )
       .join('\n')
     for (const dependency of ['zx', 'citty', 'valibot', 'proper-lockfile']) {
       expect(PACKAGE.dependencies[dependency], `${dependency} is a dependency`).toBeDefined()
-      expect(bundle, `dist imports ${dependency} instead of bundling it`).toMatch(new RegExp(`(?:from |import\\()'${dependency}(?:/[\\w-]+)?'`))
+      expect(bundle, `dist imports ${dependency} instead of bundling it`).toMatch(
+        new RegExp(`(?:from |import\\()'${dependency}(?:/[\\w-]+)?'`),
+      )
     }
   })
 
-  it.each(COMMAND_NAMES.map((command) => [command]))('node dist/%s.mjs --help runs the command on its own', async (command) => {
-    const result = await run(NODE, [join(DIST, `${command}.mjs`), '--help'], { cwd: ROOT, env: userEnv() })
-    expect(result.code, show(result)).toBe(0)
-    expect(result.stdout).toContain(`pair-loop ${command}`)
-    expect(result.stderr).toBe('')
-  })
+  it.each(COMMAND_NAMES.map((command) => [command]))(
+    'node dist/%s.mjs --help runs the command on its own',
+    async (command) => {
+      const result = await run(NODE, [join(DIST, `${command}.mjs`), '--help'], { cwd: ROOT, env: userEnv() })
+      expect(result.code, show(result)).toBe(0)
+      expect(result.stdout).toContain(`pair-loop ${command}`)
+      expect(result.stderr).toBe('')
+    },
+  )
 
   it('through a bin symlink (as npm links it): pair-loop-codes prints the codes document, pair-loop dispatches', async () => {
     const bin = tempDir('pl-bin-')
@@ -126,20 +158,32 @@ describe('npm pack → install into an empty folder → run', () => {
     for (const dir of [packDir, app, home]) mkdirSync(dir)
     // --ignore-scripts: `prepare` would rebuild dist/ (clean: true) under the feet of tests running beside this one;
     // ensureBuilt() has just made sure dist/ is fresh, and that dist/ is what gets packed.
-    const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], { cwd: ROOT, env: userEnv() })
+    const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], {
+      cwd: ROOT,
+      env: userEnv(),
+    })
     if (pack.code !== 0) throw new Error(`npm pack failed: ${show(pack)}`)
     const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
     tarball = join(packDir, info!.filename)
     files = info!.files.map((file) => file.path)
     // the dependencies come from the registry or npm's cache, as for any user
-    const install = await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball], { cwd: app, env: userEnv(), timeoutMs: 240_000 })
+    const install = await run(
+      'npm',
+      ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', tarball],
+      { cwd: app, env: userEnv(), timeoutMs: 240_000 },
+    )
     if (install.code !== 0) throw new Error(`npm install ${tarball} failed: ${show(install)}`)
   }, PACK_TIMEOUT)
 
   /** A user's shell in the install folder, with a HOME and TMPDIR of its own and npm's cache for npx. */
   const npxEnv = () => {
     const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8', env: userEnv() }).stdout.trim()
-    return userEnv({ HOME: home, TMPDIR: home, PAIR_LOOP_HOME: join(home, '.pair-loop'), ...(cache ? { npm_config_cache: cache } : {}) })
+    return userEnv({
+      HOME: home,
+      TMPDIR: home,
+      PAIR_LOOP_HOME: join(home, '.pair-loop'),
+      ...(cache ? { npm_config_cache: cache } : {}),
+    })
   }
   const npx = (args: string[]) => run('npx', ['--no', ...args], { cwd: app, env: npxEnv() })
 
@@ -154,8 +198,10 @@ describe('npm pack → install into an empty folder → run', () => {
 
   it('installs with only the runtime dependencies, and links every bin', () => {
     const installed = readdirSync(join(app, 'node_modules')).filter((name) => !name.startsWith('.'))
-    for (const dependency of [PACKAGE.name, ...Object.keys(PACKAGE.dependencies)]) expect(installed).toContain(dependency)
-    for (const dev of Object.keys(PACKAGE.devDependencies)) expect(installed, `devDependency ${dev} installed`).not.toContain(dev.split('/')[0])
+    for (const dependency of [PACKAGE.name, ...Object.keys(PACKAGE.dependencies)])
+      expect(installed).toContain(dependency)
+    for (const dev of Object.keys(PACKAGE.devDependencies))
+      expect(installed, `devDependency ${dev} installed`).not.toContain(dev.split('/')[0])
     for (const bin of Object.keys(PACKAGE.bin)) {
       const link = join(app, 'node_modules', '.bin', bin)
       expect(lstatSync(link).isSymbolicLink(), `${bin} is linked`).toBe(true)
@@ -177,7 +223,12 @@ describe('npm pack → install into an empty folder → run', () => {
     const result = await npx(['pair-loop', 'demo'])
     expect(result.code, show(result)).toBe(0)
     expect(result.stdout.trim().split('\n')).toHaveLength(1)
-    expect(JSON.parse(result.stdout)).toMatchObject({ phase: 'finished', round: 2, next: null, outcome: { verdict: 'APPROVED' } })
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      phase: 'finished',
+      round: 2,
+      next: null,
+      outcome: { verdict: 'APPROVED' },
+    })
   }, 120_000)
 
   it('every installed bin answers --help', async () => {

@@ -14,7 +14,15 @@ async function reviewedRun(sb: Sandbox, findings = 2): Promise<string> {
   return runId
 }
 
-const replyArgs = (finding: string, disposition = 'fixed') => ['reply', '--finding', finding, '--disposition', disposition, '--body-file', '-']
+const replyArgs = (finding: string, disposition = 'fixed') => [
+  'reply',
+  '--finding',
+  finding,
+  '--disposition',
+  disposition,
+  '--body-file',
+  '-',
+]
 
 describe('reply', () => {
   it("records the coder's answer to a finding, once, and shows it in HANDOFF.md", async () => {
@@ -22,15 +30,31 @@ describe('reply', () => {
     const runId = await reviewedRun(sb)
     const before = sb.state(runId)
     const doc = expectOk(await sb.cli(replyArgs('1.2', 'wont-fix'), { input: 'by design:\nthe bound is inclusive\n' }))
-    expect(doc).toMatchObject({ version: 1, run_id: runId, key: `${runId}:reply:1.2`, finding: '1.2', disposition: 'wont-fix', posted: false })
+    expect(doc).toMatchObject({
+      version: 1,
+      run_id: runId,
+      key: `${runId}:reply:1.2`,
+      finding: '1.2',
+      disposition: 'wont-fix',
+      posted: false,
+    })
     const state = sb.state(runId)
     expect(state.revision).toBe(before.revision + 1)
     expect(state.replies).toEqual({
-      '1.2': { finding: '1.2', key: before.rounds[0]!.reviewer!.findings[1]!.key, disposition: 'wont-fix', body: 'by design:\nthe bound is inclusive', at: expect.any(String), comment_url: null },
+      '1.2': {
+        finding: '1.2',
+        key: before.rounds[0]!.reviewer!.findings[1]!.key,
+        disposition: 'wont-fix',
+        body: 'by design:\nthe bound is inclusive',
+        at: expect.any(String),
+        comment_url: null,
+      },
     })
     const handoff = readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')
     expect(handoff).toBe(renderHandoff(state))
-    expect(handoff).toContain('2. [bug/minor] src/f2.ts:2 — problem number 2\n   reply (wont-fix): by design:\n   the bound is inclusive\n')
+    expect(handoff).toContain(
+      '2. [bug/minor] src/f2.ts:2 — problem number 2\n   reply (wont-fix): by design:\n   the bound is inclusive\n',
+    )
   })
 
   for (const disposition of DISPOSITIONS) {
@@ -48,8 +72,17 @@ describe('reply', () => {
     const dir = tempDir()
     writeFileSync(join(dir, 'answer.md'), 'relative to the process\n')
     writeFileSync(join(sb.repo, 'answer.md'), 'relative to --cwd\n')
-    expectOk(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', 'answer.md', '--run', runId], { cwd: dir }))
-    expectOk(await sb.cli(['reply', '--finding', '1.2', '--disposition', 'ack', '--body-file', 'answer.md', '--cwd', sb.repo], { cwd: dir }))
+    expectOk(
+      await sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', 'answer.md', '--run', runId], {
+        cwd: dir,
+      }),
+    )
+    expectOk(
+      await sb.cli(
+        ['reply', '--finding', '1.2', '--disposition', 'ack', '--body-file', 'answer.md', '--cwd', sb.repo],
+        { cwd: dir },
+      ),
+    )
     expect(sb.state(runId).replies['1.1']!.body).toBe('relative to the process')
     expect(sb.state(runId).replies['1.2']!.body).toBe('relative to --cwd')
   })
@@ -109,7 +142,9 @@ describe('reply', () => {
     const runId = await reviewedRun(sb, 1)
     expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
     const before = runDisk(sb)
-    expect(expectError(await sb.cli([...replyArgs('1.1'), '--run', runId], { input: 'late' }), 'wrong_phase')).toMatchObject({ phase: 'finished', next: null })
+    expect(
+      expectError(await sb.cli([...replyArgs('1.1'), '--run', runId], { input: 'late' }), 'wrong_phase'),
+    ).toMatchObject({ phase: 'finished', next: null })
     expectError(await sb.cli(replyArgs('1.1'), { input: 'late' }), 'run_not_found')
     expect(runDisk(sb)).toEqual(before)
   })
@@ -136,13 +171,26 @@ describe('reply', () => {
       ['an overlong UTF-8 encoding', /not valid UTF-8/, [...base, '--body-file', at('nul-free-but-invalid.md')]],
       ['a directory as the body file', /not a regular file/, [...base, '--body-file', dir]],
       ['an empty stdin', /stdin .*is empty/, [...base, '--body-file', '-'], ''],
-      ['an oversized stdin', /stdin .*the limit is 65536/, [...base, '--body-file', '-'], 'q'.repeat(MAX_BODY_BYTES + 1)],
+      [
+        'an oversized stdin',
+        /stdin .*the limit is 65536/,
+        [...base, '--body-file', '-'],
+        'q'.repeat(MAX_BODY_BYTES + 1),
+      ],
       ['a non-UTF-8 stdin', /stdin .*not valid UTF-8/, [...base, '--body-file', '-'], Buffer.from([0x80, 0x81])],
       ['no --body-file', /--body-file/, base],
       ['no --disposition', /missing required flag --disposition/, ['reply', '--finding', '1.1', '--body-file', '-']],
-      ['a bad disposition', /disposition.*wontfix/, ['reply', '--finding', '1.1', '--disposition', 'wontfix', '--body-file', '-']],
+      [
+        'a bad disposition',
+        /disposition.*wontfix/,
+        ['reply', '--finding', '1.1', '--disposition', 'wontfix', '--body-file', '-'],
+      ],
       ['no --finding', /--finding/, ['reply', '--disposition', 'fixed', '--body-file', '-']],
-      ['a malformed finding id', /--finding must look like/, ['reply', '--finding', '1', '--disposition', 'fixed', '--body-file', '-']],
+      [
+        'a malformed finding id',
+        /--finding must look like/,
+        ['reply', '--finding', '1', '--disposition', 'fixed', '--body-file', '-'],
+      ],
       ['a malformed run id', /malformed run id/, [...base, '--body-file', '-', '--run', '../x'], 'a valid body'],
       ['an unknown flag', /unknown flag --post/, [...base, '--body-file', '-', '--post']],
       ['a flag missing its value', /--body-file needs a value/, [...base, '--body-file']],

@@ -6,14 +6,20 @@
 // Deno also runs with the narrowest permission set that suffices (DENO_PERMISSIONS), which the README documents.
 // A runtime that is missing is skipped with a loud message; under CI=true that is a failure instead.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './_build.ts'
 import { ROOT, isBun, isolatedEnv, makeRepo, runProcess, tempDir, type ProcessResult } from './_helpers.ts'
 
 /** Enough for the whole loop and demo under Deno (zx needs uid/gid, cost lookup homedir, the review claim hostname). */
-const DENO_PERMISSIONS = ['--allow-env', '--allow-read', '--allow-write', '--allow-run', '--allow-sys=homedir,uid,gid,hostname']
+const DENO_PERMISSIONS = [
+  '--allow-env',
+  '--allow-read',
+  '--allow-write',
+  '--allow-run',
+  '--allow-sys=homedir,uid,gid,hostname',
+]
 
 const CI = process.env.CI === 'true' || process.env.CI === '1'
 const SCRIPT = join(ROOT, 'scripts', 'pair-loop.ts')
@@ -37,10 +43,13 @@ interface Runtime {
 
 const probed = new Map<string, SpawnSyncReturns<string>>()
 function probe(name: string, bin: string, pairLoop: string[]): Runtime {
-  const out = probed.get(bin) ?? probed.set(bin, spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 })).get(bin)!
+  const out =
+    probed.get(bin) ?? probed.set(bin, spawnSync(bin, ['--version'], { encoding: 'utf8', timeout: 30_000 })).get(bin)!
   const firstLine = out.status === 0 ? out.stdout.trim().split('\n')[0]! : ''
   const version = firstLine ? (/\d+\.\d+\.\d+\S*/.exec(firstLine)?.[0] ?? firstLine) : null
-  const missing = version ? null : `${bin} --version failed: ${out.error?.message ?? (out.stderr.trim() || `exit ${out.status}`)}`
+  const missing = version
+    ? null
+    : `${bin} --version failed: ${out.error?.message ?? (out.stderr.trim() || `exit ${out.status}`)}`
   return { name, bin, pairLoop, version, missing }
 }
 
@@ -55,9 +64,11 @@ const RUNTIMES: Runtime[] = [
 
 type Result = ProcessResult
 
-const run = (command: string[], args: string[], options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number }) =>
-  runProcess([...command, ...args], { timeoutMs: 90_000, ...options })
-
+const run = (
+  command: string[],
+  args: string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs?: number },
+) => runProcess([...command, ...args], { timeoutMs: 90_000, ...options })
 
 // ------------------------------------------------------------------------------------------ normalising
 
@@ -73,13 +84,19 @@ function normaliser(places: Array<[string, string]>) {
   const text = (value: string): string => {
     let s = value
     for (const [path, name] of ordered) s = s.split(path).join(name)
-    return s.replace(RUN_ID, '<run-id>').replace(ISO_TIME, '<time>').replace(SHA, '<sha>').replace(EPOCH_MS, '<epoch-ms>').replace(DEMO_DIR, 'pair-loop-demo-<tmp>')
+    return s
+      .replace(RUN_ID, '<run-id>')
+      .replace(ISO_TIME, '<time>')
+      .replace(SHA, '<sha>')
+      .replace(EPOCH_MS, '<epoch-ms>')
+      .replace(DEMO_DIR, 'pair-loop-demo-<tmp>')
   }
   const walk = (value: unknown, key = ''): unknown => {
     if (typeof value === 'string') return text(value)
     if (typeof value === 'number' && /(?:^|_)ms$|duration/i.test(key)) return '<ms>'
     if (Array.isArray(value)) return value.map((item) => walk(item, key))
-    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [text(k), walk(v, k)]))
+    if (value && typeof value === 'object')
+      return Object.fromEntries(Object.entries(value).map(([k, v]) => [text(k), walk(v, k)]))
     return value
   }
   return { text, walk }
@@ -108,21 +125,44 @@ interface Step {
 const reviewer = (script: string) => JSON.stringify([join(REVIEWERS, script)])
 const FILES = {
   'README.md': '# demo\n',
-  'src/a.ts': 'export function sum(xs: number[]): number {\n  let total = 0\n  for (let i = 0; i < xs.length - 1; i++) total += xs[i]!\n  return total\n}\n',
+  'src/a.ts':
+    'export function sum(xs: number[]): number {\n  let total = 0\n  for (let i = 0; i < xs.length - 1; i++) total += xs[i]!\n  return total\n}\n',
 }
 
 const STEPS: Step[] = [
-  { name: 'start', args: ['start', '--task', 'Fix the off-by-one in sum()', '--max-rounds', '3', '--budget-usd', '5'], exit: 0 },
+  {
+    name: 'start',
+    args: ['start', '--task', 'Fix the off-by-one in sum()', '--max-rounds', '3', '--budget-usd', '5'],
+    exit: 0,
+  },
   { name: 'review too early', args: ['review', '--reviewer-cmd', reviewer('approve.sh')], exit: 10 },
   {
-    name: 'coder-done 1', args: ['coder-done', '--summary', 'added a test for sum'], exit: 0,
-    before: (repo) => writeFileSync(join(repo, 'src', 'a.test.ts'), "import { sum } from './a.ts'\nconsole.assert(sum([1, 2, 3]) === 6)\n"),
+    name: 'coder-done 1',
+    args: ['coder-done', '--summary', 'added a test for sum'],
+    exit: 0,
+    before: (repo) =>
+      writeFileSync(
+        join(repo, 'src', 'a.test.ts'),
+        "import { sum } from './a.ts'\nconsole.assert(sum([1, 2, 3]) === 6)\n",
+      ),
   },
   { name: 'review 1 (changes)', args: ['review', '--reviewer-cmd', reviewer('changes.sh')], exit: 0 },
-  { name: 'reply 1.1', args: ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], input: 'Right: the loop now runs to xs.length.\n', exit: 0 },
-  { name: 'reply 1.2', args: ['reply', '--finding', '1.2', '--disposition', 'wont-fix', '--body-file', '-'], input: 'The empty input is covered by the type.\n', exit: 0 },
   {
-    name: 'coder-done 2', args: ['coder-done', '--summary', 'loop bound fixed', '--findings-addressed', '1'], exit: 0,
+    name: 'reply 1.1',
+    args: ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'],
+    input: 'Right: the loop now runs to xs.length.\n',
+    exit: 0,
+  },
+  {
+    name: 'reply 1.2',
+    args: ['reply', '--finding', '1.2', '--disposition', 'wont-fix', '--body-file', '-'],
+    input: 'The empty input is covered by the type.\n',
+    exit: 0,
+  },
+  {
+    name: 'coder-done 2',
+    args: ['coder-done', '--summary', 'loop bound fixed', '--findings-addressed', '1'],
+    exit: 0,
     before: (repo) => writeFileSync(join(repo, 'src', 'a.ts'), FILES['src/a.ts'].replace('xs.length - 1', 'xs.length')),
   },
   { name: 'review 2 (approve)', args: ['review', '--reviewer-cmd', reviewer('approve.sh')], exit: 0 },
@@ -154,7 +194,11 @@ let denoDir = ''
 
 function envFor(extra: Record<string, string> = {}): NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string } {
   // no CLAUDE_CONFIG_DIR / CODEX_HOME: HOME is a temp dir, so the defaults (and Deno's homedir permission) are exercised
-  const { CLAUDE_CONFIG_DIR: _c, CODEX_HOME: _x, ...env } = isolatedEnv({ DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', ...extra })
+  const {
+    CLAUDE_CONFIG_DIR: _c,
+    CODEX_HOME: _x,
+    ...env
+  } = isolatedEnv({ DENO_DIR: denoDir, DENO_NO_UPDATE_CHECK: '1', ...extra })
   scratch.push(env.HOME)
   return env as NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string }
 }
@@ -163,7 +207,11 @@ async function runLoop(runtime: Runtime): Promise<Transcript> {
   const repo = makeRepo(FILES)
   scratch.push(join(repo, '..'))
   const env = envFor()
-  const { text, walk } = normaliser([[repo, '<repo>'], [env.HOME, '<home>'], [ROOT, '<root>']])
+  const { text, walk } = normaliser([
+    [repo, '<repo>'],
+    [env.HOME, '<home>'],
+    [ROOT, '<root>'],
+  ])
   const transcript: Transcript = { steps: [], handoff: '', prBody: '', raw: {} }
   for (const step of STEPS) {
     step.before?.(repo)
@@ -175,7 +223,10 @@ async function runLoop(runtime: Runtime): Promise<Transcript> {
       exit: result.code,
       stdout: json === undefined ? text(result.stdout) : walk(json),
       // pair-loop's own stderr lines (a runtime's own warnings, if any, are not part of the contract)
-      stderr: result.stderr.split('\n').filter((line) => line.startsWith('pair-loop')).map(text),
+      stderr: result.stderr
+        .split('\n')
+        .filter((line) => line.startsWith('pair-loop'))
+        .map(text),
     })
   }
   const finished = transcript.raw.finish!.json
@@ -189,7 +240,10 @@ async function runDemo(runtime: Runtime) {
   scratch.push(tmp)
   const env = envFor({ TMPDIR: tmp })
   const result = await run(runtime.pairLoop, ['demo'], { cwd: tmp, env })
-  const { walk } = normaliser([[tmp, '<tmp>'], [ROOT, '<root>']])
+  const { walk } = normaliser([
+    [tmp, '<tmp>'],
+    [ROOT, '<root>'],
+  ])
   const json = parseJson(result.stdout) as any
   return { result, json, normalised: json === undefined ? undefined : walk(json) }
 }
@@ -197,8 +251,10 @@ async function runDemo(runtime: Runtime) {
 /** Each runtime's loop and demo run once, whichever tests ask for them (and in which order). */
 const loops = new Map<string, Promise<Transcript>>()
 const demos = new Map<string, ReturnType<typeof runDemo>>()
-const loopOf = (runtime: Runtime) => loops.get(runtime.name) ?? loops.set(runtime.name, runLoop(runtime)).get(runtime.name)!
-const demoOf = (runtime: Runtime) => demos.get(runtime.name) ?? demos.set(runtime.name, runDemo(runtime)).get(runtime.name)!
+const loopOf = (runtime: Runtime) =>
+  loops.get(runtime.name) ?? loops.set(runtime.name, runLoop(runtime)).get(runtime.name)!
+const demoOf = (runtime: Runtime) =>
+  demos.get(runtime.name) ?? demos.set(runtime.name, runDemo(runtime)).get(runtime.name)!
 
 // ------------------------------------------------------------------------------------------ the tests
 
@@ -219,67 +275,106 @@ afterAll(() => {
 })
 
 describe('the runtimes are there', () => {
-  it.each(RUNTIMES.map((runtime) => [runtime.name, runtime] as const))('%s answers --version (missing: skipped locally, failed under CI)', (_name, runtime) => {
-    if (runtime.missing && CI) throw new Error(`${runtime.name} is required under CI: ${runtime.missing}`)
-    if (runtime.missing) return
-    expect(runtime.version).toMatch(/\d+\.\d+\.\d+/)
-  })
+  it.each(RUNTIMES.map((runtime) => [runtime.name, runtime] as const))(
+    '%s answers --version (missing: skipped locally, failed under CI)',
+    (_name, runtime) => {
+      if (runtime.missing && CI) throw new Error(`${runtime.name} is required under CI: ${runtime.missing}`)
+      if (runtime.missing) return
+      expect(runtime.version).toMatch(/\d+\.\d+\.\d+/)
+    },
+  )
 })
 
 for (const runtime of RUNTIMES) {
   describe.skipIf(runtime.version === null)(`${runtime.name} (${runtime.version ?? 'missing'})`, () => {
-    it('runs the whole loop: changes requested, replies, a fix, approval, finish, status, findings', async () => {
-      const transcript = await loopOf(runtime)
-      const raw = transcript.raw
-      const expected = STEPS.filter((step) => step.exit !== null).map((step) => [step.name, step.exit])
-      const seen = expected.map(([name]) => [name, raw[name as string]!.code])
-      expect(seen, STEPS.map((s) => `${s.name}: exit ${raw[s.name]!.code}\n  stdout: ${raw[s.name]!.stdout.trim()}\n  stderr: ${raw[s.name]!.stderr.trim()}`).join('\n')).toEqual(expected)
+    it(
+      'runs the whole loop: changes requested, replies, a fix, approval, finish, status, findings',
+      async () => {
+        const transcript = await loopOf(runtime)
+        const raw = transcript.raw
+        const expected = STEPS.filter((step) => step.exit !== null).map((step) => [step.name, step.exit])
+        const seen = expected.map(([name]) => [name, raw[name as string]!.code])
+        expect(
+          seen,
+          STEPS.map(
+            (s) =>
+              `${s.name}: exit ${raw[s.name]!.code}\n  stdout: ${raw[s.name]!.stdout.trim()}\n  stderr: ${raw[s.name]!.stderr.trim()}`,
+          ).join('\n'),
+        ).toEqual(expected)
 
-      expect(raw.start!.json).toMatchObject({ version: 1, next: 'coder-done', max_rounds: 3, budget_usd: 5 })
-      expect(raw['review 1 (changes)']!.json).toMatchObject({ round: 1, verdict: 'CHANGES_REQUESTED', next: 'reply' })
-      expect(raw['review 1 (changes)']!.json.findings.map((f: { id: string }) => f.id)).toEqual(['1.1', '1.2'])
-      expect(raw['review 2 (approve)']!.json).toMatchObject({ round: 2, verdict: 'APPROVED', findings: [], next: 'finish' })
-      expect(raw.finish!.json).toMatchObject({ verdict: 'APPROVED', rounds: 2 })
-      expect(raw.status!.json).toMatchObject({ phase: 'finished', round: 2, next: null, outcome: { verdict: 'APPROVED' } })
-      const sarif = raw['findings sarif']!.json
-      expect(sarif.version).toBe('2.1.0')
-      expect(sarif.runs[0].results).toHaveLength(2)
-      for (const name of ['unknown flag', 'unknown command', 'malformed run id']) expect(raw[name]!.json.errors[0].code).toBe('usage')
-      expect(raw['unknown run id']!.json.errors[0].code).toBe('run_not_found')
-      expect(raw['review too early']!.json.errors[0]).toMatchObject({ code: 'wrong_phase' })
-      expect(raw['unknown flag']!.stderr).toBe('pair-loop start: usage: unknown flag --bogus\n')
-      expect(transcript.handoff).toContain('VERDICT: APPROVED')
-    }, LOOP_TIMEOUT)
+        expect(raw.start!.json).toMatchObject({ version: 1, next: 'coder-done', max_rounds: 3, budget_usd: 5 })
+        expect(raw['review 1 (changes)']!.json).toMatchObject({ round: 1, verdict: 'CHANGES_REQUESTED', next: 'reply' })
+        expect(raw['review 1 (changes)']!.json.findings.map((f: { id: string }) => f.id)).toEqual(['1.1', '1.2'])
+        expect(raw['review 2 (approve)']!.json).toMatchObject({
+          round: 2,
+          verdict: 'APPROVED',
+          findings: [],
+          next: 'finish',
+        })
+        expect(raw.finish!.json).toMatchObject({ verdict: 'APPROVED', rounds: 2 })
+        expect(raw.status!.json).toMatchObject({
+          phase: 'finished',
+          round: 2,
+          next: null,
+          outcome: { verdict: 'APPROVED' },
+        })
+        const sarif = raw['findings sarif']!.json
+        expect(sarif.version).toBe('2.1.0')
+        expect(sarif.runs[0].results).toHaveLength(2)
+        for (const name of ['unknown flag', 'unknown command', 'malformed run id'])
+          expect(raw[name]!.json.errors[0].code).toBe('usage')
+        expect(raw['unknown run id']!.json.errors[0].code).toBe('run_not_found')
+        expect(raw['review too early']!.json.errors[0]).toMatchObject({ code: 'wrong_phase' })
+        expect(raw['unknown flag']!.stderr).toBe('pair-loop start: usage: unknown flag --bogus\n')
+        expect(transcript.handoff).toContain('VERDICT: APPROVED')
+      },
+      LOOP_TIMEOUT,
+    )
 
-    it('runs `pair-loop demo` to phase finished, verdict APPROVED', async () => {
-      const { result, json } = await demoOf(runtime)
-      expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0)
-      expect(result.stdout.trim().split('\n')).toHaveLength(1)
-      expect(json).toMatchObject({ phase: 'finished', round: 2, next: null, outcome: { verdict: 'APPROVED' } })
-      expect(result.stderr).toContain('pair-loop demo')
-    }, LOOP_TIMEOUT)
+    it(
+      'runs `pair-loop demo` to phase finished, verdict APPROVED',
+      async () => {
+        const { result, json } = await demoOf(runtime)
+        expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0)
+        expect(result.stdout.trim().split('\n')).toHaveLength(1)
+        expect(json).toMatchObject({ phase: 'finished', round: 2, next: null, outcome: { verdict: 'APPROVED' } })
+        expect(result.stderr).toContain('pair-loop demo')
+      },
+      LOOP_TIMEOUT,
+    )
   })
 }
 
 describe.skipIf(available.length < 2)(`node, deno and bun agree (${available.map((r) => r.name).join(', ')})`, () => {
-  it('the loop prints the same documents, stderr lines and exit codes, and writes the same HANDOFF.md and PR body', async () => {
-    const [first, ...others] = available
-    const base = await loopOf(first!)
-    expect(base.steps.map((step) => step.name)).toEqual(STEPS.map((step) => step.name))
-    const shape = (t: Transcript) => ({ steps: t.steps, handoff: t.handoff, prBody: t.prBody })
-    for (const other of others) {
-      const transcript = await loopOf(other)
-      expect({ runtime: other.name, ...shape(transcript) }).toEqual({ runtime: other.name, ...shape(base) })
-    }
-  }, LOOP_TIMEOUT * available.length)
+  it(
+    'the loop prints the same documents, stderr lines and exit codes, and writes the same HANDOFF.md and PR body',
+    async () => {
+      const [first, ...others] = available
+      const base = await loopOf(first!)
+      expect(base.steps.map((step) => step.name)).toEqual(STEPS.map((step) => step.name))
+      const shape = (t: Transcript) => ({ steps: t.steps, handoff: t.handoff, prBody: t.prBody })
+      for (const other of others) {
+        const transcript = await loopOf(other)
+        expect({ runtime: other.name, ...shape(transcript) }).toEqual({ runtime: other.name, ...shape(base) })
+      }
+    },
+    LOOP_TIMEOUT * available.length,
+  )
 
-  it('demo prints the same final status document', async () => {
-    const [first, ...others] = available
-    const base = await demoOf(first!)
-    expect(base.normalised).toMatchObject({ phase: 'finished' })
-    for (const other of others) {
-      const demo = await demoOf(other)
-      expect({ runtime: other.name, status: demo.normalised }).toEqual({ runtime: other.name, status: base.normalised })
-    }
-  }, LOOP_TIMEOUT * available.length)
+  it(
+    'demo prints the same final status document',
+    async () => {
+      const [first, ...others] = available
+      const base = await demoOf(first!)
+      expect(base.normalised).toMatchObject({ phase: 'finished' })
+      for (const other of others) {
+        const demo = await demoOf(other)
+        expect({ runtime: other.name, status: demo.normalised }).toEqual({
+          runtime: other.name,
+          status: base.normalised,
+        })
+      }
+    },
+    LOOP_TIMEOUT * available.length,
+  )
 })

@@ -16,12 +16,29 @@ describe('start', () => {
     const runId: string = doc.run_id
     expect(runId).toMatch(RUN_ID_PATTERN)
     expect(doc).toMatchObject({
-      version: 1, run_id: runId, state_path: runStatePath(runId, sb.home),
-      handoff_path: join(sb.repo, 'HANDOFF.md'), base_sha: head, branch: 'main', coder: 'claude', reviewer: 'codex',
-      max_rounds: 3, budget_usd: null, next: 'coder-done',
+      version: 1,
+      run_id: runId,
+      state_path: runStatePath(runId, sb.home),
+      handoff_path: join(sb.repo, 'HANDOFF.md'),
+      base_sha: head,
+      branch: 'main',
+      coder: 'claude',
+      reviewer: 'codex',
+      max_rounds: 3,
+      budget_usd: null,
+      next: 'coder-done',
     })
     const state = sb.state(runId)
-    expect(state).toMatchObject({ revision: 1, task: 'add a flag', repo: sb.repo, phase: 'coding', rounds: [], replies: {}, outcome: null, pr: null })
+    expect(state).toMatchObject({
+      revision: 1,
+      task: 'add a flag',
+      repo: sb.repo,
+      phase: 'coding',
+      rounds: [],
+      replies: {},
+      outcome: null,
+      pr: null,
+    })
     expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(state))
   })
 
@@ -31,7 +48,23 @@ describe('start', () => {
     git(sb.repo, ['add', '-A'])
     git(sb.repo, ['commit', '-qm', 'second'])
     const first = git(sb.repo, ['rev-parse', 'HEAD~1']).trim()
-    const doc = expectOk(await sb.cli(['start', '--task', 't', '--coder', 'codex', '--reviewer', 'claude', '--max-rounds', '5', '--budget-usd', '2.50', '--base', 'HEAD~1']))
+    const doc = expectOk(
+      await sb.cli([
+        'start',
+        '--task',
+        't',
+        '--coder',
+        'codex',
+        '--reviewer',
+        'claude',
+        '--max-rounds',
+        '5',
+        '--budget-usd',
+        '2.50',
+        '--base',
+        'HEAD~1',
+      ]),
+    )
     expect(doc).toMatchObject({ coder: 'codex', reviewer: 'claude', max_rounds: 5, budget_usd: 2.5, base_sha: first })
   })
 
@@ -84,9 +117,20 @@ describe('start', () => {
       ['an untracked file', (repo) => writeFiles(repo, { 'new.txt': 'x' }), 'new.txt'],
       ['an untracked file in a new folder', (repo) => writeFiles(repo, { 'deep/er/new.txt': 'x' }), 'deep/er/new.txt'],
       ['a modified tracked file', (repo) => writeFiles(repo, { 'README.md': 'changed\n' }), 'README.md'],
-      ['a staged new file', (repo) => { writeFiles(repo, { 'staged.txt': 'x' }); git(repo, ['add', 'staged.txt']) }, 'staged.txt'],
+      [
+        'a staged new file',
+        (repo) => {
+          writeFiles(repo, { 'staged.txt': 'x' })
+          git(repo, ['add', 'staged.txt'])
+        },
+        'staged.txt',
+      ],
       ['a deleted file', (repo) => unlinkSync(join(repo, 'README.md')), 'README.md'],
-      ['a HANDOFF.md that is not at the top level', (repo) => writeFiles(repo, { 'docs/HANDOFF.md': 'x' }), 'docs/HANDOFF.md'],
+      [
+        'a HANDOFF.md that is not at the top level',
+        (repo) => writeFiles(repo, { 'docs/HANDOFF.md': 'x' }),
+        'docs/HANDOFF.md',
+      ],
     ]
     for (const [name, dirty, path] of cases) {
       it(`refuses ${name} with dirty_tree listing the path, and changes nothing`, async () => {
@@ -130,7 +174,10 @@ describe('start', () => {
     const sb = sandbox()
     const outside = tempDir('pl-outside-')
     const before = runDisk(sb)
-    const error = expectError(await sb.cli(['start', '--task', 't'], { cwd: outside, env: { GIT_CEILING_DIRECTORIES: outside } }), 'git_error')
+    const error = expectError(
+      await sb.cli(['start', '--task', 't'], { cwd: outside, env: { GIT_CEILING_DIRECTORIES: outside } }),
+      'git_error',
+    )
     expect(error.cwd).toBe(outside)
     expect(runDisk(sb)).toEqual(before)
     expect(readdirSync(outside)).toEqual([])

@@ -9,10 +9,16 @@ import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun, type
 /** Keep changing a run from this process (not the one waiting) until `done` settles. */
 async function keepChanging(sb: Sandbox, runId: string, done: Promise<unknown>): Promise<number> {
   let settled = false
-  void done.finally(() => { settled = true })
+  void done.finally(() => {
+    settled = true
+  })
   let changes = 0
   while (!settled) {
-    await changeRun(runId, (state) => ({ state: { ...state, task: `changed ${++changes}` }, result: undefined }), sb.home)
+    await changeRun(
+      runId,
+      (state) => ({ state: { ...state, task: `changed ${++changes}` }, result: undefined }),
+      sb.home,
+    )
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
   return changes
@@ -24,23 +30,60 @@ describe('status', () => {
     const runId = await startRun(sb, ['--budget-usd', '3'])
     const doc = expectOk(await sb.cli(['status']))
     expect(doc).toMatchObject({
-      run_id: runId, phase: 'coding', round: 1, rounds_left: 3, max_rounds: 3, next: 'coder-done', task: 'demo task',
-      repo: sb.repo, branch: 'main', coder: 'claude', reviewer: 'codex', open_findings: [], replies: 0,
-      review_in_progress: false, budget: { limit_usd: 3, spent_usd: 0 }, outcome: null, pr: null, revision: 1,
-      state_path: runStatePath(runId, sb.home), handoff_path: join(sb.repo, 'HANDOFF.md'),
+      run_id: runId,
+      phase: 'coding',
+      round: 1,
+      rounds_left: 3,
+      max_rounds: 3,
+      next: 'coder-done',
+      task: 'demo task',
+      repo: sb.repo,
+      branch: 'main',
+      coder: 'claude',
+      reviewer: 'codex',
+      open_findings: [],
+      replies: 0,
+      review_in_progress: false,
+      budget: { limit_usd: 3, spent_usd: 0 },
+      outcome: null,
+      pr: null,
+      revision: 1,
+      state_path: runStatePath(runId, sb.home),
+      handoff_path: join(sb.repo, 'HANDOFF.md'),
     })
   })
 
   it('follows the loop: review next, then the open findings with reply next', async () => {
     const sb = sandbox()
     const runId = await runInReview(sb)
-    expect(expectOk(await sb.cli(['status']))).toMatchObject({ phase: 'reviewing', round: 1, next: 'review', rounds_left: 2 })
+    expect(expectOk(await sb.cli(['status']))).toMatchObject({
+      phase: 'reviewing',
+      round: 1,
+      next: 'review',
+      rounds_left: 2,
+    })
     await recordReview(sb.home, runId, reviewWith(2))
     const doc = expectOk(await sb.cli(['status']))
     expect(doc).toMatchObject({ phase: 'coding', round: 2, next: 'reply' })
     expect(doc.open_findings).toEqual([
-      { id: '1.1', category: 'bug', severity: 'minor', path: 'src/f1.ts', line: 1, text: 'problem number 1', recurring: false },
-      { id: '1.2', category: 'bug', severity: 'minor', path: 'src/f2.ts', line: 2, text: 'problem number 2', recurring: false },
+      {
+        id: '1.1',
+        category: 'bug',
+        severity: 'minor',
+        path: 'src/f1.ts',
+        line: 1,
+        text: 'problem number 1',
+        recurring: false,
+      },
+      {
+        id: '1.2',
+        category: 'bug',
+        severity: 'minor',
+        path: 'src/f2.ts',
+        line: 2,
+        text: 'problem number 2',
+        recurring: false,
+      },
     ])
   })
 
@@ -102,7 +145,9 @@ describe('status', () => {
     it('reports run_not_found for an unknown --run and usage for a malformed one', async () => {
       const sb = sandbox()
       await startRun(sb)
-      expect(expectError(await sb.cli(['status', '--run', '20261130-051500-abcdef']), 'run_not_found').run_id).toBe('20261130-051500-abcdef')
+      expect(expectError(await sb.cli(['status', '--run', '20261130-051500-abcdef']), 'run_not_found').run_id).toBe(
+        '20261130-051500-abcdef',
+      )
       expect(expectError(await sb.cli(['status', '--run', '../x']), 'usage').run_id).toBe('../x')
     })
   })
@@ -119,7 +164,9 @@ describe('status', () => {
     expect(Object.keys(byId).sort()).toEqual([first, second].sort())
     expect(byId[first]).toMatchObject({ phase: 'finished', outcome: 'ABANDONED', next: null, repo: sb.repo })
     expect(byId[second]).toMatchObject({ phase: 'coding', next: 'coder-done', repo: other.repo, open_findings: 0 })
-    expect(doc.unreadable).toEqual([{ run_id: '20261130-000000-dead00', code: 'state_malformed', message: expect.any(String) }])
+    expect(doc.unreadable).toEqual([
+      { run_id: '20261130-000000-dead00', code: 'state_malformed', message: expect.any(String) },
+    ])
   })
 
   describe('--wait', () => {
@@ -210,7 +257,15 @@ describe('status cost', () => {
     const sid = 'c0000000-0000-4000-8000-000000000001'
     const transcript = join(claudeProjectDir(sb.repo, sb.env), `${sid}.jsonl`)
     const usage = { input: 1000, output: 1000, w5m: 0, w1h: 0, read: 0 }
-    const line = (n: number) => claudeAssistant({ sessionId: sid, ts: new Date(Date.now() + n).toISOString(), id: `msg_${n}`, requestId: `req_${n}`, model: 'claude-sonnet-4-5-20250929', usage })
+    const line = (n: number) =>
+      claudeAssistant({
+        sessionId: sid,
+        ts: new Date(Date.now() + n).toISOString(),
+        id: `msg_${n}`,
+        requestId: `req_${n}`,
+        model: 'claude-sonnet-4-5-20250929',
+        usage,
+      })
     writeLines(transcript, [line(1)])
     const first = (await sb.cli(['status'])).json.budget.spent_usd
     expect(first).toBeCloseTo((1000 * 3 + 1000 * 15) / 1e6, 12)

@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import lockfile from 'proper-lockfile'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -12,11 +21,33 @@ let seq = 0
 function newState(over: Partial<RunState> = {}): RunState {
   const now = new Date().toISOString()
   return {
-    version: 1, revision: 1, run_id: `20261130-0515${String(seq++ % 60).padStart(2, '0')}-${Math.floor(Math.random() * 0xffffff).toString(16).padStart(6, '0')}`,
-    task: 't', repo: '/tmp/r', branch: 'main', base_sha: 'b'.repeat(40), base_branch: null, coder: 'claude', reviewer: 'codex',
-    reviewer_fallback: false, max_rounds: 3, budget_usd: null, phase: 'coding', rounds: [], replies: {},
-    review_claim: null, failed_reviews: [], budget_overrides: [], outcome: null, pr: null, pr_url: null,
-    created_at: now, updated_at: now, ...over,
+    version: 1,
+    revision: 1,
+    run_id: `20261130-0515${String(seq++ % 60).padStart(2, '0')}-${Math.floor(Math.random() * 0xffffff)
+      .toString(16)
+      .padStart(6, '0')}`,
+    task: 't',
+    repo: '/tmp/r',
+    branch: 'main',
+    base_sha: 'b'.repeat(40),
+    base_branch: null,
+    coder: 'claude',
+    reviewer: 'codex',
+    reviewer_fallback: false,
+    max_rounds: 3,
+    budget_usd: null,
+    phase: 'coding',
+    rounds: [],
+    replies: {},
+    review_claim: null,
+    failed_reviews: [],
+    budget_overrides: [],
+    outcome: null,
+    pr: null,
+    pr_url: null,
+    created_at: now,
+    updated_at: now,
+    ...over,
   }
 }
 
@@ -53,7 +84,9 @@ describe('run state store', () => {
     const state = await createRun(newState({ updated_at: '2020-01-01T00:00:00.000Z' }), { home })
     const rendered: number[] = []
     for (const task of ['a', 'b', 'c']) {
-      expect(await updateRun(state.run_id, setTask(task), { home, afterWrite: (s) => rendered.push(s.revision) })).toBe(task)
+      expect(await updateRun(state.run_id, setTask(task), { home, afterWrite: (s) => rendered.push(s.revision) })).toBe(
+        task,
+      )
     }
     const after = readRun(state.run_id, home)
     expect(after.revision).toBe(state.revision + 3)
@@ -67,7 +100,14 @@ describe('run state store', () => {
     const state = await createRun(newState(), { home })
     const before = bytes(runStatePath(state.run_id, home))
     let rendered = false
-    expect(await updateRun(state.run_id, () => ({ result: 'same' }), { home, afterWrite: () => { rendered = true } })).toBe('same')
+    expect(
+      await updateRun(state.run_id, () => ({ result: 'same' }), {
+        home,
+        afterWrite: () => {
+          rendered = true
+        },
+      }),
+    ).toBe('same')
     expect(bytes(runStatePath(state.run_id, home))).toBe(before)
     expect(rendered).toBe(false)
   })
@@ -77,8 +117,18 @@ describe('run state store', () => {
     const state = await createRun(newState(), { home })
     const path = runStatePath(state.run_id, home)
     const before = bytes(path)
-    await expect(updateRun(state.run_id, (s) => ({ state: { ...s, phase: 'dancing' as RunState['phase'] }, result: 0 }), { home })).rejects.toThrow()
-    await expect(updateRun(state.run_id, () => { throw new Error('mutation failed') }, { home })).rejects.toThrow('mutation failed')
+    await expect(
+      updateRun(state.run_id, (s) => ({ state: { ...s, phase: 'dancing' as RunState['phase'] }, result: 0 }), { home }),
+    ).rejects.toThrow()
+    await expect(
+      updateRun(
+        state.run_id,
+        () => {
+          throw new Error('mutation failed')
+        },
+        { home },
+      ),
+    ).rejects.toThrow('mutation failed')
     expect(bytes(path)).toBe(before)
     expect(existsSync(`${path}.lock`)).toBe(false)
     await updateRun(state.run_id, setTask('after'), { home })
@@ -98,11 +148,20 @@ describe('run state store', () => {
     const error = await caught(() => readRun('20261130-051500-abcdef', tempDir()))
     expect(error.code).toBe('run_not_found')
     expect(error.details.run_id).toBe('20261130-051500-abcdef')
-    expect((await caught(updateRun('20261130-051500-abcdef', setTask('x'), { home: tempDir() }))).code).toBe('run_not_found')
+    expect((await caught(updateRun('20261130-051500-abcdef', setTask('x'), { home: tempDir() }))).code).toBe(
+      'run_not_found',
+    )
   })
 
   it('refuses a malformed run id as usage before touching any path', async () => {
-    for (const id of ['../x', '../../etc/passwd', '20261130-051500-ABCDEF', '20261130-051500-a1b2c3/../x', '', '20261130-051500-a1b2c3.json']) {
+    for (const id of [
+      '../x',
+      '../../etc/passwd',
+      '20261130-051500-ABCDEF',
+      '20261130-051500-a1b2c3/../x',
+      '',
+      '20261130-051500-a1b2c3.json',
+    ]) {
       expect((await caught(() => readRun(id, tempDir()))).code, id).toBe('usage')
       expect((await caught(() => checkRunId(id))).code, id).toBe('usage')
     }
@@ -160,7 +219,9 @@ describe('run state store', () => {
     writeFileSync(join(runsDir(home), '20261130-120000-cccccc.json'), '{')
     writeFileSync(join(runsDir(home), 'notes.json'), '{}')
     mkdirSync(join(runsDir(home), newer.run_id)) // a run's artifact folder is not a run
-    const listed = listRuns(home).map((entry) => ('state' in entry ? entry.state.run_id : `error:${entry.run_id}:${entry.error.code}`))
+    const listed = listRuns(home).map((entry) =>
+      'state' in entry ? entry.state.run_id : `error:${entry.run_id}:${entry.error.code}`,
+    )
     expect(listed).toEqual(['error:20261130-120000-cccccc:state_malformed', newer.run_id, older.run_id])
     expect(listRuns(tempDir())).toEqual([])
   })
@@ -188,7 +249,9 @@ describe('run state store', () => {
     const home = tempDir()
     const state = await createRun(newState(), { home })
     const release = await lockfile.lock(runStatePath(state.run_id, home), { realpath: false, stale: 10_000 })
-    setTimeout(() => { void release() }, 150)
+    setTimeout(() => {
+      void release()
+    }, 150)
     await updateRun(state.run_id, setTask('after wait'), { home })
     expect(readRun(state.run_id, home)).toMatchObject({ task: 'after wait', revision: 2 })
   })
@@ -210,10 +273,25 @@ describe('run state store', () => {
     const home = tempDir()
     const state = await createRun(newState(), { home })
     const keys = Array.from({ length: 12 }, (_, i) => `1.${i + 1}`)
-    await Promise.all(keys.map((key) => updateRun(state.run_id, (s) => {
-      s.replies[key] = { finding: key, key, disposition: 'ack', body: key, at: new Date().toISOString(), comment_url: null }
-      return { state: s, result: key }
-    }, { home })))
+    await Promise.all(
+      keys.map((key) =>
+        updateRun(
+          state.run_id,
+          (s) => {
+            s.replies[key] = {
+              finding: key,
+              key,
+              disposition: 'ack',
+              body: key,
+              at: new Date().toISOString(),
+              comment_url: null,
+            }
+            return { state: s, result: key }
+          },
+          { home },
+        ),
+      ),
+    )
     const after = readRun(state.run_id, home)
     expect(Object.keys(after.replies).sort()).toEqual([...keys].sort())
     expect(after.revision).toBe(state.revision + keys.length)

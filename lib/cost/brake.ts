@@ -26,23 +26,39 @@ export interface BudgetAssessment {
 }
 
 /** The run's spend against its limit: `limit` (a flag) if given, else the run's budget, else config's per-run budget. */
-export function assessBudget(run: RunState, options: { limit?: number; env?: NodeJS.ProcessEnv; config?: Config } = {}): BudgetAssessment {
+export function assessBudget(
+  run: RunState,
+  options: { limit?: number; env?: NodeJS.ProcessEnv; config?: Config } = {},
+): BudgetAssessment {
   const env = options.env ?? process.env
   const config = options.config ?? loadConfig({ repo: run.repo, home: pairLoopHome(env) })
   const limit = options.limit ?? run.budget_usd ?? config.budget.per_run_usd
   const ledger = computeLedger(run, { pricing: config.pricing, env })
   const spent = ledger.spent_usd
   const warnRatio = config.budget.warn_ratio
-  return { level: budgetLevel(spent, limit, warnRatio), spent, limit, warn_at: limit === null ? null : limit * warnRatio, warn_ratio: warnRatio, ledger }
+  return {
+    level: budgetLevel(spent, limit, warnRatio),
+    spent,
+    limit,
+    warn_at: limit === null ? null : limit * warnRatio,
+    warn_ratio: warnRatio,
+    ledger,
+  }
 }
 
-export const roleTotals = (ledger: Ledger) => ({ coder: ledger.by_role.coder.usd, reviewer: ledger.by_role.reviewer.usd })
+export const roleTotals = (ledger: Ledger) => ({
+  coder: ledger.by_role.coder.usd,
+  reviewer: ledger.by_role.reviewer.usd,
+})
 
 /**
  * Called before `coder-done` or `review` opens a round. At or over the limit: `budget_exceeded` unless the person
  * chose to go on (`--over-budget`), in which case the override to record on the run is returned.
  */
-export async function checkBudgetBrake(run: RunState, opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv }): Promise<{ override: BudgetOverride | null }> {
+export async function checkBudgetBrake(
+  run: RunState,
+  opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv },
+): Promise<{ override: BudgetOverride | null }> {
   const env = opts.env ?? process.env
   const config = loadConfig({ repo: run.repo, home: pairLoopHome(env) })
   if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null }
@@ -50,15 +66,27 @@ export async function checkBudgetBrake(run: RunState, opts: { overBudget: boolea
   if (budget.level !== 'alert') return { override: null }
   const limit = budget.limit!
   if (!opts.overBudget) {
-    throw new PairLoopError('budget_exceeded', `run ${run.run_id} has spent $${budget.spent.toFixed(4)} of its $${limit.toFixed(2)} budget; ask the person, then pass --over-budget to ${opts.command} anyway`, {
-      run_id: run.run_id,
+    throw new PairLoopError(
+      'budget_exceeded',
+      `run ${run.run_id} has spent $${budget.spent.toFixed(4)} of its $${limit.toFixed(2)} budget; ask the person, then pass --over-budget to ${opts.command} anyway`,
+      {
+        run_id: run.run_id,
+        spent_usd: budget.spent,
+        limit_usd: limit,
+        level: budget.level,
+        by_role: roleTotals(budget.ledger),
+        unpriced_models: budget.ledger.unpriced_models,
+        next: 'ask-user',
+      },
+    )
+  }
+  return {
+    override: {
+      at: nowIso(),
+      command: opts.command,
+      round: currentRound(run),
       spent_usd: budget.spent,
       limit_usd: limit,
-      level: budget.level,
-      by_role: roleTotals(budget.ledger),
-      unpriced_models: budget.ledger.unpriced_models,
-      next: 'ask-user',
-    })
+    },
   }
-  return { override: { at: nowIso(), command: opts.command, round: currentRound(run), spent_usd: budget.spent, limit_usd: limit } }
 }

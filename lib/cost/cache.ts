@@ -6,7 +6,17 @@
 // appended; a replaced, truncated or rewritten file is read again from the start. A partial last line (no newline
 // yet) is left for the next scan, so it counts once, when complete.
 import { createHash } from 'node:crypto'
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, unlinkSync, writeSync } from 'node:fs'
+import {
+  closeSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { join } from 'node:path'
 
 /** Where a parser puts what one line yielded. */
@@ -59,7 +69,11 @@ export interface LineParser<S> {
 export class AppendStore implements EntryStore {
   count: number
   private numbers: Float64Array
-  constructor(private width: number, initial: Float64Array = new Float64Array(0), count = 0) {
+  constructor(
+    private width: number,
+    initial: Float64Array = new Float64Array(0),
+    count = 0,
+  ) {
     this.count = count
     this.numbers = initial.subarray(0, count * width) // grown (copied) only when an entry is added
   }
@@ -73,10 +87,16 @@ export class AppendStore implements EntryStore {
     for (let i = 0; i < this.width; i++) this.numbers[at + i] = values[i] ?? 0
     this.count++
   }
-  view(): Float64Array { return this.numbers.subarray(0, this.count * this.width) }
+  view(): Float64Array {
+    return this.numbers.subarray(0, this.count * this.width)
+  }
 }
 
-export interface Skip { reason: string; count: number; first_line: number }
+export interface Skip {
+  reason: string
+  count: number
+  first_line: number
+}
 
 export interface ScanResult {
   path: string
@@ -128,7 +148,11 @@ export function scanFile<S>(path: string, parser: LineParser<S>, cacheDir: strin
     fd = openSync(path, 'r')
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
-    return emptyResult(path, code === 'ENOENT' ? 'missing' : 'unreadable', code === 'ENOENT' ? 'no such file' : describe(error))
+    return emptyResult(
+      path,
+      code === 'ENOENT' ? 'missing' : 'unreadable',
+      code === 'ENOENT' ? 'no such file' : describe(error),
+    )
   }
   try {
     const st = fstatSync(fd)
@@ -180,15 +204,41 @@ function describe(error: unknown): string {
 
 function emptyResult(path: string, status: ScanResult['status'], why: string): ScanResult {
   return {
-    path, status, why, offset: 0, pending_bytes: 0, read_bytes: 0, from_cache: false, lines: 0,
-    numbers: new Float64Array(0), models: [], count: 0, skipped: [],
+    path,
+    status,
+    why,
+    offset: 0,
+    pending_bytes: 0,
+    read_bytes: 0,
+    from_cache: false,
+    lines: 0,
+    numbers: new Float64Array(0),
+    models: [],
+    count: 0,
+    skipped: [],
   }
 }
 
-function toResult(path: string, h: Header, numbers: Float64Array, readBytes: number, fromCache: boolean, end: number): ScanResult {
+function toResult(
+  path: string,
+  h: Header,
+  numbers: Float64Array,
+  readBytes: number,
+  fromCache: boolean,
+  end: number,
+): ScanResult {
   return {
-    path, status: 'read', offset: h.offset, pending_bytes: Math.max(0, end - h.offset), read_bytes: readBytes, from_cache: fromCache,
-    lines: h.lines, numbers, models: h.models, count: h.count, skipped: h.skipped,
+    path,
+    status: 'read',
+    offset: h.offset,
+    pending_bytes: Math.max(0, end - h.offset),
+    read_bytes: readBytes,
+    from_cache: fromCache,
+    lines: h.lines,
+    numbers,
+    models: h.models,
+    count: h.count,
+    skipped: h.skipped,
   }
 }
 
@@ -221,7 +271,9 @@ class Accumulator {
   constructor(parser: LineParser<unknown>, resume: Loaded | null) {
     const initial = resume?.numbers ?? new Float64Array(0)
     const count = resume?.header.count ?? 0
-    this.entries = parser.store ? parser.store(initial, count, resume?.index ?? null) : new AppendStore(parser.width, initial, count)
+    this.entries = parser.store
+      ? parser.store(initial, count, resume?.index ?? null)
+      : new AppendStore(parser.width, initial, count)
     if (resume) {
       const h = resume.header
       this.offset = h.offset
@@ -232,7 +284,9 @@ class Accumulator {
     }
   }
 
-  get count() { return this.entries.count }
+  get count() {
+    return this.entries.count
+  }
 
   readonly sink: Sink = {
     entry: (values) => this.entries.add(values),
@@ -252,16 +306,29 @@ class Accumulator {
     },
   }
 
-  setLine(n: number) { this.lineNo = n }
-  numbersView() { return this.entries.view() }
-  skippedList() { return [...this.skipped.values()] }
+  setLine(n: number) {
+    this.lineNo = n
+  }
+  numbersView() {
+    return this.entries.view()
+  }
+  skippedList() {
+    return [...this.skipped.values()]
+  }
 }
 
 /**
  * Read from `start` to end of file in chunks; hand each complete line to the parser. Returns where the file ended.
  * Lines are found with Buffer.indexOf; a line is decoded and parsed only if it holds one of the parser's patterns.
  */
-function readLines<S>(fd: number, start: number, expected: number, parser: LineParser<S>, state: S, acc: Accumulator): { end: number; bytes: number } {
+function readLines<S>(
+  fd: number,
+  start: number,
+  expected: number,
+  parser: LineParser<S>,
+  state: S,
+  acc: Accumulator,
+): { end: number; bytes: number } {
   const patterns = parser.patterns.map((p) => Buffer.from(p))
   // a warm check usually reads a little: a buffer its size (it grows if a line or the file does)
   let buffer = Buffer.allocUnsafe(Math.min(CHUNK, Math.max(64 * 1024, expected + 1)))
@@ -312,17 +379,31 @@ function eachLine<S>(data: Buffer, patterns: Buffer[], parser: LineParser<S>, st
   }
 }
 
-interface Loaded { header: Header; numbers: Float64Array; index: Int32Array | null }
+interface Loaded {
+  header: Header
+  numbers: Float64Array
+  index: Int32Array | null
+}
 
 // Cache file: "PLC3" | u32 header length | header JSON | padding to 8 | float64s (count × width) | int32s (index)
 function loadCache(file: string, parser: LineParser<unknown>, path: string): Loaded | null {
   let data: Buffer
-  try { data = readFileSync(file) } catch { return null }
+  try {
+    data = readFileSync(file)
+  } catch {
+    return null
+  }
   try {
     if (data.length < 8 || data.toString('latin1', 0, 4) !== 'PLC3') return null
     const headerLength = data.readUInt32LE(4)
     const header = JSON.parse(data.toString('utf8', 8, 8 + headerLength)) as Header
-    if (header.magic !== 'pair-loop-transcript-cache' || header.kind !== parser.kind || header.version !== parser.version || header.path !== path) return null
+    if (
+      header.magic !== 'pair-loop-transcript-cache' ||
+      header.kind !== parser.kind ||
+      header.version !== parser.version ||
+      header.path !== path
+    )
+      return null
     const at = Math.ceil((8 + headerLength) / 8) * 8
     const count = header.count * parser.width
     const indexLength = header.index ?? 0
@@ -357,7 +438,7 @@ function saveCache(file: string, header: Header, numbers: Float64Array, index: I
     try {
       // written from the arrays themselves: no copy of a few megabytes into one buffer first
       for (const part of [prefix, bytes(numbers), ...index.map(bytes)]) {
-        for (let done = 0; done < part.length;) done += writeSync(fd, part, done, part.length - done)
+        for (let done = 0; done < part.length; ) done += writeSync(fd, part, done, part.length - done)
       }
     } finally {
       closeSync(fd)
@@ -365,6 +446,8 @@ function saveCache(file: string, header: Header, numbers: Float64Array, index: I
     renameSync(temp, file)
   } catch {
     // A cache that cannot be written only costs speed next time.
-    try { unlinkSync(temp) } catch {}
+    try {
+      unlinkSync(temp)
+    } catch {}
   }
 }

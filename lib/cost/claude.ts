@@ -50,16 +50,23 @@ export const claudeParser: LineParser<null> = {
     const m = o.message
     if (m === null || typeof m !== 'object' || m.usage === undefined) return
     const u = m.usage
-    if (u === null || typeof u !== 'object') return sink.skip('assistant line of the wrong shape: message.usage is not an object')
+    if (u === null || typeof u !== 'object')
+      return sink.skip('assistant line of the wrong shape: message.usage is not an object')
     if (m.model === '<synthetic>') return // a locally generated error message: no API call, no cost
     const why = shapeProblem(o, m, u)
     if (why) return sink.skip(`assistant line of the wrong shape: ${why}`)
     const split = u.cache_creation !== undefined && u.cache_creation !== null
-    const flags = (o.isSidechain === true ? F_SIDECHAIN : 0) | (u.speed !== undefined ? F_SPEED : 0) | (m.id !== undefined ? F_MSG_ID : 0)
+    const flags =
+      (o.isSidechain === true ? F_SIDECHAIN : 0) |
+      (u.speed !== undefined ? F_SPEED : 0) |
+      (m.id !== undefined ? F_MSG_ID : 0)
     const model = m.model === undefined ? -1 : sink.model(u.speed === 'fast' ? `${m.model}-fast` : m.model)
     sink.entry([
-      Date.parse(o.timestamp), flags, model,
-      u.input_tokens, u.output_tokens,
+      Date.parse(o.timestamp),
+      flags,
+      model,
+      u.input_tokens,
+      u.output_tokens,
       // with the split object present only its two fields count (ccusage 20.0.24); without it, all writes are 5m
       split ? (u.cache_creation.ephemeral_5m_input_tokens ?? 0) : (u.cache_creation_input_tokens ?? 0),
       split ? (u.cache_creation.ephemeral_1h_input_tokens ?? 0) : 0,
@@ -77,10 +84,16 @@ function shapeProblem(o: any, m: any, u: any): string | null {
   if (!optionalCount(u.cache_read_input_tokens)) return 'usage.cache_read_input_tokens'
   if (u.cache_creation !== undefined && u.cache_creation !== null) {
     const c = u.cache_creation
-    if (typeof c !== 'object' || !optionalCount(c.ephemeral_5m_input_tokens) || !optionalCount(c.ephemeral_1h_input_tokens)) return 'usage.cache_creation'
+    if (
+      typeof c !== 'object' ||
+      !optionalCount(c.ephemeral_5m_input_tokens) ||
+      !optionalCount(c.ephemeral_1h_input_tokens)
+    )
+      return 'usage.cache_creation'
   }
   if (u.speed !== undefined && u.speed !== 'standard' && u.speed !== 'fast') return 'usage.speed'
-  if (typeof o.timestamp !== 'string' || !ISO_WITH_ZONE.test(o.timestamp) || Number.isNaN(Date.parse(o.timestamp))) return 'timestamp'
+  if (typeof o.timestamp !== 'string' || !ISO_WITH_ZONE.test(o.timestamp) || Number.isNaN(Date.parse(o.timestamp)))
+    return 'timestamp'
   if (o.version !== undefined && (typeof o.version !== 'string' || !SEMVER.test(o.version))) return 'version'
   if (o.isSidechain !== undefined && typeof o.isSidechain !== 'boolean') return 'isSidechain'
   if (!optionalText(m.id)) return 'message.id'
@@ -91,9 +104,17 @@ function shapeProblem(o: any, m: any, u: any): string | null {
 }
 
 /** The files of one session: the main transcript (in any project folder) and its subagents' transcripts. */
-export interface SessionFiles { session: string; main: string | null; subagents: string[]; looked_in: string }
+export interface SessionFiles {
+  session: string
+  main: string | null
+  subagents: string[]
+  looked_in: string
+}
 
-export function claudeSessionFiles(sessionId: string, options: { repo?: string; env?: NodeJS.ProcessEnv } = {}): SessionFiles {
+export function claudeSessionFiles(
+  sessionId: string,
+  options: { repo?: string; env?: NodeJS.ProcessEnv } = {},
+): SessionFiles {
   const env = options.env ?? process.env
   const name = `${sessionId}.jsonl`
   const roots = claudeProjectRoots(env)
@@ -105,10 +126,17 @@ export function claudeSessionFiles(sessionId: string, options: { repo?: string; 
   for (const root of roots) {
     if (main) break
     let folders: string[]
-    try { folders = readdirSync(root) } catch { continue }
+    try {
+      folders = readdirSync(root)
+    } catch {
+      continue
+    }
     for (const folder of folders.sort()) {
       const candidate = join(root, folder, name)
-      if (existsSync(candidate)) { main = candidate; break }
+      if (existsSync(candidate)) {
+        main = candidate
+        break
+      }
     }
   }
   const subagents: string[] = []
@@ -119,13 +147,18 @@ export function claudeSessionFiles(sessionId: string, options: { repo?: string; 
 /** `<config>/projects`, and the legacy `$XDG_CONFIG_HOME/claude/projects` some mid-2025 releases used. */
 export function claudeProjectRoots(env: NodeJS.ProcessEnv = process.env): string[] {
   const roots = [join(claudeConfigDir(env), 'projects')]
-  if (!env.CLAUDE_CONFIG_DIR && env.HOME) roots.push(join(env.XDG_CONFIG_HOME || join(env.HOME, '.config'), 'claude', 'projects'))
+  if (!env.CLAUDE_CONFIG_DIR && env.HOME)
+    roots.push(join(env.XDG_CONFIG_HOME || join(env.HOME, '.config'), 'claude', 'projects'))
   return roots
 }
 
 function walkJsonl(dir: string, depth: number, into: string[]): void {
   let entries: import('node:fs').Dirent[]
-  try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return }
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return
+  }
   for (const entry of entries) {
     const path = join(dir, entry.name)
     if (entry.isDirectory() && depth > 0) walkJsonl(path, depth - 1, into)
@@ -147,11 +180,29 @@ export interface UsageItem {
 }
 
 /** Called once per kept response; the token counts come as plain numbers (no object per response). */
-export type UsageVisitor = (ts: number, model: string, priced: boolean, usd: number, input: number, output: number, w5m: number, w1h: number, read: number) => void
+export type UsageVisitor = (
+  ts: number,
+  model: string,
+  priced: boolean,
+  usd: number,
+  input: number,
+  output: number,
+  w5m: number,
+  w1h: number,
+  read: number,
+) => void
 
 export function collect(run: (visit: UsageVisitor) => void): UsageItem[] {
   const items: UsageItem[] = []
-  run((ts, model, priced, usd, input, output, w5m, w1h, read) => items.push({ ts, model, priced, usd, tokens: { input, output, cache_write_5m: w5m, cache_write_1h: w1h, cache_read: read } }))
+  run((ts, model, priced, usd, input, output, w5m, w1h, read) =>
+    items.push({
+      ts,
+      model,
+      priced,
+      usd,
+      tokens: { input, output, cache_write_5m: w5m, cache_write_1h: w1h, cache_read: read },
+    }),
+  )
   return items
 }
 
@@ -191,7 +242,9 @@ export class ClaudeReducer implements EntryStore {
     }
   }
 
-  view(): Float64Array { return this.numbers.subarray(0, this.count * WIDTH) }
+  view(): Float64Array {
+    return this.numbers.subarray(0, this.count * WIDTH)
+  }
 
   /** The table and chains, to be saved beside the entries so the next check need not rebuild them. */
   index(): Int32Array[] {
@@ -199,7 +252,9 @@ export class ClaudeReducer implements EntryStore {
     return [Int32Array.of(this.table.length), this.table, this.next.subarray(0, this.count)]
   }
 
-  add(values: number[]): void { this.offer(values, 0) }
+  add(values: number[]): void {
+    this.offer(values, 0)
+  }
 
   /** Take the entry at `src[at …]`: keep it, let it replace the copy kept so far, or drop it. */
   offer(src: ArrayLike<number>, at: number): void {
@@ -220,7 +275,9 @@ export class ClaudeReducer implements EntryStore {
       const kf = n[k * WIDTH + 1]!
       if (kf & F_REMOVED) continue
       if (n[k * WIDTH + 9] === req) exact = k
-      if (kf & F_SIDECHAIN) { if (firstSide < 0) firstSide = k } else anyMain = true
+      if (kf & F_SIDECHAIN) {
+        if (firstSide < 0) firstSide = k
+      } else anyMain = true
     }
     if (exact >= 0) {
       // the same response again (another content block, a partial early copy, a resumed session's copy)
@@ -236,7 +293,8 @@ export class ClaudeReducer implements EntryStore {
         return
       }
     } else {
-      for (let k = head; k !== -1; k = this.next[k]!) if (n[k * WIDTH + 1]! & F_SIDECHAIN) n[k * WIDTH + 1] = n[k * WIDTH + 1]! | F_REMOVED
+      for (let k = head; k !== -1; k = this.next[k]!)
+        if (n[k * WIDTH + 1]! & F_SIDECHAIN) n[k * WIDTH + 1] = n[k * WIDTH + 1]! | F_REMOVED
     }
     const e = this.push(src, at)
     if (this.count * 2 > this.table!.length) return this.rebuild() // keep the table at most half full
@@ -284,7 +342,7 @@ export class ClaudeReducer implements EntryStore {
   private slotOf(msg: number): number {
     const table = this.table!
     const n = this.numbers
-    let t = msg % table.length & this.mask
+    let t = (msg % table.length) & this.mask
     while (table[t] !== -1 && n[table[t]! * WIDTH + 8] !== msg) t = (t + 1) & this.mask
     return t
   }
@@ -315,13 +373,19 @@ export class ClaudeReducer implements EntryStore {
  * Each kept response of `scans` (each already reduced on its own), reduced together when there are several:
  * `each(numbers, at, model)` with the model as an index into `models` (filled here).
  */
-function forEachKept(scans: ScanResult[], models: string[], each: (n: Float64Array, at: number, model: number) => void): void {
+function forEachKept(
+  scans: ScanResult[],
+  models: string[],
+  each: (n: Float64Array, at: number, model: number) => void,
+): void {
   const modelIndex = new Map<string, number>()
-  const global = scans.map((scan) => scan.models.map((name) => {
-    let index = modelIndex.get(name)
-    if (index === undefined) modelIndex.set(name, (index = models.push(name) - 1))
-    return index
-  }))
+  const global = scans.map((scan) =>
+    scan.models.map((name) => {
+      let index = modelIndex.get(name)
+      if (index === undefined) modelIndex.set(name, (index = models.push(name) - 1))
+      return index
+    }),
+  )
   if (scans.length === 1) {
     const n = scans[0]!.numbers
     const g = global[0]!
@@ -353,8 +417,22 @@ export function visitClaude(scans: ScanResult[], prices: PriceBook, visit: Usage
   forEachKept(scans, models, (n, at, m) => {
     if (rates.length < models.length) rates = models.map((name) => prices.rates(name))
     const r = m < 0 ? null : rates[m]!
-    const input = n[at + 3]!, output = n[at + 4]!, w5m = n[at + 5]!, w1h = n[at + 6]!, read = n[at + 7]!
-    visit(n[at]!, m < 0 ? UNKNOWN_MODEL : models[m]!, r !== null, r ? claudeCostOf(input, output, w5m, w1h, read, r) : 0, input, output, w5m, w1h, read)
+    const input = n[at + 3]!,
+      output = n[at + 4]!,
+      w5m = n[at + 5]!,
+      w1h = n[at + 6]!,
+      read = n[at + 7]!
+    visit(
+      n[at]!,
+      m < 0 ? UNKNOWN_MODEL : models[m]!,
+      r !== null,
+      r ? claudeCostOf(input, output, w5m, w1h, read, r) : 0,
+      input,
+      output,
+      w5m,
+      w1h,
+      read,
+    )
   })
 }
 
@@ -370,7 +448,9 @@ export class UsageSums {
   private indexOf = new Map<string, number>()
   constructor(readonly bounds: number[]) {}
 
-  get windows() { return this.bounds.length - 1 }
+  get windows() {
+    return this.bounds.length - 1
+  }
 
   /** The window of a timestamp, or -1 outside them. */
   window(ts: number): number {
@@ -416,7 +496,11 @@ export function sumClaude(scans: ScanResult[], prices: PriceBook, sums: UsageSum
       target = models.map((name, i) => sums.model(name, rates[i] !== null))
     }
     const r = m < 0 ? null : rates[m]!
-    const input = n[at + 3]!, output = n[at + 4]!, w5m = n[at + 5]!, w1h = n[at + 6]!, read = n[at + 7]!
+    const input = n[at + 3]!,
+      output = n[at + 4]!,
+      w5m = n[at + 5]!,
+      w1h = n[at + 6]!,
+      read = n[at + 7]!
     const into = m < 0 ? sums.model(UNKNOWN_MODEL, false) : target[m]!
     sums.add(w, into, r ? claudeCostOf(input, output, w5m, w1h, read, r) : 0, input, output, w5m, w1h, read)
   })

@@ -16,7 +16,13 @@ interface CodexState {
   model: string | null
   prev: Totals | null
   lines: number
-  fork: null | { parent: string; mode: 'prefix' | 'burst' | null; parentTotals: string[] | null; second: number | null; done: boolean }
+  fork: null | {
+    parent: string
+    mode: 'prefix' | 'burst' | null
+    parentTotals: string[] | null
+    second: number | null
+    done: boolean
+  }
 }
 
 const count = (n: unknown) => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : 0)
@@ -25,10 +31,23 @@ function totals(u: unknown): Totals | null | 'bad' {
   if (u === undefined || u === null) return null
   if (typeof u !== 'object' || Array.isArray(u)) return 'bad'
   const o = u as Record<string, unknown>
-  for (const key of ['input_tokens', 'cached_input_tokens', 'output_tokens', 'reasoning_output_tokens', 'cache_write_input_tokens']) {
-    if (o[key] !== undefined && (typeof o[key] !== 'number' || !Number.isFinite(o[key]) || (o[key] as number) < 0)) return 'bad'
+  for (const key of [
+    'input_tokens',
+    'cached_input_tokens',
+    'output_tokens',
+    'reasoning_output_tokens',
+    'cache_write_input_tokens',
+  ]) {
+    if (o[key] !== undefined && (typeof o[key] !== 'number' || !Number.isFinite(o[key]) || (o[key] as number) < 0))
+      return 'bad'
   }
-  return [count(o.input_tokens), count(o.cached_input_tokens ?? o.cache_read_input_tokens), count(o.output_tokens), count(o.reasoning_output_tokens), count(o.cache_write_input_tokens)]
+  return [
+    count(o.input_tokens),
+    count(o.cached_input_tokens ?? o.cache_read_input_tokens),
+    count(o.output_tokens),
+    count(o.reasoning_output_tokens),
+    count(o.cache_write_input_tokens),
+  ]
 }
 
 const sig = (t: Totals) => t.join(',')
@@ -49,7 +68,8 @@ export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<Co
       if (o.type === 'session_meta') {
         if (lineNo !== 1 || !p || typeof p !== 'object') return
         const parent = p.forked_from_id ?? p.source?.subagent?.thread_spawn?.parent_thread_id
-        if (typeof parent === 'string' && parent) state.fork = { parent, mode: null, parentTotals: null, second: null, done: false }
+        if (typeof parent === 'string' && parent)
+          state.fork = { parent, mode: null, parentTotals: null, second: null, done: false }
         return
       }
       if (o.type === 'turn_context') {
@@ -75,9 +95,10 @@ export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<Co
           fork.mode = parentTotals ? 'prefix' : 'burst'
           fork.parentTotals = parentTotals
         }
-        const replayed = fork.mode === 'prefix'
-          ? total !== null && fork.parentTotals!.includes(sig(total))
-          : (fork.second ??= Math.floor(ts / 1000)) === Math.floor(ts / 1000)
+        const replayed =
+          fork.mode === 'prefix'
+            ? total !== null && fork.parentTotals!.includes(sig(total))
+            : (fork.second ??= Math.floor(ts / 1000)) === Math.floor(ts / 1000)
         if (replayed) {
           if (total) state.prev = total
           return
@@ -107,7 +128,11 @@ export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<Co
 function rolloutTotals(path: string): string[] | null {
   const found: string[] = []
   let fd: number
-  try { fd = openSync(path, 'r') } catch { return null }
+  try {
+    fd = openSync(path, 'r')
+  } catch {
+    return null
+  }
   try {
     const buffer = Buffer.allocUnsafe(1024 * 1024)
     let carry = ''
@@ -149,7 +174,17 @@ export function visitCodex(scan: ScanResult, prices: PriceBook, visit: UsageVisi
     const model = scan.models[m] ?? UNKNOWN_MODEL
     const r = rates[m] ?? null
     const t = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
-    visit(n[at]!, model, r !== null, r ? codexCost(t, r) : 0, t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read)
+    visit(
+      n[at]!,
+      model,
+      r !== null,
+      r ? codexCost(t, r) : 0,
+      t.input,
+      t.output,
+      t.cache_write_5m,
+      t.cache_write_1h,
+      t.cache_read,
+    )
   }
 }
 
@@ -164,7 +199,16 @@ export function sumCodex(scan: ScanResult, prices: PriceBook, sums: UsageSums): 
     const m = n[at + 1]!
     const r = rates[m] ?? null
     const t = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
-    sums.add(w, target[m] ?? sums.model(UNKNOWN_MODEL, false), r ? codexCost(t, r) : 0, t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read)
+    sums.add(
+      w,
+      target[m] ?? sums.model(UNKNOWN_MODEL, false),
+      r ? codexCost(t, r) : 0,
+      t.input,
+      t.output,
+      t.cache_write_5m,
+      t.cache_write_1h,
+      t.cache_read,
+    )
   }
 }
 

@@ -8,7 +8,13 @@ import type { ReviewerCost, RunState, Usage } from '../state.ts'
 import type { Skip, ScanResult } from './cache.ts'
 import { UsageSums, claudeSessionFiles, scanClaude, sumClaude } from './claude.ts'
 import { scanCodex, sumCodex } from './codex.ts'
-import { claudeSessions, codexRolloutForThread, codexRollouts, codexSessionMeta, type CodexSessionMeta } from './locate.ts'
+import {
+  claudeSessions,
+  codexRolloutForThread,
+  codexRollouts,
+  codexSessionMeta,
+  type CodexSessionMeta,
+} from './locate.ts'
 import { addTokens, priceBook, zeroTokens, type PriceBook, type Tokens } from './pricing.ts'
 import { usageFamily, usageTokens } from './reviewer.ts'
 
@@ -19,7 +25,10 @@ export interface LedgerOptions {
   cache?: boolean
 }
 
-export interface ModelCost { usd: number; tokens: Tokens }
+export interface ModelCost {
+  usd: number
+  tokens: Tokens
+}
 
 export interface RoleCost {
   usd: number
@@ -95,8 +104,17 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
   const end = run.outcome ? Date.parse(run.outcome.finished_at) : Infinity
   const doneTimes = run.rounds.map((r) => Date.parse(r.coder.done_at))
   const coding = run.phase === 'coding' || run.rounds.length === 0
-  const rows: RoundCost[] = run.rounds.map((round, k) => newRow(round.n, k === 0 ? run.created_at : run.rounds[k - 1]!.coder.done_at, round.coder.done_at))
-  if (coding) rows.push(newRow(run.rounds.length + 1, run.rounds.at(-1)?.coder.done_at ?? run.created_at, run.outcome?.finished_at ?? null))
+  const rows: RoundCost[] = run.rounds.map((round, k) =>
+    newRow(round.n, k === 0 ? run.created_at : run.rounds[k - 1]!.coder.done_at, round.coder.done_at),
+  )
+  if (coding)
+    rows.push(
+      newRow(
+        run.rounds.length + 1,
+        run.rounds.at(-1)?.coder.done_at ?? run.created_at,
+        run.outcome?.finished_at ?? null,
+      ),
+    )
   // outside `coding` the coder's spend after its last coder-done (waiting on the review, replying, finishing) is the
   // last round's
   else rows.at(-1)!.coder.to = run.outcome?.finished_at ?? null
@@ -112,7 +130,8 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
     const d = sums.data[m]!
     for (let w = 0; w < sums.windows; w++) {
       const at = w * 6
-      if (d[at] === 0 && d[at + 1] === 0 && d[at + 2] === 0 && d[at + 3] === 0 && d[at + 4] === 0 && d[at + 5] === 0) continue
+      if (d[at] === 0 && d[at + 1] === 0 && d[at + 2] === 0 && d[at + 3] === 0 && d[at + 4] === 0 && d[at + 5] === 0)
+        continue
       const row = rows[Math.min(w, rows.length - 1)]!
       addUsage(row.coder, model, d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, d[at + 4]!, d[at + 5]!)
       addUsage(byRole.coder, model, d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, d[at + 4]!, d[at + 5]!)
@@ -122,7 +141,16 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
 
   // --- reviewer: each call's recorded cost, failed attempts included (they were paid for)
   const rowFor = (n: number) => rows.find((r) => r.n === n) ?? rows[rows.push(newRow(n, run.created_at, null)) - 1]!
-  const addCall = (n: number, tool: 'claude' | 'codex' | 'custom', model: string | null, usage: Usage | null, cost: ReviewerCost | null, session: string | null, failed: boolean, calls: number) => {
+  const addCall = (
+    n: number,
+    tool: 'claude' | 'codex' | 'custom',
+    model: string | null,
+    usage: Usage | null,
+    cost: ReviewerCost | null,
+    session: string | null,
+    failed: boolean,
+    calls: number,
+  ) => {
     const row = rowFor(n)
     const family = usageFamily({ tool, model, usage, reported_usd: cost?.reported_usd ?? null })
     const tokens = usage ? usageTokens(family, usage) : null
@@ -142,10 +170,19 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
     for (const name of cost?.unpriced_models ?? []) unpriced.add(name)
     if (cost?.usd === null || cost?.usd === undefined) complete = false
     sources.push({
-      role: 'reviewer', kind: tool, round: n, session, path: runStatePath(run.run_id, pairLoopHome(env)),
+      role: 'reviewer',
+      kind: tool,
+      round: n,
+      session,
+      path: runStatePath(run.run_id, pairLoopHome(env)),
       status: cost && cost.usd !== null ? 'recorded' : 'unmeasured',
-      ...(cost && cost.usd !== null ? {} : { why: failed ? 'failed call with no cost in its output' : 'no usage or cost recorded for this call' }),
-      cost_source: cost?.source ?? 'none', usd: cost?.usd ?? null, transcript_usd: cost?.transcript_usd ?? null, reported_usd: cost?.reported_usd ?? null,
+      ...(cost && cost.usd !== null
+        ? {}
+        : { why: failed ? 'failed call with no cost in its output' : 'no usage or cost recorded for this call' }),
+      cost_source: cost?.source ?? 'none',
+      usd: cost?.usd ?? null,
+      transcript_usd: cost?.transcript_usd ?? null,
+      reported_usd: cost?.reported_usd ?? null,
     })
   }
   for (const round of run.rounds) {
@@ -180,18 +217,41 @@ export function computeLedger(run: RunState, options: LedgerOptions = {}): Ledge
   }
 }
 
-function addUsage(role: RoleCost, model: string, usd: number, input: number, output: number, w5m: number, w1h: number, read: number): void {
+function addUsage(
+  role: RoleCost,
+  model: string,
+  usd: number,
+  input: number,
+  output: number,
+  w5m: number,
+  w1h: number,
+  read: number,
+): void {
   role.usd += usd
   const t = role.tokens
-  t.input += input; t.output += output; t.cache_write_5m += w5m; t.cache_write_1h += w1h; t.cache_read += read
+  t.input += input
+  t.output += output
+  t.cache_write_5m += w5m
+  t.cache_write_1h += w1h
+  t.cache_read += read
   const m = (role.models[model] ??= { usd: 0, tokens: zeroTokens() })
   m.usd += usd
   const mt = m.tokens
-  mt.input += input; mt.output += output; mt.cache_write_5m += w5m; mt.cache_write_1h += w1h; mt.cache_read += read
+  mt.input += input
+  mt.output += output
+  mt.cache_write_5m += w5m
+  mt.cache_write_1h += w1h
+  mt.cache_read += read
 }
 
 function newRow(n: number, from: string, to: string | null): RoundCost {
-  return { n, in_progress: false, usd: 0, coder: { ...roleCost(), from, to }, reviewer: { ...roleCost(), calls: 0, failed_calls: 0 } }
+  return {
+    n,
+    in_progress: false,
+    usd: 0,
+    coder: { ...roleCost(), from, to },
+    reviewer: { ...roleCost(), calls: 0, failed_calls: 0 },
+  }
 }
 
 /**
@@ -217,20 +277,40 @@ export function coderSessionIds(run: RunState, env: NodeJS.ProcessEnv = process.
 /** Codex sessions of the repository written since `since`, newest first (only those rollouts' first lines are read). */
 function codexSessionsSince(repo: string, since: number, env: NodeJS.ProcessEnv): CodexSessionMeta[] {
   let real = repo
-  try { real = realpathSync(repo) } catch {}
+  try {
+    real = realpathSync(repo)
+  } catch {}
   const found: CodexSessionMeta[] = []
   for (const path of codexRollouts(env)) {
-    try { if (statSync(path).mtimeMs < since) continue } catch { continue }
+    try {
+      if (statSync(path).mtimeMs < since) continue
+    } catch {
+      continue
+    }
     const meta = codexSessionMeta(path)
     if (meta?.cwd && (meta.cwd === real || meta.cwd.startsWith(`${real}/`))) found.push(meta)
   }
   return found.sort((a, b) => b.mtimeMs - a.mtimeMs)
 }
 
-function sumCoder(run: RunState, env: NodeJS.ProcessEnv, prices: PriceBook, cache: string | null, sources: Source[], sums: UsageSums): void {
+function sumCoder(
+  run: RunState,
+  env: NodeJS.ProcessEnv,
+  prices: PriceBook,
+  cache: string | null,
+  sources: Source[],
+  sums: UsageSums,
+): void {
   const ids = coderSessionIds(run, env)
   if (ids.length === 0) {
-    sources.push({ role: 'coder', kind: run.coder, session: null, path: null, status: 'missing', why: `no ${run.coder} session recorded for this run or written in ${run.repo} since it started` })
+    sources.push({
+      role: 'coder',
+      kind: run.coder,
+      session: null,
+      path: null,
+      status: 'missing',
+      why: `no ${run.coder} session recorded for this run or written in ${run.repo} since it started`,
+    })
     return
   }
   if (run.coder === 'claude') {
@@ -238,7 +318,14 @@ function sumCoder(run: RunState, env: NodeJS.ProcessEnv, prices: PriceBook, cach
     for (const id of ids) {
       const files = claudeSessionFiles(id, { repo: run.repo, env })
       if (!files.main) {
-        sources.push({ role: 'coder', kind: 'claude', session: id, path: null, status: 'missing', why: `no transcript ${id}.jsonl under ${files.looked_in}` })
+        sources.push({
+          role: 'coder',
+          kind: 'claude',
+          session: id,
+          path: null,
+          status: 'missing',
+          why: `no transcript ${id}.jsonl under ${files.looked_in}`,
+        })
         continue
       }
       for (const path of [files.main, ...files.subagents]) {
@@ -253,7 +340,14 @@ function sumCoder(run: RunState, env: NodeJS.ProcessEnv, prices: PriceBook, cach
   for (const id of ids) {
     const path = codexRolloutForThread(id, env)
     if (!path) {
-      sources.push({ role: 'coder', kind: 'codex', session: id, path: null, status: 'missing', why: `no rollout-*-${id}.jsonl under ${env.CODEX_HOME || '~/.codex'}/sessions or archived_sessions` })
+      sources.push({
+        role: 'coder',
+        kind: 'codex',
+        session: id,
+        path: null,
+        status: 'missing',
+        why: `no rollout-*-${id}.jsonl under ${env.CODEX_HOME || '~/.codex'}/sessions or archived_sessions`,
+      })
       continue
     }
     const scan = scanCodex(path, cache, env)
@@ -266,12 +360,23 @@ function fileSource(kind: 'claude' | 'codex', session: string, scan: ScanResult)
   const source: Source = { role: 'coder', kind, session, path: scan.path, status: scan.status }
   if (scan.why) source.why = scan.why
   if (scan.status === 'read') {
-    Object.assign(source, { bytes: scan.offset, pending_bytes: scan.pending_bytes, read_bytes: scan.read_bytes, lines: scan.lines, entries: scan.count })
+    Object.assign(source, {
+      bytes: scan.offset,
+      pending_bytes: scan.pending_bytes,
+      read_bytes: scan.read_bytes,
+      lines: scan.lines,
+      entries: scan.count,
+    })
     if (scan.skipped.length) {
       source.skipped = scan.skipped
-      source.why = scan.skipped.map((s) => `${s.count} line${s.count === 1 ? '' : 's'} skipped: ${s.reason} (first at line ${s.first_line})`).join('; ')
+      source.why = scan.skipped
+        .map((s) => `${s.count} line${s.count === 1 ? '' : 's'} skipped: ${s.reason} (first at line ${s.first_line})`)
+        .join('; ')
     }
-    if (scan.pending_bytes > 0) source.why = [source.why, `last line unfinished (${scan.pending_bytes} bytes), not counted yet`].filter(Boolean).join('; ')
+    if (scan.pending_bytes > 0)
+      source.why = [source.why, `last line unfinished (${scan.pending_bytes} bytes), not counted yet`]
+        .filter(Boolean)
+        .join('; ')
   }
   return source
 }

@@ -3,7 +3,8 @@ import { closeSync, openSync, readSync, readdirSync, realpathSync, statSync } fr
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 
-export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env) => (env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude')).normalize('NFC')
+export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env) =>
+  (env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude')).normalize('NFC')
 export const codexHome = (env: NodeJS.ProcessEnv = process.env) => env.CODEX_HOME || join(homedir(), '.codex')
 
 /** Java's String.hashCode over UTF-16 code units, as Claude Code uses for long folder names. */
@@ -22,22 +23,33 @@ export function claudeProjectFolder(realCwd: string): string {
 
 export function claudeProjectDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
   let real = repo
-  try { real = realpathSync(repo) } catch {}
+  try {
+    real = realpathSync(repo)
+  } catch {}
   return join(claudeConfigDir(env), 'projects', claudeProjectFolder(real))
 }
 
 /** Main transcripts (`<session>.jsonl`) of a repository's Claude Code sessions, newest first. */
-export function claudeSessions(repo: string, env: NodeJS.ProcessEnv = process.env): Array<{ id: string; path: string; mtimeMs: number }> {
+export function claudeSessions(
+  repo: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Array<{ id: string; path: string; mtimeMs: number }> {
   const dir = claudeProjectDir(repo, env)
   let names: string[]
-  try { names = readdirSync(dir) } catch { return [] }
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return []
+  }
   return names
     .filter((name) => name.endsWith('.jsonl'))
     .flatMap((name) => {
       try {
         const path = join(dir, name)
         return [{ id: name.slice(0, -'.jsonl'.length), path, mtimeMs: statSync(path).mtimeMs }]
-      } catch { return [] }
+      } catch {
+        return []
+      }
     })
     .sort((a, b) => b.mtimeMs - a.mtimeMs)
 }
@@ -48,7 +60,11 @@ export function codexRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
   const found: string[] = []
   const walk = (dir: string, depth: number) => {
     let entries: import('node:fs').Dirent[]
-    try { entries = readdirSync(dir, { withFileTypes: true }) } catch { return }
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch {
+      return
+    }
     for (const entry of entries) {
       const path = join(dir, entry.name)
       if (entry.isDirectory() && depth < 4) walk(path, depth + 1)
@@ -81,7 +97,13 @@ export function firstLine(path: string, maxBytes = 64 * 1024): string | undefine
   }
 }
 
-export interface CodexSessionMeta { id: string; cwd: string | null; path: string; mtimeMs: number; parent: string | null }
+export interface CodexSessionMeta {
+  id: string
+  cwd: string | null
+  path: string
+  mtimeMs: number
+  parent: string | null
+}
 
 export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
   const line = firstLine(path)
@@ -89,7 +111,12 @@ export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
   try {
     const parsed = JSON.parse(line) as { type?: string; payload?: Record<string, unknown> }
     if (parsed.type !== 'session_meta' || !parsed.payload) return undefined
-    const payload = parsed.payload as { id?: unknown; cwd?: unknown; forked_from_id?: unknown; source?: { subagent?: { thread_spawn?: { parent_thread_id?: unknown } } } }
+    const payload = parsed.payload as {
+      id?: unknown
+      cwd?: unknown
+      forked_from_id?: unknown
+      source?: { subagent?: { thread_spawn?: { parent_thread_id?: unknown } } }
+    }
     const parent = payload.forked_from_id ?? payload.source?.subagent?.thread_spawn?.parent_thread_id
     return {
       id: String(payload.id ?? ''),
@@ -106,17 +133,23 @@ export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
 /** Codex sessions whose recorded cwd is the repository (or inside it), newest first. */
 export function codexSessions(repo: string, env: NodeJS.ProcessEnv = process.env): CodexSessionMeta[] {
   let real = repo
-  try { real = realpathSync(repo) } catch {}
+  try {
+    real = realpathSync(repo)
+  } catch {}
   return codexRollouts(env)
     .flatMap((path) => {
       const meta = codexSessionMeta(path)
-      return meta && meta.cwd && (meta.cwd === real || meta.cwd.startsWith(`${real}/`)) ? [meta] : []
+      return meta?.cwd && (meta.cwd === real || meta.cwd.startsWith(`${real}/`)) ? [meta] : []
     })
     .sort((a, b) => b.mtimeMs - a.mtimeMs)
 }
 
 /** The coder's current session: the newest transcript its CLI keeps for this repository. */
-export function newestCoderSession(coder: 'claude' | 'codex', repo: string, env: NodeJS.ProcessEnv = process.env): string | null {
+export function newestCoderSession(
+  coder: 'claude' | 'codex',
+  repo: string,
+  env: NodeJS.ProcessEnv = process.env,
+): string | null {
   if (coder === 'claude') return claudeSessions(repo, env)[0]?.id ?? null
   return codexSessions(repo, env)[0]?.id ?? null
 }

@@ -16,14 +16,28 @@ export interface Rates {
   long_context_272k?: boolean
 }
 
-const claude = (input: number, output: number, cache_write_5m: number, cache_write_1h: number, cache_read: number, extra: Partial<Rates> = {}): Rates =>
-  ({ input, output, cache_write_5m, cache_write_1h, cache_read, ...extra })
-const openai = (input: number, cached: number, write: number, output: number, extra: Partial<Rates> = {}): Rates =>
-  ({ input, output, cache_write_5m: write, cache_write_1h: input * 2, cache_read: cached, ...extra })
+const claude = (
+  input: number,
+  output: number,
+  cache_write_5m: number,
+  cache_write_1h: number,
+  cache_read: number,
+  extra: Partial<Rates> = {},
+): Rates => ({ input, output, cache_write_5m, cache_write_1h, cache_read, ...extra })
+const openai = (input: number, cached: number, write: number, output: number, extra: Partial<Rates> = {}): Rates => ({
+  input,
+  output,
+  cache_write_5m: write,
+  cache_write_1h: input * 2,
+  cache_read: cached,
+  ...extra,
+})
 
 const OPUS_4 = claude(15, 75, 18.75, 30, 1.5)
 const OPUS_45 = claude(5, 25, 6.25, 10, 0.5)
-const SONNET_4_TIERED = claude(3, 15, 3.75, 6, 0.3, { above_200k: { input: 6, output: 22.5, cache_write_5m: 7.5, cache_write_1h: 12, cache_read: 0.6 } })
+const SONNET_4_TIERED = claude(3, 15, 3.75, 6, 0.3, {
+  above_200k: { input: 6, output: 22.5, cache_write_5m: 7.5, cache_write_1h: 12, cache_read: 0.6 },
+})
 const SONNET = claude(3, 15, 3.75, 6, 0.3)
 const GPT5 = openai(1.25, 0.125, 1.5625, 10)
 const GPT5_MINI = openai(0.25, 0.025, 0.3125, 2)
@@ -151,13 +165,28 @@ export function claudeCost(t: Tokens, r: Rates, tiered = true): number {
   return claudeCostOf(t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read, r, tiered)
 }
 
-export function claudeCostOf(input: number, output: number, w5m: number, w1h: number, read: number, r: Rates, tiered = true): number {
+export function claudeCostOf(
+  input: number,
+  output: number,
+  w5m: number,
+  w1h: number,
+  read: number,
+  r: Rates,
+  tiered = true,
+): number {
   const above = tiered ? r.above_200k : undefined
-  if (!above) return (input * r.input + output * r.output + w5m * r.cache_write_5m + w1h * r.cache_write_1h + read * r.cache_read) / M
+  if (!above)
+    return (
+      (input * r.input + output * r.output + w5m * r.cache_write_5m + w1h * r.cache_write_1h + read * r.cache_read) / M
+    )
   return (
-    tier(input, r.input, above.input) + tier(output, r.output, above.output) + tier(w5m, r.cache_write_5m, above.cache_write_5m) +
-    tier(w1h, r.cache_write_1h, above.cache_write_1h) + tier(read, r.cache_read, above.cache_read)
-  ) / M
+    (tier(input, r.input, above.input) +
+      tier(output, r.output, above.output) +
+      tier(w5m, r.cache_write_5m, above.cache_write_5m) +
+      tier(w1h, r.cache_write_1h, above.cache_write_1h) +
+      tier(read, r.cache_read, above.cache_read)) /
+    M
+  )
 }
 
 const tier = (n: number, base: number, high: number) => (n <= TIER ? n * base : TIER * base + (n - TIER) * high)
@@ -176,7 +205,13 @@ export function codexCost(t: Tokens, r: Rates, tiered = true): number {
   const long = tiered && r.long_context_272k && t.input + t.cache_read + t.cache_write_5m > 272_000
   const inFactor = long ? 2 : 1
   const outFactor = long ? 1.5 : 1
-  return (t.input * r.input * inFactor + t.cache_read * r.cache_read * inFactor + t.cache_write_5m * r.cache_write_5m + t.output * r.output * outFactor) / M
+  return (
+    (t.input * r.input * inFactor +
+      t.cache_read * r.cache_read * inFactor +
+      t.cache_write_5m * r.cache_write_5m +
+      t.output * r.output * outFactor) /
+    M
+  )
 }
 
 export const UNKNOWN_MODEL = '(unknown model)'

@@ -33,7 +33,9 @@ export interface CostOptions {
 type Family = 'claude' | 'codex'
 
 /** Which vendor's usage semantics a call's numbers follow (a custom command may print either format). */
-export function usageFamily(call: Pick<ReviewerCall, 'tool' | 'model' | 'usage' | 'reported_usd' | 'model_usage'>): Family {
+export function usageFamily(
+  call: Pick<ReviewerCall, 'tool' | 'model' | 'usage' | 'reported_usd' | 'model_usage'>,
+): Family {
   if (call.tool !== 'custom') return call.tool
   if (call.model_usage && Object.keys(call.model_usage).length) return 'claude'
   if (call.reported_usd !== null && call.reported_usd !== undefined) return 'claude'
@@ -44,32 +46,68 @@ export function usageFamily(call: Pick<ReviewerCall, 'tool' | 'model' | 'usage' 
 
 /** A recorded Usage in the ledger's token shape. Claude writes without a known 5m/1h split count as 5-minute writes. */
 export function usageTokens(family: Family, u: Usage): Tokens {
-  if (family === 'codex') return codexTokens(u.input_tokens, u.cached_input_tokens ?? 0, u.cache_creation_input_tokens ?? 0, u.output_tokens)
+  if (family === 'codex')
+    return codexTokens(u.input_tokens, u.cached_input_tokens ?? 0, u.cache_creation_input_tokens ?? 0, u.output_tokens)
   const h1 = u.cache_write_1h_tokens ?? 0
   const m5 = Math.max(u.cache_write_5m_tokens ?? 0, (u.cache_creation_input_tokens ?? 0) - h1)
-  return { input: u.input_tokens, output: u.output_tokens, cache_write_5m: m5, cache_write_1h: h1, cache_read: u.cache_read_input_tokens ?? 0 }
+  return {
+    input: u.input_tokens,
+    output: u.output_tokens,
+    cache_write_5m: m5,
+    cache_write_1h: h1,
+    cache_read: u.cache_read_input_tokens ?? 0,
+  }
 }
 
-interface Priced { usd: number; models: Record<string, number>; unpriced: string[]; lastModel: string | null; entries: number }
+interface Priced {
+  usd: number
+  models: Record<string, number>
+  unpriced: string[]
+  lastModel: string | null
+  entries: number
+}
 
 export function costOfReviewerCall(call: ReviewerCall, options: CostOptions = {}): ReviewerCost {
   const env = options.env ?? process.env
   const prices = priceBook(options.pricing)
   const family = usageFamily(call)
   const transcript = call.session_id ? transcriptCost(family, call.session_id, prices, env) : null
-  const reported = typeof call.reported_usd === 'number' && Number.isFinite(call.reported_usd) && call.reported_usd >= 0 ? call.reported_usd : null
+  const reported =
+    typeof call.reported_usd === 'number' && Number.isFinite(call.reported_usd) && call.reported_usd >= 0
+      ? call.reported_usd
+      : null
 
-  const fromUsage = family === 'claude' ? claudeUsageCost(call, prices, transcript) : codexUsageCost(call, prices, transcript)
+  const fromUsage =
+    family === 'claude' ? claudeUsageCost(call, prices, transcript) : codexUsageCost(call, prices, transcript)
   const base = { transcript_usd: transcript?.entries ? transcript.usd : null, reported_usd: reported }
   if (fromUsage) {
     if (fromUsage.unpriced.length && reported !== null) {
       // our table lacks a model the agent priced itself: its own figure beats counting that model as $0
-      return { usd: reported, source: 'reported', models: fromUsage.models, unpriced_models: fromUsage.unpriced, ...base }
+      return {
+        usd: reported,
+        source: 'reported',
+        models: fromUsage.models,
+        unpriced_models: fromUsage.unpriced,
+        ...base,
+      }
     }
-    return { usd: fromUsage.usd, source: 'usage', models: fromUsage.models, unpriced_models: fromUsage.unpriced, ...base }
+    return {
+      usd: fromUsage.usd,
+      source: 'usage',
+      models: fromUsage.models,
+      unpriced_models: fromUsage.unpriced,
+      ...base,
+    }
   }
   if (reported !== null) return { usd: reported, source: 'reported', models: {}, unpriced_models: [], ...base }
-  if (transcript?.entries) return { usd: transcript.usd, source: 'transcript', models: transcript.models, unpriced_models: transcript.unpriced, ...base }
+  if (transcript?.entries)
+    return {
+      usd: transcript.usd,
+      source: 'transcript',
+      models: transcript.models,
+      unpriced_models: transcript.unpriced,
+      ...base,
+    }
   return { usd: null, source: 'none', models: {}, unpriced_models: [], ...base }
 }
 
@@ -82,9 +120,22 @@ function claudeUsageCost(call: ReviewerCall, prices: PriceBook, transcript: Pric
       const mu = perModel[name]!
       const creation = n(mu.cacheCreationInputTokens)
       // the per-model figures carry no 5m/1h split; the call's usage does, and applies when it is the only model
-      const splitKnown = names.length === 1 && call.usage && (call.usage.cache_write_5m_tokens ?? 0) + (call.usage.cache_write_1h_tokens ?? 0) === creation && creation > 0
-      const h1 = splitKnown ? call.usage!.cache_write_1h_tokens ?? 0 : 0
-      rows.push([name, { input: n(mu.inputTokens), output: n(mu.outputTokens), cache_write_5m: creation - h1, cache_write_1h: h1, cache_read: n(mu.cacheReadInputTokens) }])
+      const splitKnown =
+        names.length === 1 &&
+        call.usage &&
+        (call.usage.cache_write_5m_tokens ?? 0) + (call.usage.cache_write_1h_tokens ?? 0) === creation &&
+        creation > 0
+      const h1 = splitKnown ? (call.usage!.cache_write_1h_tokens ?? 0) : 0
+      rows.push([
+        name,
+        {
+          input: n(mu.inputTokens),
+          output: n(mu.outputTokens),
+          cache_write_5m: creation - h1,
+          cache_write_1h: h1,
+          cache_read: n(mu.cacheReadInputTokens),
+        },
+      ])
     }
   } else if (call.usage) {
     rows.push([call.model ?? transcript?.lastModel ?? UNKNOWN_MODEL, usageTokens('claude', call.usage)])
@@ -99,7 +150,11 @@ function codexUsageCost(call: ReviewerCall, prices: PriceBook, transcript: Price
   return priceRows([[model, usageTokens('codex', call.usage)]], prices, (t, r) => codexCost(t, r, false))
 }
 
-function priceRows(rows: Array<[string, Tokens]>, prices: PriceBook, cost: (t: Tokens, r: NonNullable<ReturnType<PriceBook['rates']>>) => number): Priced {
+function priceRows(
+  rows: Array<[string, Tokens]>,
+  prices: PriceBook,
+  cost: (t: Tokens, r: NonNullable<ReturnType<PriceBook['rates']>>) => number,
+): Priced {
   const out: Priced = { usd: 0, models: {}, unpriced: [], lastModel: null, entries: rows.length }
   for (const [model, tokens] of rows) {
     const rates = model === UNKNOWN_MODEL ? null : prices.rates(model)
@@ -120,7 +175,10 @@ function transcriptCost(family: Family, sessionId: string, prices: PriceBook, en
   if (family === 'claude') {
     const files = claudeSessionFiles(sessionId, { env })
     if (!files.main) return null
-    items = dedupeClaude([files.main, ...files.subagents].map((path) => scanClaude(path, cache)), prices)
+    items = dedupeClaude(
+      [files.main, ...files.subagents].map((path) => scanClaude(path, cache)),
+      prices,
+    )
   } else {
     const path = codexRolloutForThread(sessionId, env)
     if (!path) return null

@@ -27,12 +27,19 @@ const fingerprint = (path: string) => {
 /** Where a change would change the figures: the transcripts read, where new sessions appear, the config (prices). */
 function watched(run: RunState, files: string[], env: NodeJS.ProcessEnv): string[] {
   const day = new Date() // rollout folders are local dates: a new session today lands under these
-  const parts = [String(day.getFullYear()), String(day.getMonth() + 1).padStart(2, '0'), String(day.getDate()).padStart(2, '0')]
+  const parts = [
+    String(day.getFullYear()),
+    String(day.getMonth() + 1).padStart(2, '0'),
+    String(day.getDate()).padStart(2, '0'),
+  ]
   const sessions = join(codexHome(env), 'sessions')
   return [
     ...files,
     claudeProjectDir(run.repo, env),
-    sessions, join(sessions, parts[0]!), join(sessions, ...parts.slice(0, 2)), join(sessions, ...parts),
+    sessions,
+    join(sessions, parts[0]!),
+    join(sessions, ...parts.slice(0, 2)),
+    join(sessions, ...parts),
     configPath(pairLoopHome(env)),
     join(run.repo, REPO_CONFIG_NAME),
   ]
@@ -42,7 +49,9 @@ export async function cachedCostSummary(run: RunState, env: NodeJS.ProcessEnv = 
   const file = join(cacheDir(pairLoopHome(env)), 'summaries', `${run.run_id}.json`)
   try {
     const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot
-    const unchanged = snapshot.revision === run.revision && Object.entries(snapshot.watch).every(([path, print]) => fingerprint(path) === print)
+    const unchanged =
+      snapshot.revision === run.revision &&
+      Object.entries(snapshot.watch).every(([path, print]) => fingerprint(path) === print)
     if (unchanged) return snapshot.summary
   } catch {}
   const { runCostSummary } = await import('./summary.ts')

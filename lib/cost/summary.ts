@@ -14,7 +14,10 @@ export interface RunCostSummary {
 }
 
 /** Never fails for a bad pricing config (status must always answer): the embedded table is used and it says so. */
-export async function runCostSummary(run: RunState, options: { env?: NodeJS.ProcessEnv } = {}): Promise<RunCostSummary> {
+export async function runCostSummary(
+  run: RunState,
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<RunCostSummary> {
   let pricing: Record<string, ModelPrice> = {}
   let configOk = true
   try {

@@ -7,7 +7,13 @@ import { cleanText, repoPath } from './sarif.ts'
 
 type Severity = 'ERROR' | 'WARNING' | 'INFO'
 
-export const SEVERITIES: Record<NonNullable<Finding['severity']> | 'none', Severity> = { blocker: 'ERROR', major: 'ERROR', minor: 'WARNING', nit: 'INFO', none: 'WARNING' }
+export const SEVERITIES: Record<NonNullable<Finding['severity']> | 'none', Severity> = {
+  blocker: 'ERROR',
+  major: 'ERROR',
+  minor: 'WARNING',
+  nit: 'INFO',
+  none: 'WARNING',
+}
 
 export function toRdjsonl(run: RunState, sourceUrl: string): { text: string; skipped: string[] } {
   const lines: string[] = []
@@ -19,15 +25,18 @@ export function toRdjsonl(run: RunState, sourceUrl: string): { text: string; ski
     }
     const start = finding.line_start ?? 0
     // line-only ranges are line-wise and include the end line (reviewdog's Range)
-    const range = start >= 1 ? { range: { start: { line: start }, end: { line: Math.max(start, finding.line_end ?? start) } } } : {}
-    lines.push(JSON.stringify({
-      message: cleanText(finding.text) || `${finding.category} finding ${finding.id}`,
-      location: { path: repoPath(run.repo, finding.path).path, ...range },
-      severity: SEVERITIES[finding.severity ?? 'none'],
-      source: { name: 'pair-loop', url: sourceUrl },
-      code: { value: finding.category },
-      original_output: formatFindingLine(finding),
-    }))
+    const range =
+      start >= 1 ? { range: { start: { line: start }, end: { line: Math.max(start, finding.line_end ?? start) } } } : {}
+    lines.push(
+      JSON.stringify({
+        message: cleanText(finding.text) || `${finding.category} finding ${finding.id}`,
+        location: { path: repoPath(run.repo, finding.path).path, ...range },
+        severity: SEVERITIES[finding.severity ?? 'none'],
+        source: { name: 'pair-loop', url: sourceUrl },
+        code: { value: finding.category },
+        original_output: formatFindingLine(finding),
+      }),
+    )
   }
   return { text: lines.map((line) => `${line}\n`).join(''), skipped }
 }

@@ -17,7 +17,13 @@ export interface ToolInfo {
 
 type Level = 'error' | 'warning' | 'note'
 
-export const LEVELS: Record<NonNullable<Finding['severity']> | 'none', Level> = { blocker: 'error', major: 'error', minor: 'warning', nit: 'note', none: 'warning' }
+export const LEVELS: Record<NonNullable<Finding['severity']> | 'none', Level> = {
+  blocker: 'error',
+  major: 'error',
+  minor: 'warning',
+  nit: 'note',
+  none: 'warning',
+}
 
 export const levelOf = (finding: Pick<Finding, 'severity'>): Level => LEVELS[finding.severity ?? 'none']
 
@@ -28,21 +34,25 @@ export function repoPath(repo: string, path: string): { path: string; inside: bo
   const slashed = path.replace(/\\/g, '/')
   if (isAbsolute(slashed)) {
     const rel = relative(repo, slashed).replace(/\\/g, '/')
-    return rel && !rel.startsWith('../') && rel !== '..' && !isAbsolute(rel) ? { path: rel, inside: true } : { path: slashed, inside: false }
+    return rel && !rel.startsWith('../') && rel !== '..' && !isAbsolute(rel)
+      ? { path: rel, inside: true }
+      : { path: slashed, inside: false }
   }
   const normal = posix.normalize(slashed).replace(/^(\.\/)+/, '')
   return { path: normal, inside: true }
 }
 
 /** The run was approved: finished as APPROVED, or its latest review approved it. */
-export const isApproved = (run: RunState) => (run.outcome ? run.outcome.verdict === 'APPROVED' : run.phase === 'approved')
+export const isApproved = (run: RunState) =>
+  run.outcome ? run.outcome.verdict === 'APPROVED' : run.phase === 'approved'
 
 /** Agent text for another tool: control characters and ANSI escapes dropped, line breaks kept. */
 export const cleanText = (text: string) => stripControl(text).trim()
 
 export function toSarif(run: RunState, tool: ToolInfo) {
   const reviewers = new Map<string, ReviewerRound>()
-  for (const round of run.rounds) if (round.reviewer) for (const f of round.reviewer.findings) reviewers.set(f.id, round.reviewer)
+  for (const round of run.rounds)
+    if (round.reviewer) for (const f of round.reviewer.findings) reviewers.set(f.id, round.reviewer)
   const findings = allFindings(run)
   const categories = [...new Set(findings.map((f) => f.category))].sort()
   const rules = categories.map((category) => ({
@@ -69,21 +79,30 @@ export function toSarif(run: RunState, tool: ToolInfo) {
         reviewer_tool: reviewers.get(finding.id)?.tool ?? null,
         disposition: reply?.disposition ?? null,
       },
-      suppressions: reply?.disposition === 'wont-fix'
-        ? [{ kind: 'external', status: isApproved(run) ? 'accepted' : 'underReview', justification: cleanText(reply.body) }]
-        : [],
+      suppressions:
+        reply?.disposition === 'wont-fix'
+          ? [
+              {
+                kind: 'external',
+                status: isApproved(run) ? 'accepted' : 'underReview',
+                justification: cleanText(reply.body),
+              },
+            ]
+          : [],
     }
   })
   return {
     $schema: SARIF_SCHEMA,
     version: '2.1.0',
-    runs: [{
-      tool: { driver: { name: 'pair-loop', version: tool.version, informationUri: tool.informationUri, rules } },
-      automationDetails: { id: `pair-loop/${run.run_id}/` },
-      originalUriBaseIds: { [SRCROOT]: { uri: `${pathToFileURL(run.repo).href.replace(/\/$/, '')}/` } },
-      results,
-      properties: { run_id: run.run_id, branch: run.branch, base_sha: run.base_sha, phase: run.phase },
-    }],
+    runs: [
+      {
+        tool: { driver: { name: 'pair-loop', version: tool.version, informationUri: tool.informationUri, rules } },
+        automationDetails: { id: `pair-loop/${run.run_id}/` },
+        originalUriBaseIds: { [SRCROOT]: { uri: `${pathToFileURL(run.repo).href.replace(/\/$/, '')}/` } },
+        results,
+        properties: { run_id: run.run_id, branch: run.branch, base_sha: run.base_sha, phase: run.phase },
+      },
+    ],
   }
 }
 

@@ -43,7 +43,8 @@ export type Conducted =
   | { ok: true; review: ReviewVerdict; calls: CallRecord[] }
   | { ok: false; code: ErrorCode; message: string; calls: CallRecord[] }
 
-export const FORMAT_FINDING = 'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
+export const FORMAT_FINDING =
+  'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
 
 export async function conductReview(run: RunState, options: ConductOptions): Promise<Conducted> {
   const diff = await workingDiff(run.repo, run.base_sha, options.maxDiffBytes)
@@ -66,8 +67,20 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   if (secondVerdict) return { ok: true, review: judged(secondVerdict, secondText, second.record.reply!), calls }
 
   const findings = parseFindings(secondText)
-  findings.push({ n: findings.length + 1, category: 'format', severity: 'major', path: null, line_start: null, line_end: null, text: FORMAT_FINDING })
-  return { ok: true, review: { verdict: 'CHANGES_REQUESTED', findings, summary: reviewerProse(secondText), reply: second.record.reply! }, calls }
+  findings.push({
+    n: findings.length + 1,
+    category: 'format',
+    severity: 'major',
+    path: null,
+    line_start: null,
+    line_end: null,
+    text: FORMAT_FINDING,
+  })
+  return {
+    ok: true,
+    review: { verdict: 'CHANGES_REQUESTED', findings, summary: reviewerProse(secondText), reply: second.record.reply! },
+    calls,
+  }
 }
 
 function judged(verdict: Verdict, text: string, reply: ReviewerReply): ReviewVerdict {
@@ -95,7 +108,8 @@ async function callReviewer(run: RunState, prompt: string, attempt: number, opti
     input: prompt,
     timeoutMs: options.timeoutMs,
     heartbeatMs: options.heartbeatMs,
-    onHeartbeat: (elapsed, bytes) => options.log?.(`waiting for the ${choice.tool} reviewer: ${Math.round(elapsed / 1000)} s, ${bytes} bytes so far`),
+    onHeartbeat: (elapsed, bytes) =>
+      options.log?.(`waiting for the ${choice.tool} reviewer: ${Math.round(elapsed / 1000)} s, ${bytes} bytes so far`),
     signalRelay: options.signalRelay,
     onSpawn: options.onSpawn,
   })
@@ -123,22 +137,57 @@ function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost |
 }
 
 /** Everything that is not a review: a timeout, a failed exit, the reviewer's own error, nothing usable. Never a verdict. */
-export function judgeFailure(tool: string, result: RunResult, reply: ReviewerReply | null, timeoutMs: number): { code: ErrorCode; message: string } | null {
+export function judgeFailure(
+  tool: string,
+  result: RunResult,
+  reply: ReviewerReply | null,
+  timeoutMs: number,
+): { code: ErrorCode; message: string } | null {
   const said = firstLine(result.stderr.toString('utf8'))
-  if (result.timedOut) return { code: 'reviewer_timeout', message: `the ${tool} reviewer outran its ${Math.round(timeoutMs / 1000)} s timeout; its process group was killed` }
-  if (reply?.error) return { code: 'reviewer_failed', message: `the ${tool} reviewer reported an error: ${stripControl(reply.error).replace(/\s*\n\s*/g, ' ').trim().slice(0, 500)}` }
+  if (result.timedOut)
+    return {
+      code: 'reviewer_timeout',
+      message: `the ${tool} reviewer outran its ${Math.round(timeoutMs / 1000)} s timeout; its process group was killed`,
+    }
+  if (reply?.error)
+    return {
+      code: 'reviewer_failed',
+      message: `the ${tool} reviewer reported an error: ${stripControl(reply.error)
+        .replace(/\s*\n\s*/g, ' ')
+        .trim()
+        .slice(0, 500)}`,
+    }
   if (result.exitCode !== 0) {
-    const why = result.exitCode === null ? (result.signal ? `was killed by ${result.signal}` : `could not be started${said ? ` (${said})` : ''}`) : `exited with status ${result.exitCode}`
+    const why =
+      result.exitCode === null
+        ? result.signal
+          ? `was killed by ${result.signal}`
+          : `could not be started${said ? ` (${said})` : ''}`
+        : `exited with status ${result.exitCode}`
     const trouble = troubleLine(result.stdout.toString('utf8')) ?? troubleLine(result.stderr.toString('utf8'))
-    return { code: 'reviewer_failed', message: `the ${tool} reviewer ${why}${trouble ? `: ${trouble}` : said ? `: ${said}` : ''}` }
+    return {
+      code: 'reviewer_failed',
+      message: `the ${tool} reviewer ${why}${trouble ? `: ${trouble}` : said ? `: ${said}` : ''}`,
+    }
   }
-  if (!reply?.text?.trim()) return { code: 'reviewer_failed', message: `the ${tool} reviewer printed nothing usable${said ? ` (stderr: ${said})` : ''}` }
+  if (!reply?.text?.trim())
+    return {
+      code: 'reviewer_failed',
+      message: `the ${tool} reviewer printed nothing usable${said ? ` (stderr: ${said})` : ''}`,
+    }
   if (reply.format === 'text' && isBinary(result.stdout) && !parseVerdict(stripControl(reply.text))) {
-    return { code: 'reviewer_failed', message: `the ${tool} reviewer printed binary output (invalid UTF-8 or NUL bytes), not a review` }
+    return {
+      code: 'reviewer_failed',
+      message: `the ${tool} reviewer printed binary output (invalid UTF-8 or NUL bytes), not a review`,
+    }
   }
   if (!parseVerdict(stripControl(reply.text))) {
     const trouble = troubleLine(reply.text)
-    if (trouble && reply.text.length < 2_000) return { code: 'reviewer_failed', message: `the ${tool} reviewer reported a problem instead of a review: ${trouble}` }
+    if (trouble && reply.text.length < 2_000)
+      return {
+        code: 'reviewer_failed',
+        message: `the ${tool} reviewer reported a problem instead of a review: ${trouble}`,
+      }
   }
   return null
 }
@@ -148,7 +197,11 @@ function firstLine(text: string): string {
 }
 
 function readIfThere(path: string): string | null {
-  try { return readFileSync(path, 'utf8') } catch { return null }
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return null
+  }
 }
 
 /** The round's usage and cost over every call it took (a re-ask is paid for too). */
@@ -172,7 +225,8 @@ function addUsage(a: Usage, b: Usage): Usage {
 function mergeCost(a: ReviewerCost, b: ReviewerCost): ReviewerCost {
   const models = { ...a.models }
   for (const [model, usd] of Object.entries(b.models ?? {})) models[model] = (models[model] ?? 0) + usd
-  const sum = (x: number | null | undefined, y: number | null | undefined) => (x === null || x === undefined) && (y === null || y === undefined) ? null : (x ?? 0) + (y ?? 0)
+  const sum = (x: number | null | undefined, y: number | null | undefined) =>
+    (x === null || x === undefined) && (y === null || y === undefined) ? null : (x ?? 0) + (y ?? 0)
   return {
     usd: sum(a.usd, b.usd),
     source: a.source === b.source ? a.source : `${a.source}+${b.source}`,

@@ -2,7 +2,20 @@
 import type { Usage } from '../state.ts'
 import { stripControl } from '../text.ts'
 
-export type ModelUsage = Record<string, { inputTokens?: number; outputTokens?: number; cacheReadInputTokens?: number; cacheCreationInputTokens?: number; costUSD?: number }>
+/** Parsed JSON from a reviewer CLI: read field by field, each value checked where it is used. */
+// biome-ignore lint/suspicious/noExplicitAny: untrusted JSON is probed key by key; every use checks the type
+type Loose = Record<string, any>
+
+export type ModelUsage = Record<
+  string,
+  {
+    inputTokens?: number
+    outputTokens?: number
+    cacheReadInputTokens?: number
+    cacheCreationInputTokens?: number
+    costUSD?: number
+  }
+>
 
 export interface ReviewerReply {
   format: 'claude-json' | 'codex-jsonl' | 'text'
@@ -17,11 +30,23 @@ export interface ReviewerReply {
   model_usage?: ModelUsage
 }
 
-const num = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0)
+const num = (value: unknown) =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.round(value) : 0
 const str = (value: unknown) => (typeof value === 'string' && value ? value : null)
 
 export function parseReviewerOutput(stdout: string, lastMessage?: string | null): ReviewerReply {
-  return parseClaudeJson(stdout) ?? parseCodexJsonl(stdout, lastMessage) ?? { format: 'text', text: stdout.trim() ? stdout : null, error: null, session_id: null, model: null, usage: null, reported_usd: null }
+  return (
+    parseClaudeJson(stdout) ??
+    parseCodexJsonl(stdout, lastMessage) ?? {
+      format: 'text',
+      text: stdout.trim() ? stdout : null,
+      error: null,
+      session_id: null,
+      model: null,
+      usage: null,
+      reported_usd: null,
+    }
+  )
 }
 
 /** `claude -p --output-format json`: one result object (an array of messages ending with it under --verbose). */
@@ -29,14 +54,20 @@ export function parseClaudeJson(stdout: string): ReviewerReply | null {
   const trimmed = stdout.trim()
   if (!trimmed.startsWith('{') && !trimmed.startsWith('[')) return null
   let parsed: unknown
-  try { parsed = JSON.parse(trimmed) } catch { return null }
-  const result = (Array.isArray(parsed) ? parsed.at(-1) : parsed) as Record<string, any> | undefined
+  try {
+    parsed = JSON.parse(trimmed)
+  } catch {
+    return null
+  }
+  const result = (Array.isArray(parsed) ? parsed.at(-1) : parsed) as Loose | undefined
   if (!result || typeof result !== 'object' || result.type !== 'result') return null
   const modelUsage = modelUsageOf(result.modelUsage)
   const usage = result.usage && typeof result.usage === 'object' ? claudeUsage(result.usage) : null
   const text = str(result.result)
   const isError = result.is_error === true
-  const errors = Array.isArray(result.errors) ? result.errors.filter((e: unknown) => typeof e === 'string').join('; ') : ''
+  const errors = Array.isArray(result.errors)
+    ? result.errors.filter((e: unknown) => typeof e === 'string').join('; ')
+    : ''
   return {
     format: 'claude-json',
     text: isError ? null : text,
@@ -44,7 +75,12 @@ export function parseClaudeJson(stdout: string): ReviewerReply | null {
     session_id: str(result.session_id),
     model: mainModel(modelUsage),
     usage,
-    reported_usd: typeof result.total_cost_usd === 'number' ? result.total_cost_usd : typeof result.cost_usd === 'number' ? result.cost_usd : null,
+    reported_usd:
+      typeof result.total_cost_usd === 'number'
+        ? result.total_cost_usd
+        : typeof result.cost_usd === 'number'
+          ? result.cost_usd
+          : null,
     model_usage: modelUsage,
   }
 }
@@ -52,10 +88,12 @@ export function parseClaudeJson(stdout: string): ReviewerReply | null {
 /** `modelUsage` as an object of per-model objects: anything else in it (null, numbers) is dropped, not dereferenced. */
 function modelUsageOf(raw: unknown): ModelUsage | undefined {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return undefined
-  return Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null && typeof value === 'object' && !Array.isArray(value)))
+  return Object.fromEntries(
+    Object.entries(raw).filter(([, value]) => value !== null && typeof value === 'object' && !Array.isArray(value)),
+  )
 }
 
-function claudeUsage(raw: Record<string, any>): Usage {
+function claudeUsage(raw: Loose): Usage {
   const split = raw.cache_creation && typeof raw.cache_creation === 'object' ? raw.cache_creation : null
   const creation = num(raw.cache_creation_input_tokens)
   return {
@@ -76,13 +114,15 @@ function mainModel(modelUsage: ModelUsage | undefined): string | null {
   const entries = Object.entries(modelUsage)
   if (entries.length === 0) return null
   const figure = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) ? value : 0) // a string or object here is noise, not a number
-  entries.sort((a, b) => figure(b[1].costUSD) - figure(a[1].costUSD) || figure(b[1].outputTokens) - figure(a[1].outputTokens))
+  entries.sort(
+    (a, b) => figure(b[1].costUSD) - figure(a[1].costUSD) || figure(b[1].outputTokens) - figure(a[1].outputTokens),
+  )
   return entries[0]![0]
 }
 
 /** `codex exec --json`: thread.started, items, turn.completed with usage, or error / turn.failed. */
 export function parseCodexJsonl(stdout: string, lastMessage?: string | null): ReviewerReply | null {
-  const events: Array<Record<string, any>> = []
+  const events: Array<Loose> = []
   for (const line of stdout.split('\n')) {
     const trimmed = line.trim()
     if (!trimmed.startsWith('{')) continue
@@ -91,7 +131,16 @@ export function parseCodexJsonl(stdout: string, lastMessage?: string | null): Re
       if (event && typeof event === 'object' && typeof event.type === 'string') events.push(event)
     } catch {}
   }
-  const known = new Set(['thread.started', 'turn.started', 'turn.completed', 'turn.failed', 'item.completed', 'item.started', 'item.updated', 'error'])
+  const known = new Set([
+    'thread.started',
+    'turn.started',
+    'turn.completed',
+    'turn.failed',
+    'item.completed',
+    'item.started',
+    'item.updated',
+    'error',
+  ])
   if (!events.some((e) => known.has(e.type) && e.type !== 'error')) return null
   let threadId: string | null = null
   let text: string | null = null
@@ -123,7 +172,7 @@ export function parseCodexJsonl(stdout: string, lastMessage?: string | null): Re
   }
 }
 
-function codexUsage(raw: Record<string, any>): Usage {
+function codexUsage(raw: Loose): Usage {
   return {
     input_tokens: num(raw.input_tokens),
     output_tokens: num(raw.output_tokens),
@@ -136,7 +185,8 @@ function codexUsage(raw: Record<string, any>): Usage {
   }
 }
 
-const TROUBLE = /(usage limit|rate[ _-]?limit|quota|insufficient[_ ]quota|\b429\b|\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in|overloaded|\b529\b|credit balance)/i
+const TROUBLE =
+  /(usage limit|rate[ _-]?limit|quota|insufficient[_ ]quota|\b429\b|\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in|overloaded|\b529\b|credit balance)/i
 
 /** A line of the reviewer's output that reads like an API, auth or quota failure (checked only when no verdict came). */
 export function troubleLine(text: string): string | null {

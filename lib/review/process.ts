@@ -34,10 +34,23 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
   const started = Date.now()
   const maxBytes = options.maxOutputBytes ?? 64 * 1024 * 1024
   if (options.signalRelay?.interrupted) {
-    return Promise.resolve({ exitCode: null, signal: 'SIGTERM', stdout: Buffer.alloc(0), stderr: Buffer.from('interrupted before the reviewer started'), timedOut: false, durationMs: 0, truncated: false })
+    return Promise.resolve({
+      exitCode: null,
+      signal: 'SIGTERM',
+      stdout: Buffer.alloc(0),
+      stderr: Buffer.from('interrupted before the reviewer started'),
+      timedOut: false,
+      durationMs: 0,
+      truncated: false,
+    })
   }
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { cwd: options.cwd, env: options.env, stdio: ['pipe', 'pipe', 'pipe'], detached: true })
+    const child = spawn(argv[0]!, argv.slice(1), {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
+    })
     const out: Buffer[] = []
     const err: Buffer[] = []
     let outBytes = 0
@@ -48,7 +61,9 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
 
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return
-      try { process.kill(-child.pid, signal) } catch {}
+      try {
+        process.kill(-child.pid, signal)
+      } catch {}
     }
     const stop = () => {
       killGroup('SIGTERM')
@@ -84,7 +99,15 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
       if (heartbeat) clearInterval(heartbeat)
       if (options.signalRelay) options.signalRelay.kill = null
       killGroup('SIGKILL') // whatever the reviewer left running in its group goes with it
-      resolve({ exitCode, signal, stdout: Buffer.concat(out), stderr: Buffer.concat(err), timedOut, durationMs: Date.now() - started, truncated })
+      resolve({
+        exitCode,
+        signal,
+        stdout: Buffer.concat(out),
+        stderr: Buffer.concat(err),
+        timedOut,
+        durationMs: Date.now() - started,
+        truncated,
+      })
     }
     child.on('error', (error) => {
       err.push(Buffer.from(String(error.message)))

@@ -26,11 +26,28 @@ export async function workingDiff(repo: string, base: string, maxBytes: number):
   const dir = mkdtempSync(join(tmpdir(), 'pair-loop-index-'))
   const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
   // core.quotePath off: the reviewer reads `src/файл.ts`, not `"src/\321\204\320\260\320\271\320\273.ts"`
-  const git = (args: string[]) => execOrFail('git', ['-c', 'core.quotePath=false', ...args], { cwd: repo, env, code: 'git_error', timeoutMs: 120_000 })
+  const git = (args: string[]) =>
+    execOrFail('git', ['-c', 'core.quotePath=false', ...args], {
+      cwd: repo,
+      env,
+      code: 'git_error',
+      timeoutMs: 120_000,
+    })
   try {
     await git(['read-tree', base])
     await git(['add', '-A', '--', '.']) // HANDOFF.md is git-excluded; the diff below leaves it out in any case
-    const common = ['diff', '--cached', '--no-color', '--no-ext-diff', '--find-renames', base, '--', '.', EXCLUDE_HANDOFF, EXCLUDE_HANDOFF_TEMPS]
+    const common = [
+      'diff',
+      '--cached',
+      '--no-color',
+      '--no-ext-diff',
+      '--find-renames',
+      base,
+      '--',
+      '.',
+      EXCLUDE_HANDOFF,
+      EXCLUDE_HANDOFF_TEMPS,
+    ]
     const stat = (await git([...common.slice(0, 5), '--stat=200', ...common.slice(5)])).trimEnd()
     const full = await git(common)
     const bytes = Buffer.byteLength(full)
@@ -43,7 +60,10 @@ export async function workingDiff(repo: string, base: string, maxBytes: number):
 
 /** At most `maxBytes` of UTF-8, ending at a whole line. */
 function cutAtLine(text: string, maxBytes: number): string {
-  const head = Buffer.from(text).subarray(0, maxBytes).toString('utf8').replace(/\uFFFD$/, '')
+  const head = Buffer.from(text)
+    .subarray(0, maxBytes)
+    .toString('utf8')
+    .replace(/\uFFFD$/, '')
   const lastNewline = head.lastIndexOf('\n')
   return lastNewline > 0 ? head.slice(0, lastNewline + 1) : head
 }

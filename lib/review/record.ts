@@ -9,7 +9,8 @@ export type ReviewInput = Omit<ReviewerRound, 'findings'> & { findings: ParsedFi
 export function numberFindings(run: RunState, round: number, parsed: ParsedFinding[]): Finding[] {
   const answeredEarlier = new Map<string, string>()
   for (const earlier of allFindings(run)) {
-    if (earlier.round < round && run.replies[earlier.id] && !answeredEarlier.has(earlier.key)) answeredEarlier.set(earlier.key, earlier.recurring_of ?? earlier.id)
+    if (earlier.round < round && run.replies[earlier.id] && !answeredEarlier.has(earlier.key))
+      answeredEarlier.set(earlier.key, earlier.recurring_of ?? earlier.id)
   }
   return parsed.map((finding, index) => {
     const key = findingKey(finding)

@@ -12,10 +12,20 @@ const SID = '12345678-0000-4000-8000-00000000abcd'
 function spend(sb: ReturnType<typeof sandbox>, dollars: number[], model = 'claude-haiku-4-5-20251001') {
   const path = join(sb.env.CLAUDE_CONFIG_DIR!, 'projects', claudeProjectFolder(realpathSync(sb.repo)), `${SID}.jsonl`)
   const now = Date.now()
-  writeLines(path, dollars.map((d, i) => claudeAssistant({
-    sessionId: SID, ts: new Date(now + i).toISOString(), id: `msg_${now}_${i}`, requestId: `req_${now}_${i}`, model,
-    usage: { input: Math.round(d * 1_000_000), output: 0, w5m: 0, w1h: 0, read: 0 },
-  })), { append: true })
+  writeLines(
+    path,
+    dollars.map((d, i) =>
+      claudeAssistant({
+        sessionId: SID,
+        ts: new Date(now + i).toISOString(),
+        id: `msg_${now}_${i}`,
+        requestId: `req_${now}_${i}`,
+        model,
+        usage: { input: Math.round(d * 1_000_000), output: 0, w5m: 0, w1h: 0, read: 0 },
+      }),
+    ),
+    { append: true },
+  )
   return path
 }
 
@@ -28,12 +38,22 @@ describe('budget-check', () => {
 
     const none = await sb.cli(['budget-check'])
     expect(none.code, none.stderr).toBe(0)
-    expect(none.json).toMatchObject({ version: 1, run_id: start.json.run_id, level: 'none', limit: 1, warn_at: 0.8, unpriced_models: [], complete: true })
+    expect(none.json).toMatchObject({
+      version: 1,
+      run_id: start.json.run_id,
+      level: 'none',
+      limit: 1,
+      warn_at: 0.8,
+      unpriced_models: [],
+      complete: true,
+    })
     expect(none.json.spent).toBeCloseTo(0.5, 12)
     expect(none.json.by_role.coder.usd).toBeCloseTo(0.5, 12)
     expect(none.json.by_role.reviewer.usd).toBe(0)
     expect(none.json.rounds).toEqual([expect.objectContaining({ n: 1, in_progress: true })])
-    expect(none.json.sources).toEqual([expect.objectContaining({ role: 'coder', kind: 'claude', session: SID, status: 'read', entries: 2 })])
+    expect(none.json.sources).toEqual([
+      expect.objectContaining({ role: 'coder', kind: 'claude', session: SID, status: 'read', entries: 2 }),
+    ])
 
     spend(sb, [0.3])
     const warn = await sb.cli(['budget-check'])
@@ -54,7 +74,10 @@ describe('budget-check', () => {
     const raised = await sb.cli(['budget-check', '--limit', '1.9'])
     expect(raised.code).toBe(0)
     expect(raised.json).toMatchObject({ level: 'warn', limit: 1.9, warn_at: 0.95 })
-    expect((await sb.cli(['budget-check', '--limit', 'lots'])).json.errors[0]).toMatchObject({ code: 'usage', flag: '--limit' })
+    expect((await sb.cli(['budget-check', '--limit', 'lots'])).json.errors[0]).toMatchObject({
+      code: 'usage',
+      flag: '--limit',
+    })
   })
 
   it('without a limit the level is null; an unknown model is listed and warned about', async () => {
@@ -63,7 +86,14 @@ describe('budget-check', () => {
     spend(sb, [1], 'claude-opus-5-5')
     const doc = await sb.cli(['budget-check'])
     expect(doc.code, doc.stderr).toBe(0)
-    expect(doc.json).toMatchObject({ level: null, limit: null, warn_at: null, spent: 0, unpriced_models: ['claude-opus-5-5'], complete: false })
+    expect(doc.json).toMatchObject({
+      level: null,
+      limit: null,
+      warn_at: null,
+      spent: 0,
+      unpriced_models: ['claude-opus-5-5'],
+      complete: false,
+    })
     expect(doc.stderr).toContain('no price for model claude-opus-5-5')
   })
 })
@@ -76,7 +106,12 @@ describe('the brake in coder-done', () => {
     spend(sb, [0.5])
     const refused = await sb.cli(['coder-done', '--summary', 'did it'])
     expect(refused.code).toBe(13)
-    expect(refused.json.errors[0]).toMatchObject({ code: 'budget_exceeded', limit_usd: 0.5, level: 'alert', next: 'ask-user' })
+    expect(refused.json.errors[0]).toMatchObject({
+      code: 'budget_exceeded',
+      limit_usd: 0.5,
+      level: 'alert',
+      next: 'ask-user',
+    })
     expect(refused.json.errors[0].spent_usd).toBeCloseTo(0.5, 12)
     expect(refused.json.errors[0].by_role.coder).toBeCloseTo(0.5, 12)
     expect(sb.state(runId)).toMatchObject({ phase: 'coding', rounds: [], budget_overrides: [] })
@@ -85,7 +120,9 @@ describe('the brake in coder-done', () => {
     expect(allowed.code, allowed.stderr).toBe(0)
     const state = sb.state(runId)
     expect(state.rounds[0]!.coder).toMatchObject({ over_budget: true, session_id: SID })
-    expect(state.budget_overrides).toEqual([expect.objectContaining({ command: 'coder-done', round: 1, limit_usd: 0.5 })])
+    expect(state.budget_overrides).toEqual([
+      expect.objectContaining({ command: 'coder-done', round: 1, limit_usd: 0.5 }),
+    ])
     expect(state.budget_overrides[0]!.spent_usd).toBeCloseTo(0.5, 12)
 
     // status shows what was spent

@@ -12,9 +12,19 @@ import { claudeAssistant, codexMeta, codexTokenCount, codexTurn, writeLines } fr
 const SID = 'dddddddd-0000-4000-8000-000000000004'
 const ts = (s: number) => new Date(Date.parse('2026-01-05T09:00:00.000Z') + s * 1000).toISOString()
 const line = (n: number, output = 100) =>
-  JSON.stringify(claudeAssistant({ sessionId: SID, ts: ts(n), id: `msg_${n}`, requestId: `req_${n}`, model: 'claude-haiku-4-5-20251001', usage: { input: 1_000_000, output, w5m: 0, w1h: 0, read: 0 } })) + '\n'
+  `${JSON.stringify(
+    claudeAssistant({
+      sessionId: SID,
+      ts: ts(n),
+      id: `msg_${n}`,
+      requestId: `req_${n}`,
+      model: 'claude-haiku-4-5-20251001',
+      usage: { input: 1_000_000, output, w5m: 0, w1h: 0, read: 0 },
+    }),
+  )}\n`
 // Haiku 4.5: $1 per million input → each response costs 1 + output × 5e-6
-const usd = (path: string, cache: string) => dedupeClaude([scanClaude(path, cache)], priceBook()).reduce((sum, item) => sum + item.usd, 0)
+const usd = (path: string, cache: string) =>
+  dedupeClaude([scanClaude(path, cache)], priceBook()).reduce((sum, item) => sum + item.usd, 0)
 
 function setup() {
   const dir = tempDir('pl-incr-')
@@ -61,8 +71,16 @@ describe('incremental reading', () => {
     const { cache, path } = setup()
     writeFileSync(path, line(1))
     expect(scanClaude(path, cache).count).toBe(1)
-    const big = claudeAssistant({ sessionId: SID, ts: ts(2), id: 'msg_big', requestId: 'req_big', model: 'claude-haiku-4-5-20251001', usage: { input: 1_000_000, output: 0, w5m: 0, w1h: 0, read: 0 }, block: 'x'.repeat(300_000) })
-    appendFileSync(path, JSON.stringify(big) + '\n' + line(3))
+    const big = claudeAssistant({
+      sessionId: SID,
+      ts: ts(2),
+      id: 'msg_big',
+      requestId: 'req_big',
+      model: 'claude-haiku-4-5-20251001',
+      usage: { input: 1_000_000, output: 0, w5m: 0, w1h: 0, read: 0 },
+      block: 'x'.repeat(300_000),
+    })
+    appendFileSync(path, `${JSON.stringify(big)}\n${line(3)}`)
     expect(scanClaude(path, cache)).toMatchObject({ count: 3, pending_bytes: 0 })
     expect(usd(path, cache)).toBeCloseTo(3.001, 12)
     expect(scanClaude(path, null).count).toBe(3)
@@ -87,9 +105,23 @@ describe('incremental reading', () => {
     // 3000 responses, each written as two content blocks and a partial early copy, in shuffled chunks
     const copies: string[] = []
     for (let i = 0; i < 3000; i++) {
-      const full = claudeAssistant({ sessionId: SID, ts: ts(i), id: `msg_${i}`, requestId: `req_${i}`, model: 'claude-haiku-4-5-20251001', usage: { input: 1000, output: 100 + (i % 7), w5m: 0, w1h: 0, read: 0 } })
-      const partial = claudeAssistant({ sessionId: SID, ts: ts(i), id: `msg_${i}`, requestId: `req_${i}`, model: 'claude-haiku-4-5-20251001', usage: { input: 1000, output: 1, w5m: 0, w1h: 0, read: 0 } })
-      copies.push(JSON.stringify(partial) + '\n', JSON.stringify(full) + '\n', JSON.stringify(full) + '\n')
+      const full = claudeAssistant({
+        sessionId: SID,
+        ts: ts(i),
+        id: `msg_${i}`,
+        requestId: `req_${i}`,
+        model: 'claude-haiku-4-5-20251001',
+        usage: { input: 1000, output: 100 + (i % 7), w5m: 0, w1h: 0, read: 0 },
+      })
+      const partial = claudeAssistant({
+        sessionId: SID,
+        ts: ts(i),
+        id: `msg_${i}`,
+        requestId: `req_${i}`,
+        model: 'claude-haiku-4-5-20251001',
+        usage: { input: 1000, output: 1, w5m: 0, w1h: 0, read: 0 },
+      })
+      copies.push(`${JSON.stringify(partial)}\n`, `${JSON.stringify(full)}\n`, `${JSON.stringify(full)}\n`)
     }
     let expected = 0
     for (let i = 0; i < 3000; i++) expected += (1000 * 1 + (100 + (i % 7)) * 5) / 1e6
@@ -152,7 +184,15 @@ describe('incremental reading', () => {
     const total2 = { input: 3000, cached: 1200, output: 300, reasoning: 100 }
     writeLines(path, [codexMeta('t', ts(0)), codexTurn('gpt-5-codex', ts(0)), codexTokenCount(ts(1), total1, total1)])
     expect(scanCodex(path, join(dir, 'cache')).count).toBe(1)
-    writeLines(path, [codexTokenCount(ts(2), total1, total1), codexTokenCount(ts(3), null), codexTokenCount(ts(4), total2, { input: 2000, cached: 1000, output: 200, reasoning: 60 })], { append: true })
+    writeLines(
+      path,
+      [
+        codexTokenCount(ts(2), total1, total1),
+        codexTokenCount(ts(3), null),
+        codexTokenCount(ts(4), total2, { input: 2000, cached: 1000, output: 200, reasoning: 60 }),
+      ],
+      { append: true },
+    )
     const warm = scanCodex(path, join(dir, 'cache'))
     expect(warm).toMatchObject({ count: 2, from_cache: true })
   })

@@ -2,7 +2,18 @@
 // CLIs (see shared/reference/real-reviewer-clis.md), the binaries' location, and a spawn with a wall-clock
 // timeout and a process-group kill. Nothing here fakes a CLI: the tests run the real binaries.
 import { spawn, spawnSync } from 'node:child_process'
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
@@ -49,14 +60,21 @@ export const MOCK_USAGE = {
     reasoning_output_tokens: 12,
   },
 } as const
-export const MOCK_DEFAULT_TEXT = 'I read the task and the diff.\nNo problems found: the change does what the task asks.\n\nVERDICT: APPROVED'
+export const MOCK_DEFAULT_TEXT =
+  'I read the task and the diff.\nNo problems found: the change does what the task asks.\n\nVERDICT: APPROVED'
 
 /** USD per million tokens (transcripts-and-pricing.md §5). */
 export const SONNET_4_5_PRICES = { input: 3, output: 15, cache_write_5m: 3.75, cache_write_1h: 6, cache_read: 0.3 }
 
 /** The Claude cost formula (transcripts-and-pricing.md §1.6). */
 export function claudeCost(
-  usage: { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number; cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number } },
+  usage: {
+    input_tokens: number
+    output_tokens: number
+    cache_read_input_tokens: number
+    cache_creation_input_tokens: number
+    cache_creation?: { ephemeral_5m_input_tokens: number; ephemeral_1h_input_tokens: number }
+  },
   price = SONNET_4_5_PRICES,
 ): number {
   const m5 = usage.cache_creation ? usage.cache_creation.ephemeral_5m_input_tokens : usage.cache_creation_input_tokens
@@ -126,7 +144,12 @@ function answersVersion(bin: string): string | null {
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 30_000,
     killSignal: 'SIGKILL',
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' },
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: home,
+      DISABLE_AUTOUPDATER: '1',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    },
   })
   rmSync(home, { recursive: true, force: true })
   return out.status === 0 ? `${out.stdout}`.trim() : null
@@ -136,9 +159,13 @@ export function clisAvailable(): { ok: boolean; reason: string } {
   if (!availability) {
     const claude = answersVersion(CLAUDE_BIN)
     const codex = answersVersion(CODEX_BIN)
-    availability = claude && codex
-      ? { ok: true, reason: `claude ${claude}, ${codex}` }
-      : { ok: false, reason: `claude: ${claude ?? `missing (${CLAUDE_BIN})`}; codex: ${codex ?? `missing (${CODEX_BIN})`}` }
+    availability =
+      claude && codex
+        ? { ok: true, reason: `claude ${claude}, ${codex}` }
+        : {
+            ok: false,
+            reason: `claude: ${claude ?? `missing (${CLAUDE_BIN})`}; codex: ${codex ?? `missing (${CODEX_BIN})`}`,
+          }
   }
   return availability
 }
@@ -241,7 +268,13 @@ function alive(pid: number): boolean {
   }
 }
 
-export async function startMock({ script = [], replyText }: { script?: ScriptEntry[]; replyText?: string } = {}): Promise<MockServer> {
+export async function startMock({
+  script = [],
+  replyText,
+}: {
+  script?: ScriptEntry[]
+  replyText?: string
+} = {}): Promise<MockServer> {
   const dir = tempDir('pl-e2e-mock-')
   const portFile = join(dir, 'port')
   const logFile = join(dir, 'requests.jsonl')
@@ -268,15 +301,22 @@ export async function startMock({ script = [], replyText }: { script?: ScriptEnt
   let exited = false
   child.on('exit', () => (exited = true))
   child.unref()
-  const port = await waitFor(() => {
-    if (exited) throw new Error(`mock server exited early: ${readFileSync(join(dir, 'mock.stderr'), 'utf8')}`)
-    if (!existsSync(portFile)) return undefined
-    const n = Number(readFileSync(portFile, 'utf8').trim())
-    return n > 0 ? n : undefined
-  }, 5_000, 'the mock server port file')
+  const port = await waitFor(
+    () => {
+      if (exited) throw new Error(`mock server exited early: ${readFileSync(join(dir, 'mock.stderr'), 'utf8')}`)
+      if (!existsSync(portFile)) return undefined
+      const n = Number(readFileSync(portFile, 'utf8').trim())
+      return n > 0 ? n : undefined
+    },
+    5_000,
+    'the mock server port file',
+  )
 
   const requests = (): MockRequest[] =>
-    readFileSync(logFile, 'utf8').split('\n').filter(Boolean).map((line) => JSON.parse(line) as MockRequest)
+    readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as MockRequest)
   return {
     port,
     anthropicBaseUrl: `http://127.0.0.1:${port}`,
@@ -416,7 +456,8 @@ export function codexEnv(port: number, dirs: Pick<AgentDirs, 'home' | 'codexHome
  */
 export function withReviewerVars<T extends Record<string, string | undefined>>(env: T, port: number): T {
   const codexHome = env.CODEX_HOME
-  if (!codexHome || !env.CLAUDE_CONFIG_DIR || !env.HOME) throw new Error('withReviewerVars: env needs HOME, CLAUDE_CONFIG_DIR and CODEX_HOME')
+  if (!codexHome || !env.CLAUDE_CONFIG_DIR || !env.HOME)
+    throw new Error('withReviewerVars: env needs HOME, CLAUDE_CONFIG_DIR and CODEX_HOME')
   mkdirSync(env.CLAUDE_CONFIG_DIR, { recursive: true })
   writeCodexConfig(codexHome, port)
   return { ...env, ...claudeVars(port), MOCK_API_KEY: 'sk-mock-openai' } as T
@@ -449,7 +490,12 @@ function killGroup(pid: number | undefined): void {
 export function runBinary(
   bin: string,
   args: string[],
-  { cwd, env, input, timeoutMs = CALL_TIMEOUT_MS }: { cwd: string; env: Record<string, string | undefined>; input?: string; timeoutMs?: number },
+  {
+    cwd,
+    env,
+    input,
+    timeoutMs = CALL_TIMEOUT_MS,
+  }: { cwd: string; env: Record<string, string | undefined>; input?: string; timeoutMs?: number },
 ): Promise<RunResult> {
   return new Promise((resolveRun, reject) => {
     const started = Date.now()
@@ -492,15 +538,47 @@ export function runBinary(
 }
 
 /** `claude -p --output-format json --model <priced model>` with the prompt on stdin. */
-export function runClaude(prompt: string, { cwd, env, args = [], timeoutMs = CALL_TIMEOUT_MS }: { cwd: string; env: Record<string, string>; args?: string[]; timeoutMs?: number }) {
-  return runBinary(CLAUDE_BIN, ['-p', '--output-format', 'json', '--model', CLAUDE_MODEL, ...args], { cwd, env, input: prompt, timeoutMs })
+export function runClaude(
+  prompt: string,
+  {
+    cwd,
+    env,
+    args = [],
+    timeoutMs = CALL_TIMEOUT_MS,
+  }: { cwd: string; env: Record<string, string>; args?: string[]; timeoutMs?: number },
+) {
+  return runBinary(CLAUDE_BIN, ['-p', '--output-format', 'json', '--model', CLAUDE_MODEL, ...args], {
+    cwd,
+    env,
+    input: prompt,
+    timeoutMs,
+  })
 }
 
 /** `codex exec --json --sandbox read-only --skip-git-repo-check -C <cwd> --output-last-message <file> -`, prompt on stdin. */
-export function runCodex(prompt: string, { cwd, env, lastMessageFile, timeoutMs = CALL_TIMEOUT_MS }: { cwd: string; env: Record<string, string>; lastMessageFile: string; timeoutMs?: number }) {
+export function runCodex(
+  prompt: string,
+  {
+    cwd,
+    env,
+    lastMessageFile,
+    timeoutMs = CALL_TIMEOUT_MS,
+  }: { cwd: string; env: Record<string, string>; lastMessageFile: string; timeoutMs?: number },
+) {
   return runBinary(
     CODEX_BIN,
-    ['exec', '--json', '--sandbox', 'read-only', '--skip-git-repo-check', '-C', cwd, '--output-last-message', lastMessageFile, '-'],
+    [
+      'exec',
+      '--json',
+      '--sandbox',
+      'read-only',
+      '--skip-git-repo-check',
+      '-C',
+      cwd,
+      '--output-last-message',
+      lastMessageFile,
+      '-',
+    ],
     { cwd, env, input: prompt, timeoutMs },
   )
 }
@@ -558,7 +636,12 @@ export interface PairLoopResult extends RunResult {
 export async function runPairLoop(
   command: string[],
   args: string[],
-  { cwd, env, input, timeoutMs = PAIR_LOOP_TIMEOUT_MS }: { cwd: string; env: Record<string, string | undefined>; input?: string; timeoutMs?: number },
+  {
+    cwd,
+    env,
+    input,
+    timeoutMs = PAIR_LOOP_TIMEOUT_MS,
+  }: { cwd: string; env: Record<string, string | undefined>; input?: string; timeoutMs?: number },
 ): Promise<PairLoopResult> {
   const [bin, ...prefix] = command
   const result = await runBinary(bin!, [...prefix, ...args], { cwd, env, input: input ?? '', timeoutMs })

@@ -101,13 +101,19 @@ function openaiUsage(overrides = {}) {
   const usage = {
     input_tokens: o.input_tokens ?? OPENAI_USAGE.input_tokens,
     input_tokens_details: {
-      cached_tokens: o.cached_tokens ?? o.input_tokens_details?.cached_tokens ?? OPENAI_USAGE.input_tokens_details.cached_tokens,
+      cached_tokens:
+        o.cached_tokens ?? o.input_tokens_details?.cached_tokens ?? OPENAI_USAGE.input_tokens_details.cached_tokens,
       cache_write_tokens:
-        o.cache_write_tokens ?? o.input_tokens_details?.cache_write_tokens ?? OPENAI_USAGE.input_tokens_details.cache_write_tokens,
+        o.cache_write_tokens ??
+        o.input_tokens_details?.cache_write_tokens ??
+        OPENAI_USAGE.input_tokens_details.cache_write_tokens,
     },
     output_tokens: o.output_tokens ?? OPENAI_USAGE.output_tokens,
     output_tokens_details: {
-      reasoning_tokens: o.reasoning_tokens ?? o.output_tokens_details?.reasoning_tokens ?? OPENAI_USAGE.output_tokens_details.reasoning_tokens,
+      reasoning_tokens:
+        o.reasoning_tokens ??
+        o.output_tokens_details?.reasoning_tokens ??
+        OPENAI_USAGE.output_tokens_details.reasoning_tokens,
     },
   }
   usage.total_tokens = o.total_tokens ?? usage.input_tokens + usage.output_tokens
@@ -138,18 +144,26 @@ function sendJson(res, status, body, headers = {}) {
 
 function anthropicError(status, message) {
   const type =
-    { 400: 'invalid_request_error', 401: 'authentication_error', 403: 'permission_error', 404: 'not_found_error',
-      413: 'request_too_large', 429: 'rate_limit_error', 529: 'overloaded_error' }[status] ?? 'api_error'
+    {
+      400: 'invalid_request_error',
+      401: 'authentication_error',
+      403: 'permission_error',
+      404: 'not_found_error',
+      413: 'request_too_large',
+      429: 'rate_limit_error',
+      529: 'overloaded_error',
+    }[status] ?? 'api_error'
   return { type: 'error', error: { type, message: message ?? `mock ${type} (HTTP ${status})` } }
 }
 
 function openaiError(status, message) {
-  const type = { 400: 'invalid_request_error', 401: 'invalid_api_key', 429: 'rate_limit_exceeded' }[status] ?? 'server_error'
+  const type =
+    { 400: 'invalid_request_error', 401: 'invalid_api_key', 429: 'rate_limit_exceeded' }[status] ?? 'server_error'
   return { error: { message: message ?? `mock ${type} (HTTP ${status})`, type, param: null, code: type } }
 }
 
 /** Write SSE events; honours `stall` / `drop` after the first event. Returns false if the stream was cut. */
-async function streamEvents(req, res, events, entry) {
+async function streamEvents(_req, res, events, entry) {
   let closed = false
   res.on('close', () => (closed = true))
   for (let i = 0; i < events.length; i++) {
@@ -175,55 +189,112 @@ async function streamEvents(req, res, events, entry) {
 
 async function anthropicMessages(req, res, body, entry, n) {
   const requestId = `req_mock_${RUN}_${n}`
-  if (entry.status) return sendJson(res, entry.status, anthropicError(entry.status, entry.error), { 'request-id': requestId })
+  if (entry.status)
+    return sendJson(res, entry.status, anthropicError(entry.status, entry.error), { 'request-id': requestId })
   const model = body?.model ?? 'claude-sonnet-4-5-20250929'
-  const texts = Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
+  const texts =
+    Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
   if (body?.stream === false) {
     return sendJson(
       res,
       200,
-      { id, type: 'message', role: 'assistant', model, content: texts.map((text) => ({ type: 'text', text })),
-        stop_reason: 'end_turn', stop_sequence: null, usage },
+      {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model,
+        content: texts.map((text) => ({ type: 'text', text })),
+        stop_reason: 'end_turn',
+        stop_sequence: null,
+        usage,
+      },
       { 'request-id': requestId },
     )
   }
   const startUsage = { ...usage, output_tokens: 1 }
   const events = [
-    ['message_start', { type: 'message_start', message: { id, type: 'message', role: 'assistant', model, content: [],
-      stop_reason: null, stop_sequence: null, usage: startUsage } }],
+    [
+      'message_start',
+      {
+        type: 'message_start',
+        message: {
+          id,
+          type: 'message',
+          role: 'assistant',
+          model,
+          content: [],
+          stop_reason: null,
+          stop_sequence: null,
+          usage: startUsage,
+        },
+      },
+    ],
   ]
   texts.forEach((text, index) => {
-    events.push(['content_block_start', { type: 'content_block_start', index, content_block: { type: 'text', text: '' } }])
+    events.push([
+      'content_block_start',
+      { type: 'content_block_start', index, content_block: { type: 'text', text: '' } },
+    ])
     if (index === 0) events.push(['ping', { type: 'ping' }])
     for (const piece of deltas(text)) {
-      events.push(['content_block_delta', { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } }])
+      events.push([
+        'content_block_delta',
+        { type: 'content_block_delta', index, delta: { type: 'text_delta', text: piece } },
+      ])
     }
     events.push(['content_block_stop', { type: 'content_block_stop', index }])
   })
-  events.push(['message_delta', { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null },
-    usage: { output_tokens: usage.output_tokens } }])
+  events.push([
+    'message_delta',
+    {
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    },
+  ])
   events.push(['message_stop', { type: 'message_stop' }])
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive',
-    'request-id': requestId })
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'request-id': requestId,
+  })
   await streamEvents(req, res, events, entry)
 }
 
 async function openaiResponses(req, res, body, entry, n) {
-  if (entry.status) return sendJson(res, entry.status, openaiError(entry.status, entry.error), { 'x-request-id': `req_mock_${RUN}_${n}` })
+  if (entry.status)
+    return sendJson(res, entry.status, openaiError(entry.status, entry.error), {
+      'x-request-id': `req_mock_${RUN}_${n}`,
+    })
   const model = body?.model ?? 'gpt-5.5'
-  const texts = Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
+  const texts =
+    Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = openaiUsage(entry.usage)
   const respId = `resp_mock_${RUN}_${n}`
   const createdAt = Math.floor(Date.now() / 1000)
   const items = texts.map((text, i) => ({
-    id: `msg_mock_${RUN}_${n}_${i}`, type: 'message', status: 'completed', role: 'assistant',
+    id: `msg_mock_${RUN}_${n}_${i}`,
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
     content: [{ type: 'output_text', text, annotations: [] }],
   }))
   const response = (status, output, usageValue) => ({
-    id: respId, object: 'response', created_at: createdAt, model, status, error: null, incomplete_details: null,
-    output, parallel_tool_calls: true, tool_choice: 'auto', tools: [], usage: usageValue,
+    id: respId,
+    object: 'response',
+    created_at: createdAt,
+    model,
+    status,
+    error: null,
+    incomplete_details: null,
+    output,
+    parallel_tool_calls: true,
+    tool_choice: 'auto',
+    tools: [],
+    usage: usageValue,
   })
   if (body?.stream === false) return sendJson(res, 200, response('completed', items, usage))
   let seq = 0
@@ -234,20 +305,42 @@ async function openaiResponses(req, res, body, entry, n) {
   ]
   items.forEach((item, output_index) => {
     const text = item.content[0].text
-    events.push(ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } }))
-    events.push(ev('response.content_part.added', { item_id: item.id, output_index, content_index: 0,
-      part: { type: 'output_text', text: '', annotations: [] } }))
+    events.push(
+      ev('response.output_item.added', { output_index, item: { ...item, status: 'in_progress', content: [] } }),
+    )
+    events.push(
+      ev('response.content_part.added', {
+        item_id: item.id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text: '', annotations: [] },
+      }),
+    )
     for (const delta of deltas(text)) {
-      events.push(ev('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] }))
+      events.push(
+        ev('response.output_text.delta', { item_id: item.id, output_index, content_index: 0, delta, logprobs: [] }),
+      )
     }
-    events.push(ev('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text, logprobs: [] }))
-    events.push(ev('response.content_part.done', { item_id: item.id, output_index, content_index: 0,
-      part: { type: 'output_text', text, annotations: [] } }))
+    events.push(
+      ev('response.output_text.done', { item_id: item.id, output_index, content_index: 0, text, logprobs: [] }),
+    )
+    events.push(
+      ev('response.content_part.done', {
+        item_id: item.id,
+        output_index,
+        content_index: 0,
+        part: { type: 'output_text', text, annotations: [] },
+      }),
+    )
     events.push(ev('response.output_item.done', { output_index, item }))
   })
   events.push(ev('response.completed', { response: response('completed', items, usage) }))
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive',
-    'x-request-id': `req_mock_${RUN}_${n}` })
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'x-request-id': `req_mock_${RUN}_${n}`,
+  })
   await streamEvents(req, res, events, entry)
 }
 
@@ -270,9 +363,11 @@ async function handle(req, res) {
     body = undefined
   }
   const api =
-    req.method === 'POST' && path.endsWith('/messages') ? 'anthropic'
-    : req.method === 'POST' && path.endsWith('/responses') ? 'openai'
-    : null
+    req.method === 'POST' && path.endsWith('/messages')
+      ? 'anthropic'
+      : req.method === 'POST' && path.endsWith('/responses')
+        ? 'openai'
+        : null
   const entry = api ? nextScripted(api) : {}
   let bodyFile
   if (env.MOCK_DUMP_DIR && raw.length) {
@@ -281,10 +376,21 @@ async function handle(req, res) {
     writeFileSync(bodyFile, raw)
   }
   log({
-    n, time: new Date().toISOString(), method: req.method, path, url: req.url, api, bytes: raw.length,
-    model: body?.model ?? null, stream: body?.stream ?? null, max_tokens: body?.max_tokens ?? null,
-    user_agent: req.headers['user-agent'] ?? null, auth: authKind(req.headers),
-    scripted: Object.keys(entry).length > 0, label: entry.label ?? null, status: entry.status ?? 200,
+    n,
+    time: new Date().toISOString(),
+    method: req.method,
+    path,
+    url: req.url,
+    api,
+    bytes: raw.length,
+    model: body?.model ?? null,
+    stream: body?.stream ?? null,
+    max_tokens: body?.max_tokens ?? null,
+    user_agent: req.headers['user-agent'] ?? null,
+    auth: authKind(req.headers),
+    scripted: Object.keys(entry).length > 0,
+    label: entry.label ?? null,
+    status: entry.status ?? 200,
     body_file: bodyFile ?? null,
   })
   if (entry.delay) await sleep(Number(entry.delay))
@@ -294,7 +400,8 @@ async function handle(req, res) {
     return res.end(req.method === 'HEAD' ? undefined : 'ok\n')
   }
   if (req.method === 'GET' && path.endsWith('/models')) return sendJson(res, 200, { object: 'list', data: [] })
-  if (req.method === 'POST' && path.endsWith('/messages/count_tokens')) return sendJson(res, 200, { input_tokens: ANTHROPIC_USAGE.input_tokens })
+  if (req.method === 'POST' && path.endsWith('/messages/count_tokens'))
+    return sendJson(res, 200, { input_tokens: ANTHROPIC_USAGE.input_tokens })
   if (api === 'anthropic') return anthropicMessages(req, res, body, entry, n)
   if (api === 'openai') return openaiResponses(req, res, body, entry, n)
   sendJson(res, 404, anthropicError(404, `mock: no route for ${req.method} ${path}`))

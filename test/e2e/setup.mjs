@@ -109,21 +109,44 @@ function claudeNativeInstalled() {
 export function ensureClis({ install = true } = {}) {
   const before = checkClis()
   if (before.ok) {
-    return { claude: CLAUDE_BIN, codex: CODEX_BIN, claude_version: before.claude, codex_version: before.codex, installed: false }
+    return {
+      claude: CLAUDE_BIN,
+      codex: CODEX_BIN,
+      claude_version: before.claude,
+      codex_version: before.codex,
+      installed: false,
+    }
   }
   if (!install) {
-    throw new Error(`real CLIs not installed in ${CLI_DIR} (claude: ${before.claude ?? 'missing'}, codex: ${before.codex ?? 'missing'}); run: node test/e2e/setup.mjs`)
+    throw new Error(
+      `real CLIs not installed in ${CLI_DIR} (claude: ${before.claude ?? 'missing'}, codex: ${before.codex ?? 'missing'}); run: node test/e2e/setup.mjs`,
+    )
   }
-  log(`installing ${Object.entries(PINS).map(([n, v]) => `${n}@${v}`).join(' ')} into ${CLI_DIR} (~660 MB, once)`)
+  log(
+    `installing ${Object.entries(PINS)
+      .map(([n, v]) => `${n}@${v}`)
+      .join(' ')} into ${CLI_DIR} (~660 MB, once)`,
+  )
   const started = Date.now()
   writeCachePackage()
   const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
-  const failure = run(npm, ['install', '--no-audit', '--no-fund', '--include=optional', '--loglevel=warn'], INSTALL_TIMEOUT_MS)
-  if (failure) throw new Error(`npm install of the e2e CLIs failed: ${failure}. Is the npm registry reachable? Cache dir: ${CLI_DIR}`)
+  const failure = run(
+    npm,
+    ['install', '--no-audit', '--no-fund', '--include=optional', '--loglevel=warn'],
+    INSTALL_TIMEOUT_MS,
+  )
+  if (failure)
+    throw new Error(
+      `npm install of the e2e CLIs failed: ${failure}. Is the npm registry reachable? Cache dir: ${CLI_DIR}`,
+    )
   if (!claudeNativeInstalled()) {
     // Postinstall skipped (e.g. scripts disabled by user config): run it directly, as its stub message advises.
     log('Claude Code postinstall did not run; running install.cjs')
-    const again = run(process.execPath, [join(CLI_DIR, 'node_modules', '@anthropic-ai', 'claude-code', 'install.cjs')], 120_000)
+    const again = run(
+      process.execPath,
+      [join(CLI_DIR, 'node_modules', '@anthropic-ai', 'claude-code', 'install.cjs')],
+      120_000,
+    )
     if (again) throw new Error(`Claude Code postinstall failed: ${again}`)
   }
   const after = checkClis()
@@ -134,7 +157,13 @@ export function ensureClis({ install = true } = {}) {
     )
   }
   log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-  return { claude: CLAUDE_BIN, codex: CODEX_BIN, claude_version: after.claude, codex_version: after.codex, installed: true }
+  return {
+    claude: CLAUDE_BIN,
+    codex: CODEX_BIN,
+    claude_version: after.claude,
+    codex_version: after.codex,
+    installed: true,
+  }
 }
 
 const invokedDirectly = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)

@@ -30,7 +30,10 @@ export interface Spawned {
 }
 
 /** The CLI as a process we can kill: like runCli, but the caller gets the child. */
-export function spawnCli(args: string[], { cwd, env, input }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer }): Spawned {
+export function spawnCli(
+  args: string[],
+  { cwd, env, input }: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer },
+): Spawned {
   const [command, ...prefix] = CLI_COMMAND
   const child = spawn(command!, [...prefix, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] })
   const out: Buffer[] = []
@@ -44,7 +47,11 @@ export function spawnCli(args: string[], { cwd, env, input }: { cwd: string; env
     child.on('close', (code, signal) => {
       const stdout = Buffer.concat(out).toString('utf8')
       let json: unknown
-      try { json = JSON.parse(stdout) } catch { json = undefined }
+      try {
+        json = JSON.parse(stdout)
+      } catch {
+        json = undefined
+      }
       resolve({ code, signal, stdout, stderr: Buffer.concat(err).toString('utf8'), json })
     })
   })
@@ -63,7 +70,9 @@ export async function holdLock(path: string): Promise<ChildProcess> {
   `
   const child = spawn(process.execPath, ['-e', code], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] })
   await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => { if (chunk.toString().includes('locked')) resolve() })
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (chunk.toString().includes('locked')) resolve()
+    })
     child.on('exit', (status) => reject(new Error(`lock holder exited early (${status})`)))
   })
   return child
@@ -75,7 +84,11 @@ export function liveInGroup(pgid: number): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue
     let stat: string
-    try { stat = readFileSync(`/proc/${name}/stat`, 'utf8') } catch { continue }
+    try {
+      stat = readFileSync(`/proc/${name}/stat`, 'utf8')
+    } catch {
+      continue
+    }
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     // fields[0] is the state, fields[2] the process group
     if (fields[0] !== 'Z' && Number(fields[2]) === pgid) found.push(Number(name))

@@ -23,7 +23,8 @@ const pause = new Int32Array(new SharedArrayBuffer(4))
 const block = (ms: number) => Atomics.wait(pause, 0, 0, ms)
 
 /** Everything but the time of the write. */
-const sameApartFromTime = (a: RunState, b: RunState) => expect({ ...a, updated_at: '' }).toEqual({ ...b, updated_at: '' })
+const sameApartFromTime = (a: RunState, b: RunState) =>
+  expect({ ...a, updated_at: '' }).toEqual({ ...b, updated_at: '' })
 
 function temps(sb: Sandbox, runId: string): string[] {
   const statePrefix = `.${basename(runStatePath(runId, sb.home))}.`
@@ -100,14 +101,26 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
     await recordReview(sb.home, runId, reviewWith(REPLY_TRIALS + 1))
     const bodies = tempDir('pl-bodies-')
     // how long one reply lives, so the kills spread over its whole life
-    const lifeMs = await lifetime(async () => expectOk(await sb.cli(['reply', '--finding', `1.${REPLY_TRIALS + 1}`, '--disposition', 'ack', '--body-file', '-'], { input: 'calibration' })))
+    const lifeMs = await lifetime(async () =>
+      expectOk(
+        await sb.cli(['reply', '--finding', `1.${REPLY_TRIALS + 1}`, '--disposition', 'ack', '--body-file', '-'], {
+          input: 'calibration',
+        }),
+      ),
+    )
     const answered: string[] = []
     for (let i = 1; i <= REPLY_TRIALS; i++) {
       const id = `1.${i}`
       const body = `answer ${i}: ${'x'.repeat(Math.floor(rand() * 20_000))}`
       const bodyFile = join(bodies, `${i}.txt`)
       writeFileSync(bodyFile, body)
-      const { before, state, wrote } = await killTrial(sb, runId, ['reply', '--finding', id, '--disposition', 'wont-fix', '--body-file', bodyFile], lifeMs, i)
+      const { before, state, wrote } = await killTrial(
+        sb,
+        runId,
+        ['reply', '--finding', id, '--disposition', 'wont-fix', '--body-file', bodyFile],
+        lifeMs,
+        i,
+      )
       if (wrote) {
         // exactly the reply added, nothing else changed
         expect(state.revision).toBe(before.revision + 1)
@@ -140,7 +153,10 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
         expect(state.phase).toBe('reviewing')
         expect(state.rounds).toHaveLength(before.rounds.length + 1)
         expect(state.rounds.at(-1)!.coder.summary).toBe(summary)
-        sameApartFromTime({ ...state, rounds: state.rounds.slice(0, -1), phase: before.phase, revision: before.revision }, before)
+        sameApartFromTime(
+          { ...state, rounds: state.rounds.slice(0, -1), phase: before.phase, revision: before.revision },
+          before,
+        )
         await recordReview(sb.home, runId, 'VERDICT: CHANGES_REQUESTED') // back to coding for the next trial
       } else {
         expect(state.phase).toBe('coding')
@@ -156,12 +172,17 @@ describe('crash: temp files left behind', () => {
     const first = await startRun(sb)
     expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED', '--run', first]))
     // what a writer killed between writing its HANDOFF.md temp file and renaming it leaves in the repository
-    const leftover = () => writeFileSync(join(sb.repo, `.HANDOFF.md.${process.pid}.${Date.now()}.tmp`), '# Pair-Loop Handoff — half of it\n')
+    const leftover = () =>
+      writeFileSync(join(sb.repo, `.HANDOFF.md.${process.pid}.${Date.now()}.tmp`), '# Pair-Loop Handoff — half of it\n')
     leftover()
     const second = await startRun(sb) // not dirty_tree
     expect(second).not.toBe(first)
     leftover()
-    expect(expectOk(await sb.cli(['coder-done', '--summary', 'nothing changed'])).diff).toEqual({ files: 0, insertions: 0, deletions: 0 })
+    expect(expectOk(await sb.cli(['coder-done', '--summary', 'nothing changed'])).diff).toEqual({
+      files: 0,
+      insertions: 0,
+      deletions: 0,
+    })
     // and the write just made swept it
     expect(readdirSync(sb.repo).filter((name) => name.endsWith('.tmp'))).toEqual([])
   })
@@ -176,7 +197,9 @@ describe('crash: locks left behind', () => {
     mkdirSync(lock)
     utimesSync(lock, new Date(Date.now() - 30_000), new Date(Date.now() - 30_000))
     const started = Date.now()
-    expectOk(await sb.cli(['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], { input: 'done' }))
+    expectOk(
+      await sb.cli(['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], { input: 'done' }),
+    )
     expect(Date.now() - started).toBeLessThan(5_000)
     expect(existsSync(lock)).toBe(false)
   })
@@ -191,7 +214,9 @@ describe('crash: locks left behind', () => {
     const killedAt = Date.now()
     await new Promise((resolve) => holder.once('exit', resolve))
     expect(existsSync(`${path}.lock`), 'SIGKILL leaves the lock directory').toBe(true)
-    const result = await sb.cli(['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], { input: 'after the crash' })
+    const result = await sb.cli(['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'], {
+      input: 'after the crash',
+    })
     const waited = Date.now() - killedAt
     process.stderr.write(`[reliability/crash] a killed holder's lock was reclaimed ${waited} ms after the kill\n`)
     expectOk(result)

@@ -1,13 +1,35 @@
 // The filesystem misbehaving: a home we cannot write, a disk that fills up mid-write, a run file swapped for a
 // symbolic link, and paths with spaces and non-ASCII characters. Each ends with a clear code and nothing lost.
 import { spawn } from 'node:child_process'
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { writeFileAtomic } from '../../lib/fsutil.ts'
 import { renderHandoff } from '../../lib/handoff.ts'
 import { runStatePath, runsDir } from '../../lib/paths.ts'
-import { CLI_COMMAND, git, isolatedEnv, makeRepo, recordReview, runCli, sandbox, tempDir, writeFiles, type CliResult } from '../_helpers.ts'
+import {
+  CLI_COMMAND,
+  git,
+  isolatedEnv,
+  makeRepo,
+  recordReview,
+  runCli,
+  sandbox,
+  tempDir,
+  writeFiles,
+  type CliResult,
+} from '../_helpers.ts'
 import { expectError, expectOk, reviewWith, runInReview, startRun } from '../_expect.ts'
 import { reviewArgs } from '../_review.ts'
 
@@ -29,17 +51,32 @@ function unwritableHome(): { home: string; how: string } {
 }
 
 /** The CLI under `ulimit -f`: no file it writes may grow past `blocks` × 512 bytes (POSIX sh counts 512-byte blocks). */
-function cliWithFileLimit(args: string[], blocks: number, cwd: string, env: NodeJS.ProcessEnv): Promise<CliResult & { signal: string | null }> {
+function cliWithFileLimit(
+  args: string[],
+  blocks: number,
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+): Promise<CliResult & { signal: string | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('sh', ['-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', ...CLI_COMMAND, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn('sh', ['-c', `ulimit -f ${blocks} && exec "$@"`, 'sh', ...CLI_COMMAND, ...args], {
+      cwd,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
-    child.stdout.on('data', (chunk) => { stdout += chunk })
-    child.stderr.on('data', (chunk) => { stderr += chunk })
+    child.stdout.on('data', (chunk) => {
+      stdout += chunk
+    })
+    child.stderr.on('data', (chunk) => {
+      stderr += chunk
+    })
     child.on('error', reject)
     child.on('close', (code, signal) => {
       let json: unknown
-      try { json = JSON.parse(stdout) } catch {}
+      try {
+        json = JSON.parse(stdout)
+      } catch {}
       resolve({ code, signal, stdout, stderr, json })
     })
   })
@@ -67,7 +104,10 @@ describe('filesystem: PAIR_LOOP_HOME unwritable', () => {
     const home = tempDir('pl-home-')
     writeFileSync(join(home, 'runs'), 'a file where the runs folder should be\n')
     const repo = makeRepo()
-    const error = expectError(await runCli(['start', '--task', 't'], { cwd: repo, env: isolatedEnv({ PAIR_LOOP_HOME: home }) }), 'internal')
+    const error = expectError(
+      await runCli(['start', '--task', 't'], { cwd: repo, env: isolatedEnv({ PAIR_LOOP_HOME: home }) }),
+      'internal',
+    )
     expect(error).toMatchObject({ path: join(home, 'runs'), errno: expect.stringMatching(/^E/) })
     expect(error.message).toMatch(/PAIR_LOOP_HOME is a writable directory/)
     expect(error.stack).toBeUndefined()
@@ -166,13 +206,18 @@ describe('filesystem: spaces and non-ASCII characters in paths', () => {
     const repo = makeRepo({ 'README.md': '# демо\n', 'src/файл ✓.ts': 'export const x = 1\n' }, 'my repo/Проект ✓')
     const env = isolatedEnv()
     env.PAIR_LOOP_HOME = join(tempDir('pl-'), 'pl home ✓')
-    const cli = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) => runCli(args, { cwd: options.cwd ?? repo, env: { ...env, ...options.env } })
+    const cli = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
+      runCli(args, { cwd: options.cwd ?? repo, env: { ...env, ...options.env } })
     const started = expectOk(await cli(['start', '--task', 'trim the файл']))
     expect(started.handoff_path).toBe(join(repo, 'HANDOFF.md'))
     writeFiles(repo, { 'src/файл ✓.ts': 'export const x = 2\n', 'новый файл.md': 'new\n' })
-    expect(expectOk(await cli(['coder-done', '--summary', 'changed x'], { cwd: join(repo, 'src') })).diff).toMatchObject({ files: 2 })
+    expect(
+      expectOk(await cli(['coder-done', '--summary', 'changed x'], { cwd: join(repo, 'src') })).diff,
+    ).toMatchObject({ files: 2 })
     const promptFile = join(tempDir('pl-prompt-'), 'prompt.txt')
-    expect(expectOk(await cli(reviewArgs('approve'), { env: { STUB_PROMPT_FILE: promptFile } })).verdict).toBe('APPROVED')
+    expect(expectOk(await cli(reviewArgs('approve'), { env: { STUB_PROMPT_FILE: promptFile } })).verdict).toBe(
+      'APPROVED',
+    )
     const prompt = readFileSync(promptFile, 'utf8')
     expect(prompt).toContain('файл ✓.ts')
     expect(prompt).toContain('новый файл.md')
@@ -183,6 +228,11 @@ describe('filesystem: spaces and non-ASCII characters in paths', () => {
     const state = JSON.parse(readFileSync(runStatePath(started.run_id, env.PAIR_LOOP_HOME), 'utf8'))
     expect(state).toMatchObject({ repo, phase: 'finished' })
     expect(readFileSync(join(repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(state))
-    expect(git(repo, ['status', '--porcelain', '--untracked-files=all']).split('\n').filter(Boolean).sort()).toEqual(['?? "\\320\\275\\320\\276\\320\\262\\321\\213\\320\\271 \\321\\204\\320\\260\\320\\271\\320\\273.md"', ' M "src/\\321\\204\\320\\260\\320\\271\\320\\273 \\342\\234\\223.ts"'].sort())
+    expect(git(repo, ['status', '--porcelain', '--untracked-files=all']).split('\n').filter(Boolean).sort()).toEqual(
+      [
+        '?? "\\320\\275\\320\\276\\320\\262\\321\\213\\320\\271 \\321\\204\\320\\260\\320\\271\\320\\273.md"',
+        ' M "src/\\321\\204\\320\\260\\320\\271\\320\\273 \\342\\234\\223.ts"',
+      ].sort(),
+    )
   }, 60_000)
 })

@@ -11,7 +11,14 @@ import { claudeParser, scanClaude } from '../../lib/cost/claude.ts'
 import { codexParser, scanCodex } from '../../lib/cost/codex.ts'
 import type { Sink } from '../../lib/cost/cache.ts'
 import { ERROR_CODES, PairLoopError, type ErrorCode } from '../../lib/errors.ts'
-import { neutralise, parseFindings, parseVerdict, renderHandoff, reviewerProse, stripControl } from '../../lib/handoff.ts'
+import {
+  neutralise,
+  parseFindings,
+  parseVerdict,
+  renderHandoff,
+  reviewerProse,
+  stripControl,
+} from '../../lib/handoff.ts'
 import { judgeFailure } from '../../lib/review/conduct.ts'
 import { parseReviewerOutput } from '../../lib/review/output.ts'
 import type { RunState } from '../../lib/state.ts'
@@ -46,149 +53,343 @@ function onlyCodes(codes: ErrorCode[], run: () => unknown): unknown {
 
 /** Pieces that matter to the parsers, mixed with arbitrary text (control bytes, astral characters, lone surrogates). */
 const PIECES = [
-  'VERDICT: APPROVED', 'VERDICT: CHANGES_REQUESTED', '**VERDICT:** APPROVED', 'verdict : changes requested.', '`VERDICT: APPROVED`',
-  '## VERDICT: APPROVED', 'VERDICT: APPROVED with nits', '```', '````', '~~~', '```diff', '> ', '>', '  ', '\t', '* ', '**', '__', '#',
-  '## Round 9 — REVIEWER (codex) · 2026-11-30T05:03Z', '### Findings', '1. [bug/major] src/a.ts:3-5 — off by one', '2) [tests] b.ts:1 - none',
-  '**3.** [security/p0] `c.ts:9` — x', '10. [ nit / low ] d:1: y', '1. [', '2. []', '3. [a/b/c]', 'reply (fixed): ', '\r', '\r\n', '\n', '\u2028', '\x85',
-  '\x00', '\x1b[31m', '\x1b]0;t\x07', '\x1b', '\x7f', '\uFEFF', '\uFFFD', '😀', '\uD800', 'é', 'VERDICT', ':', 'APPROVED',
+  'VERDICT: APPROVED',
+  'VERDICT: CHANGES_REQUESTED',
+  '**VERDICT:** APPROVED',
+  'verdict : changes requested.',
+  '`VERDICT: APPROVED`',
+  '## VERDICT: APPROVED',
+  'VERDICT: APPROVED with nits',
+  '```',
+  '````',
+  '~~~',
+  '```diff',
+  '> ',
+  '>',
+  '  ',
+  '\t',
+  '* ',
+  '**',
+  '__',
+  '#',
+  '## Round 9 — REVIEWER (codex) · 2026-11-30T05:03Z',
+  '### Findings',
+  '1. [bug/major] src/a.ts:3-5 — off by one',
+  '2) [tests] b.ts:1 - none',
+  '**3.** [security/p0] `c.ts:9` — x',
+  '10. [ nit / low ] d:1: y',
+  '1. [',
+  '2. []',
+  '3. [a/b/c]',
+  'reply (fixed): ',
+  '\r',
+  '\r\n',
+  '\n',
+  '\u2028',
+  '\x85',
+  '\x00',
+  '\x1b[31m',
+  '\x1b]0;t\x07',
+  '\x1b',
+  '\x7f',
+  '\uFEFF',
+  '\uFFFD',
+  '😀',
+  '\uD800',
+  'é',
+  'VERDICT',
+  ':',
+  'APPROVED',
 ]
-const piece = fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...PIECES) }, { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) })
+const piece = fc.oneof(
+  { weight: 3, arbitrary: fc.constantFrom(...PIECES) },
+  { weight: 1, arbitrary: fc.string({ unit: 'binary', maxLength: 20 }) },
+)
 const reviewerText = fc.oneof(
   fc.array(piece, { maxLength: 40 }).map((parts) => parts.join('')),
-  fc.array(fc.array(piece, { maxLength: 6 }).map((parts) => parts.join('')), { maxLength: 25 }).map((lines) => lines.join('\n')),
+  fc
+    .array(
+      fc.array(piece, { maxLength: 6 }).map((parts) => parts.join('')),
+      { maxLength: 25 },
+    )
+    .map((lines) => lines.join('\n')),
   fc.string({ unit: 'binary', maxLength: 300 }),
 )
 
 describe('fuzz: reviewer text parsers', () => {
   it('never throw on arbitrary reviewer text, and return well-formed results', async () => {
-    await check('parseVerdict/parseFindings/reviewerProse', fc.property(reviewerText, (text) => {
-      expect([null, 'APPROVED', 'CHANGES_REQUESTED']).toContain(parseVerdict(text))
-      const findings = parseFindings(text)
-      findings.forEach((finding, index) => {
-        expect(finding.n).toBe(index + 1)
-        expect(finding.category.length).toBeGreaterThan(0)
-        for (const n of [finding.line_start, finding.line_end]) if (n !== null) expect(Number.isInteger(n) && n >= 0).toBe(true)
-      })
-      expect(reviewerProse(text, 200).length).toBeLessThanOrEqual(200 + 60)
-    }))
+    await check(
+      'parseVerdict/parseFindings/reviewerProse',
+      fc.property(reviewerText, (text) => {
+        expect([null, 'APPROVED', 'CHANGES_REQUESTED']).toContain(parseVerdict(text))
+        const findings = parseFindings(text)
+        findings.forEach((finding, index) => {
+          expect(finding.n).toBe(index + 1)
+          expect(finding.category.length).toBeGreaterThan(0)
+          for (const n of [finding.line_start, finding.line_end])
+            if (n !== null) expect(Number.isInteger(n) && n >= 0).toBe(true)
+        })
+        expect(reviewerProse(text, 200).length).toBeLessThanOrEqual(200 + 60)
+      }),
+    )
   })
 
   it('read a verdict only from a line that is a verdict on its own', async () => {
-    await check('verdict from a standalone line', fc.property(reviewerText, (text) => {
-      const verdict = parseVerdict(text)
-      const lines = stripControl(text).split('\n')
-      if (verdict) expect(lines.some((line) => parseVerdict(line) === verdict)).toBe(true)
-      // the same lines inside sentences: no verdict at all
-      expect(parseVerdict(lines.map((line) => `Note: ${line}`).join('\n'))).toBeNull()
-      // or quoted
-      expect(parseVerdict(lines.map((line) => `> ${line}`).join('\n'))).toBeNull()
-    }))
+    await check(
+      'verdict from a standalone line',
+      fc.property(reviewerText, (text) => {
+        const verdict = parseVerdict(text)
+        const lines = stripControl(text).split('\n')
+        if (verdict) expect(lines.some((line) => parseVerdict(line) === verdict)).toBe(true)
+        // the same lines inside sentences: no verdict at all
+        expect(parseVerdict(lines.map((line) => `Note: ${line}`).join('\n'))).toBeNull()
+        // or quoted
+        expect(parseVerdict(lines.map((line) => `> ${line}`).join('\n'))).toBeNull()
+      }),
+    )
   })
 
   it('find no verdict, finding or heading in any neutralised text', async () => {
-    await check('neutralise', fc.property(reviewerText, (text) => {
-      const safe = neutralise(text)
-      expect(parseVerdict(safe)).toBeNull()
-      expect(parseFindings(safe)).toEqual([])
-      expect(safe.split('\n').filter((line) => /^\s{0,3}#{1,6}(\s|$)/.test(line))).toEqual([])
-    }))
+    await check(
+      'neutralise',
+      fc.property(reviewerText, (text) => {
+        const safe = neutralise(text)
+        expect(parseVerdict(safe)).toBeNull()
+        expect(parseFindings(safe)).toEqual([])
+        expect(safe.split('\n').filter((line) => /^\s{0,3}#{1,6}(\s|$)/.test(line))).toEqual([])
+      }),
+    )
   })
 
   it('render HANDOFF.md with exactly its real headings, findings and verdict whatever the agents wrote', async () => {
     const text = fc.oneof(reviewerText, fc.constant(''))
-    const parts = fc.record({ task: text, summary: text, prose: text, category: text, path: text, finding: text, reply: text })
-    await check('renderHandoff structure', fc.property(parts, (t) => {
-      // the reviewer's output goes through the parsers, as `review` does; everything else is stored as given
-      const output = `${t.prose}\n1. [${t.category}] ${t.path}:1 — ${t.finding}\nVERDICT: CHANGES_REQUESTED`
-      const verdict = parseVerdict(output) ?? 'CHANGES_REQUESTED'
-      const findings = parseFindings(output)
-      const state = handoffState(t, { verdict, findings, summary: reviewerProse(output) })
-      const rendered = renderHandoff(state)
-      const lines = rendered.split('\n')
-      expect(lines.filter((line) => /^\s{0,3}#{1,6}(\s|$)/.test(line)).map((line) => line.replace(/ · .*/, ''))).toEqual([
-        '# Pair-Loop Handoff — 20261130-051500-a1b2c3', '## Round 1 — CODER (claude)', '## Round 1 — REVIEWER (codex)', ...(findings.length ? ['### Findings'] : []),
-      ])
-      expect(lines.filter((line) => parseVerdict(line) !== null)).toEqual([`VERDICT: ${verdict}`])
-      expect(parseVerdict(rendered)).toBe(verdict)
-      // (a category is shown escaped where it could read as structure, so compare positions and severities)
-      expect(parseFindings(rendered).map((f) => [f.n, f.severity])).toEqual(findings.map((f) => [f.n, f.severity]))
-    }))
+    const parts = fc.record({
+      task: text,
+      summary: text,
+      prose: text,
+      category: text,
+      path: text,
+      finding: text,
+      reply: text,
+    })
+    await check(
+      'renderHandoff structure',
+      fc.property(parts, (t) => {
+        // the reviewer's output goes through the parsers, as `review` does; everything else is stored as given
+        const output = `${t.prose}\n1. [${t.category}] ${t.path}:1 — ${t.finding}\nVERDICT: CHANGES_REQUESTED`
+        const verdict = parseVerdict(output) ?? 'CHANGES_REQUESTED'
+        const findings = parseFindings(output)
+        const state = handoffState(t, { verdict, findings, summary: reviewerProse(output) })
+        const rendered = renderHandoff(state)
+        const lines = rendered.split('\n')
+        expect(
+          lines.filter((line) => /^\s{0,3}#{1,6}(\s|$)/.test(line)).map((line) => line.replace(/ · .*/, '')),
+        ).toEqual([
+          '# Pair-Loop Handoff — 20261130-051500-a1b2c3',
+          '## Round 1 — CODER (claude)',
+          '## Round 1 — REVIEWER (codex)',
+          ...(findings.length ? ['### Findings'] : []),
+        ])
+        expect(lines.filter((line) => parseVerdict(line) !== null)).toEqual([`VERDICT: ${verdict}`])
+        expect(parseVerdict(rendered)).toBe(verdict)
+        // (a category is shown escaped where it could read as structure, so compare positions and severities)
+        expect(parseFindings(rendered).map((f) => [f.n, f.severity])).toEqual(findings.map((f) => [f.n, f.severity]))
+      }),
+    )
   })
 })
 
-interface Review { verdict: 'APPROVED' | 'CHANGES_REQUESTED'; findings: ReturnType<typeof parseFindings>; summary: string }
+interface Review {
+  verdict: 'APPROVED' | 'CHANGES_REQUESTED'
+  findings: ReturnType<typeof parseFindings>
+  summary: string
+}
 
 function handoffState(t: { task: string; summary: string; reply: string }, review: Review): RunState {
   const at = '2026-11-30T05:00:00.000Z'
   return {
-    version: 1, revision: 3, run_id: '20261130-051500-a1b2c3', task: t.task, repo: '/tmp/r', branch: 'main', base_sha: 'a'.repeat(40), base_branch: null,
-    coder: 'claude', reviewer: 'codex', reviewer_fallback: false, max_rounds: 3, budget_usd: null, phase: 'coding',
-    rounds: [{
-      n: 1,
-      coder: { summary: t.summary, session_id: null, diff: null, findings_addressed: null, over_cap: false, over_budget: false, started_at: at, done_at: at },
-      reviewer: {
-        tool: 'codex', fallback_used: false, verdict: review.verdict, summary: review.summary, session_id: null, model: null, usage: null, cost: null,
-        calls: 1, duration_ms: 1, raw_output_path: null, over_budget: false, at,
-        findings: review.findings.map((f) => ({ ...f, id: `1.${f.n}`, round: 1, key: 'k', recurring: false, recurring_of: null })),
+    version: 1,
+    revision: 3,
+    run_id: '20261130-051500-a1b2c3',
+    task: t.task,
+    repo: '/tmp/r',
+    branch: 'main',
+    base_sha: 'a'.repeat(40),
+    base_branch: null,
+    coder: 'claude',
+    reviewer: 'codex',
+    reviewer_fallback: false,
+    max_rounds: 3,
+    budget_usd: null,
+    phase: 'coding',
+    rounds: [
+      {
+        n: 1,
+        coder: {
+          summary: t.summary,
+          session_id: null,
+          diff: null,
+          findings_addressed: null,
+          over_cap: false,
+          over_budget: false,
+          started_at: at,
+          done_at: at,
+        },
+        reviewer: {
+          tool: 'codex',
+          fallback_used: false,
+          verdict: review.verdict,
+          summary: review.summary,
+          session_id: null,
+          model: null,
+          usage: null,
+          cost: null,
+          calls: 1,
+          duration_ms: 1,
+          raw_output_path: null,
+          over_budget: false,
+          at,
+          findings: review.findings.map((f) => ({
+            ...f,
+            id: `1.${f.n}`,
+            round: 1,
+            key: 'k',
+            recurring: false,
+            recurring_of: null,
+          })),
+        },
       },
-    }],
-    replies: Object.fromEntries(review.findings.map((f) => [`1.${f.n}`, { finding: `1.${f.n}`, key: 'k', disposition: 'question' as const, body: t.reply, at, comment_url: null }])),
-    review_claim: null, failed_reviews: [], budget_overrides: [], outcome: null, pr: null, pr_url: null, created_at: at, updated_at: at,
+    ],
+    replies: Object.fromEntries(
+      review.findings.map((f) => [
+        `1.${f.n}`,
+        { finding: `1.${f.n}`, key: 'k', disposition: 'question' as const, body: t.reply, at, comment_url: null },
+      ]),
+    ),
+    review_claim: null,
+    failed_reviews: [],
+    budget_overrides: [],
+    outcome: null,
+    pr: null,
+    pr_url: null,
+    created_at: at,
+    updated_at: at,
   }
 }
 
 // ---------------------------------------------------------------- reviewer output (Claude JSON, Codex JSON lines, text)
 
 const anyJson = fc.jsonValue({ maxDepth: 3 })
-const claudeResult = fc.record({
-  type: fc.constantFrom('result', 'assistant', 'system'),
-  subtype: fc.oneof(fc.constant('success'), anyJson),
-  is_error: fc.oneof(fc.boolean(), anyJson),
-  result: fc.oneof(reviewerText, anyJson),
-  session_id: anyJson,
-  usage: fc.oneof(anyJson, fc.record({ input_tokens: anyJson, output_tokens: anyJson, cache_creation_input_tokens: anyJson, cache_read_input_tokens: anyJson, cache_creation: anyJson })),
-  modelUsage: fc.oneof(anyJson, fc.dictionary(fc.string(), fc.record({ costUSD: anyJson, outputTokens: anyJson }))),
-  total_cost_usd: anyJson,
-  errors: anyJson,
-}, { requiredKeys: ['type'] })
-const codexEvent = fc.record({
-  type: fc.constantFrom('thread.started', 'turn.started', 'turn.completed', 'turn.failed', 'item.completed', 'item.started', 'error', 'other'),
-  thread_id: anyJson,
-  item: fc.oneof(anyJson, fc.record({ type: fc.constantFrom('agent_message', 'reasoning'), text: fc.oneof(reviewerText, anyJson) })),
-  usage: fc.oneof(anyJson, fc.record({ input_tokens: anyJson, cached_input_tokens: anyJson, output_tokens: anyJson, reasoning_output_tokens: anyJson })),
-  error: anyJson,
-  message: anyJson,
-}, { requiredKeys: ['type'] })
+const claudeResult = fc.record(
+  {
+    type: fc.constantFrom('result', 'assistant', 'system'),
+    subtype: fc.oneof(fc.constant('success'), anyJson),
+    is_error: fc.oneof(fc.boolean(), anyJson),
+    result: fc.oneof(reviewerText, anyJson),
+    session_id: anyJson,
+    usage: fc.oneof(
+      anyJson,
+      fc.record({
+        input_tokens: anyJson,
+        output_tokens: anyJson,
+        cache_creation_input_tokens: anyJson,
+        cache_read_input_tokens: anyJson,
+        cache_creation: anyJson,
+      }),
+    ),
+    modelUsage: fc.oneof(anyJson, fc.dictionary(fc.string(), fc.record({ costUSD: anyJson, outputTokens: anyJson }))),
+    total_cost_usd: anyJson,
+    errors: anyJson,
+  },
+  { requiredKeys: ['type'] },
+)
+const codexEvent = fc.record(
+  {
+    type: fc.constantFrom(
+      'thread.started',
+      'turn.started',
+      'turn.completed',
+      'turn.failed',
+      'item.completed',
+      'item.started',
+      'error',
+      'other',
+    ),
+    thread_id: anyJson,
+    item: fc.oneof(
+      anyJson,
+      fc.record({ type: fc.constantFrom('agent_message', 'reasoning'), text: fc.oneof(reviewerText, anyJson) }),
+    ),
+    usage: fc.oneof(
+      anyJson,
+      fc.record({
+        input_tokens: anyJson,
+        cached_input_tokens: anyJson,
+        output_tokens: anyJson,
+        reasoning_output_tokens: anyJson,
+      }),
+    ),
+    error: anyJson,
+    message: anyJson,
+  },
+  { requiredKeys: ['type'] },
+)
 const reviewerStdout = fc.oneof(
   reviewerText,
   anyJson.map((value) => JSON.stringify(value)),
   claudeResult.map((value) => JSON.stringify(value)),
   fc.array(claudeResult).map((value) => JSON.stringify(value)),
-  fc.array(fc.oneof(codexEvent.map((e) => JSON.stringify(e)), reviewerText)).map((lines) => lines.join('\n')),
+  fc
+    .array(
+      fc.oneof(
+        codexEvent.map((e) => JSON.stringify(e)),
+        reviewerText,
+      ),
+    )
+    .map((lines) => lines.join('\n')),
 )
 
 describe('fuzz: reviewer output', () => {
   it('parseReviewerOutput never throws, and gives sound fields', async () => {
-    await check('parseReviewerOutput', fc.property(reviewerStdout, fc.option(reviewerText), (stdout, lastMessage) => {
-      const reply = parseReviewerOutput(stdout, lastMessage)
-      expect(['claude-json', 'codex-jsonl', 'text']).toContain(reply.format)
-      for (const field of [reply.text, reply.error, reply.session_id, reply.model]) if (field !== null) expect(typeof field).toBe('string')
-      for (const [key, value] of Object.entries(reply.usage ?? {})) expect(Number.isInteger(value) && value >= 0, `usage.${key} = ${value}`).toBe(true)
-      if (reply.reported_usd !== null) expect(typeof reply.reported_usd).toBe('number')
-    }))
+    await check(
+      'parseReviewerOutput',
+      fc.property(reviewerStdout, fc.option(reviewerText), (stdout, lastMessage) => {
+        const reply = parseReviewerOutput(stdout, lastMessage)
+        expect(['claude-json', 'codex-jsonl', 'text']).toContain(reply.format)
+        for (const field of [reply.text, reply.error, reply.session_id, reply.model])
+          if (field !== null) expect(typeof field).toBe('string')
+        for (const [key, value] of Object.entries(reply.usage ?? {}))
+          expect(Number.isInteger(value) && value >= 0, `usage.${key} = ${value}`).toBe(true)
+        if (reply.reported_usd !== null) expect(typeof reply.reported_usd).toBe('number')
+      }),
+    )
   })
 
   it('never judges a reviewer error, a failed exit or empty text to be a review', async () => {
-    const outcome = fc.record({ exitCode: fc.constantFrom<number | null>(0, 0, 0, 1, 3, null), signal: fc.constantFrom<NodeJS.Signals | null>(null, 'SIGKILL'), timedOut: fc.boolean() })
-    await check('judgeFailure', fc.property(reviewerStdout, fc.option(reviewerText), reviewerText, outcome, (stdout, lastMessage, stderr, o) => {
-      const reply = stdout.length || lastMessage ? parseReviewerOutput(stdout, lastMessage) : null
-      const result = { ...o, stdout: Buffer.from(stdout), stderr: Buffer.from(stderr), durationMs: 1, truncated: false }
-      const failure = judgeFailure('custom', result, reply, 1_000)
-      if (o.timedOut) expect(failure?.code).toBe('reviewer_timeout')
-      else if (reply?.error || o.exitCode !== 0 || !reply?.text?.trim()) expect(failure?.code).toBe('reviewer_failed')
-      if (failure === null) expect(parseVerdict(stripControl(reply!.text!)) !== null || reply!.text!.trim().length > 0).toBe(true)
-      if (failure) expect(failure.message).not.toMatch(/[\x00-\x08\x0b-\x1f]/)
-    }))
+    const outcome = fc.record({
+      exitCode: fc.constantFrom<number | null>(0, 0, 0, 1, 3, null),
+      signal: fc.constantFrom<NodeJS.Signals | null>(null, 'SIGKILL'),
+      timedOut: fc.boolean(),
+    })
+    await check(
+      'judgeFailure',
+      fc.property(reviewerStdout, fc.option(reviewerText), reviewerText, outcome, (stdout, lastMessage, stderr, o) => {
+        const reply = stdout.length || lastMessage ? parseReviewerOutput(stdout, lastMessage) : null
+        const result = {
+          ...o,
+          stdout: Buffer.from(stdout),
+          stderr: Buffer.from(stderr),
+          durationMs: 1,
+          truncated: false,
+        }
+        const failure = judgeFailure('custom', result, reply, 1_000)
+        if (o.timedOut) expect(failure?.code).toBe('reviewer_timeout')
+        else if (reply?.error || o.exitCode !== 0 || !reply?.text?.trim()) expect(failure?.code).toBe('reviewer_failed')
+        if (failure === null)
+          expect(parseVerdict(stripControl(reply!.text!)) !== null || reply!.text!.trim().length > 0).toBe(true)
+        if (failure) expect(failure.message).not.toMatch(/[\x00-\x08\x0b-\x1f]/)
+      }),
+    )
   })
 })
 
@@ -198,102 +399,196 @@ describe('fuzz: reviewer output', () => {
 function recordingSink(width: number) {
   const seen = { entries: [] as number[][], skips: [] as string[], models: [] as string[] }
   const sink: Sink = {
-    entry: (numbers) => { expect(numbers).toHaveLength(width); seen.entries.push(numbers) },
-    model: (name) => { expect(typeof name).toBe('string'); seen.models.push(name); return seen.models.length - 1 },
-    skip: (reason) => { seen.skips.push(reason) },
+    entry: (numbers) => {
+      expect(numbers).toHaveLength(width)
+      seen.entries.push(numbers)
+    },
+    model: (name) => {
+      expect(typeof name).toBe('string')
+      seen.models.push(name)
+      return seen.models.length - 1
+    },
+    skip: (reason) => {
+      seen.skips.push(reason)
+    },
   }
   return { sink, seen }
 }
 
-const goodClaude = (i: number, input: number, output: number) => JSON.stringify({
-  type: 'assistant', timestamp: `2026-11-30T05:${String(i % 60).padStart(2, '0')}:00.000Z`, sessionId: 's', requestId: `req_${i}`,
-  message: { id: `msg_${i}`, model: 'claude-sonnet-4-5-20250929', usage: { input_tokens: input, output_tokens: output, cache_read_input_tokens: 7 } },
-})
+const goodClaude = (i: number, input: number, output: number) =>
+  JSON.stringify({
+    type: 'assistant',
+    timestamp: `2026-11-30T05:${String(i % 60).padStart(2, '0')}:00.000Z`,
+    sessionId: 's',
+    requestId: `req_${i}`,
+    message: {
+      id: `msg_${i}`,
+      model: 'claude-sonnet-4-5-20250929',
+      usage: { input_tokens: input, output_tokens: output, cache_read_input_tokens: 7 },
+    },
+  })
 /** An assistant usage line with one field broken: it must be listed as skipped, never counted. */
-const brokenClaude = fc.record({
-  i: fc.nat(10_000),
-  broken: fc.oneof(
-    fc.tuple(fc.constantFrom('input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'), fc.constantFrom<unknown>(-1, 1.5, '12', {}, [], true, 1e400 * 0 - 1)),
-    fc.tuple(fc.constant('timestamp'), fc.constantFrom<unknown>('yesterday', '', 5, null, '2026-11-30T05:00:00', '2026-13-45T99:00:00Z')),
-    fc.tuple(fc.constant('requestId'), fc.constantFrom<unknown>('', 5, {}, null)),
-    fc.tuple(fc.constant('message.id'), fc.constantFrom<unknown>('', 5, [])),
-  ),
-}).map(({ i, broken }) => {
-  const [field, value] = broken as [string, unknown]
-  const o = JSON.parse(goodClaude(i, 1, 1))
-  if (field === 'timestamp' || field === 'requestId') o[field] = value
-  else if (field === 'message.id') o.message.id = value
-  else o.message.usage[field] = value
-  return JSON.stringify(o)
-})
+const brokenClaude = fc
+  .record({
+    i: fc.nat(10_000),
+    broken: fc.oneof(
+      fc.tuple(
+        fc.constantFrom('input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'),
+        fc.constantFrom<unknown>(-1, 1.5, '12', {}, [], true, Number.NaN),
+      ),
+      fc.tuple(
+        fc.constant('timestamp'),
+        fc.constantFrom<unknown>('yesterday', '', 5, null, '2026-11-30T05:00:00', '2026-13-45T99:00:00Z'),
+      ),
+      fc.tuple(fc.constant('requestId'), fc.constantFrom<unknown>('', 5, {}, null)),
+      fc.tuple(fc.constant('message.id'), fc.constantFrom<unknown>('', 5, [])),
+    ),
+  })
+  .map(({ i, broken }) => {
+    const [field, value] = broken as [string, unknown]
+    const o = JSON.parse(goodClaude(i, 1, 1))
+    if (field === 'timestamp' || field === 'requestId') o[field] = value
+    else if (field === 'message.id') o.message.id = value
+    else o.message.usage[field] = value
+    return JSON.stringify(o)
+  })
 /** A line that is not a JSON object at all. */
-const notJson = fc.string({ unit: 'grapheme', maxLength: 80 }).map((s) => s.replace(/[\r\n]/g, ' ')).filter((s) => !s.trimStart().startsWith('{') && s.trim() !== '')
+const notJson = fc
+  .string({ unit: 'grapheme', maxLength: 80 })
+  .map((s) => s.replace(/[\r\n]/g, ' '))
+  .filter((s) => !s.trimStart().startsWith('{') && s.trim() !== '')
 
 describe('fuzz: transcript readers', () => {
   it('never crash on arbitrary lines, and yield only whole entries of sound numbers', async () => {
-    const line = fc.oneof(reviewerText.map((s) => s.replace(/\n/g, ' ')), anyJson.map((v) => JSON.stringify(v)),
-      fc.record({ type: fc.constantFrom('assistant', 'user'), timestamp: fc.oneof(fc.constant('2026-11-30T05:00:00Z'), anyJson), message: fc.record({ id: anyJson, model: anyJson, usage: anyJson }) }).map((o) => JSON.stringify(o)),
-      fc.record({ type: fc.constantFrom('event_msg', 'turn_context', 'session_meta'), timestamp: fc.oneof(fc.constant('2026-11-30T05:00:00Z'), anyJson), payload: fc.oneof(anyJson, fc.record({ type: fc.constant('token_count'), model: anyJson, info: fc.oneof(anyJson, fc.record({ total_token_usage: anyJson, last_token_usage: anyJson, model: anyJson })) })) }).map((o) => JSON.stringify(o)))
-    await check('transcript lines', fc.property(fc.array(line, { maxLength: 12 }), (lines) => {
-      for (const parser of [claudeParser, codexParser({ PATH: '', HOME: '/nonexistent', CODEX_HOME: '/nonexistent' })] as const) {
-        const { sink, seen } = recordingSink(parser.width)
-        const state = parser.init('/fuzz.jsonl')
-        lines.forEach((text, i) => (parser.parse as (l: string, s: unknown, k: Sink, n: number) => void)(text, state, sink, i + 1))
-        for (const entry of seen.entries) for (const n of entry) expect(Number.isFinite(n)).toBe(true)
-      }
-    }))
+    const line = fc.oneof(
+      reviewerText.map((s) => s.replace(/\n/g, ' ')),
+      anyJson.map((v) => JSON.stringify(v)),
+      fc
+        .record({
+          type: fc.constantFrom('assistant', 'user'),
+          timestamp: fc.oneof(fc.constant('2026-11-30T05:00:00Z'), anyJson),
+          message: fc.record({ id: anyJson, model: anyJson, usage: anyJson }),
+        })
+        .map((o) => JSON.stringify(o)),
+      fc
+        .record({
+          type: fc.constantFrom('event_msg', 'turn_context', 'session_meta'),
+          timestamp: fc.oneof(fc.constant('2026-11-30T05:00:00Z'), anyJson),
+          payload: fc.oneof(
+            anyJson,
+            fc.record({
+              type: fc.constant('token_count'),
+              model: anyJson,
+              info: fc.oneof(
+                anyJson,
+                fc.record({ total_token_usage: anyJson, last_token_usage: anyJson, model: anyJson }),
+              ),
+            }),
+          ),
+        })
+        .map((o) => JSON.stringify(o)),
+    )
+    await check(
+      'transcript lines',
+      fc.property(fc.array(line, { maxLength: 12 }), (lines) => {
+        for (const parser of [
+          claudeParser,
+          codexParser({ PATH: '', HOME: '/nonexistent', CODEX_HOME: '/nonexistent' }),
+        ] as const) {
+          const { sink, seen } = recordingSink(parser.width)
+          const state = parser.init('/fuzz.jsonl')
+          const parse = parser.parse as (l: string, s: unknown, k: Sink, n: number) => void
+          for (const [i, text] of lines.entries()) parse(text, state, sink, i + 1)
+          for (const entry of seen.entries) for (const n of entry) expect(Number.isFinite(n)).toBe(true)
+        }
+      }),
+    )
   })
 
   it('count the good Claude lines of a file exactly and list every bad one as skipped', async () => {
     const dir = tempDir('pl-fuzz-claude-')
     let file = 0
-    await check('claude transcript files', fc.property(
-      fc.array(fc.oneof({ weight: 2, arbitrary: fc.constant('good') }, { weight: 1, arbitrary: brokenClaude }, { weight: 1, arbitrary: notJson }), { maxLength: 30 }),
-      (kinds) => {
-        let good = 0
-        const lines = kinds.map((kind) => (kind === 'good' ? goodClaude(1000 + good++, 10, 20) : kind))
-        const path = join(dir, `${file++}.jsonl`)
-        writeFileSync(path, lines.map((l) => `${l}\n`).join(''))
-        const scan = scanClaude(path, null)
-        expect(scan.status).toBe('read')
-        expect(scan.count).toBe(good)
-        expect(scan.skipped.reduce((sum, s) => sum + s.count, 0)).toBe(lines.length - good)
-      },
-    ))
+    await check(
+      'claude transcript files',
+      fc.property(
+        fc.array(
+          fc.oneof(
+            { weight: 2, arbitrary: fc.constant('good') },
+            { weight: 1, arbitrary: brokenClaude },
+            { weight: 1, arbitrary: notJson },
+          ),
+          { maxLength: 30 },
+        ),
+        (kinds) => {
+          let good = 0
+          const lines = kinds.map((kind) => (kind === 'good' ? goodClaude(1000 + good++, 10, 20) : kind))
+          const path = join(dir, `${file++}.jsonl`)
+          writeFileSync(path, lines.map((l) => `${l}\n`).join(''))
+          const scan = scanClaude(path, null)
+          expect(scan.status).toBe('read')
+          expect(scan.count).toBe(good)
+          expect(scan.skipped.reduce((sum, s) => sum + s.count, 0)).toBe(lines.length - good)
+        },
+      ),
+    )
   })
 
   it('count the usage of the good Codex lines exactly and list every bad one as skipped', async () => {
     const dir = tempDir('pl-fuzz-codex-')
     let file = 0
     const env = { PATH: '', HOME: dir, CODEX_HOME: dir }
-    await check('codex transcript files', fc.property(
-      fc.array(fc.oneof({ weight: 2, arbitrary: fc.constant('good') }, { weight: 1, arbitrary: fc.constantFrom('bad-usage', 'bad-time', 'bad-info') }, { weight: 1, arbitrary: notJson }), { maxLength: 30 }),
-      (kinds) => {
-        let input = 0
-        let good = 0
-        const event = (info: unknown, timestamp: unknown = '2026-11-30T05:00:00.000Z') => JSON.stringify({ timestamp, type: 'event_msg', payload: { type: 'token_count', info } })
-        const lines = [JSON.stringify({ timestamp: '2026-11-30T05:00:00.000Z', type: 'turn_context', payload: { model: 'gpt-5' } })]
-        for (const kind of kinds) {
-          if (kind === 'good') {
-            input += 100
-            good++
-            lines.push(event({ total_token_usage: { input_tokens: input, output_tokens: good }, last_token_usage: { input_tokens: 100, output_tokens: 1 } }))
-          } else if (kind === 'bad-usage') lines.push(event({ total_token_usage: { input_tokens: -5, output_tokens: 'x' } }))
-          else if (kind === 'bad-time') lines.push(event({ total_token_usage: { input_tokens: input + 1 } }, 'yesterday'))
-          else if (kind === 'bad-info') lines.push(event(42))
-          else lines.push(kind)
-        }
-        const path = join(dir, `${file++}.jsonl`)
-        writeFileSync(path, lines.map((l) => `${l}\n`).join(''))
-        const scan = scanCodex(path, null, env)
-        expect(scan.status).toBe('read')
-        expect(scan.count).toBe(good)
-        expect(scan.skipped.reduce((sum, s) => sum + s.count, 0)).toBe(kinds.length - good)
-        let total = 0
-        for (let i = 0; i < scan.count; i++) total += scan.numbers[i * codexParser().width + 2]!
-        expect(total).toBe(good * 100)
-      },
-    ))
+    await check(
+      'codex transcript files',
+      fc.property(
+        fc.array(
+          fc.oneof(
+            { weight: 2, arbitrary: fc.constant('good') },
+            { weight: 1, arbitrary: fc.constantFrom('bad-usage', 'bad-time', 'bad-info') },
+            { weight: 1, arbitrary: notJson },
+          ),
+          { maxLength: 30 },
+        ),
+        (kinds) => {
+          let input = 0
+          let good = 0
+          const event = (info: unknown, timestamp: unknown = '2026-11-30T05:00:00.000Z') =>
+            JSON.stringify({ timestamp, type: 'event_msg', payload: { type: 'token_count', info } })
+          const lines = [
+            JSON.stringify({
+              timestamp: '2026-11-30T05:00:00.000Z',
+              type: 'turn_context',
+              payload: { model: 'gpt-5' },
+            }),
+          ]
+          for (const kind of kinds) {
+            if (kind === 'good') {
+              input += 100
+              good++
+              lines.push(
+                event({
+                  total_token_usage: { input_tokens: input, output_tokens: good },
+                  last_token_usage: { input_tokens: 100, output_tokens: 1 },
+                }),
+              )
+            } else if (kind === 'bad-usage')
+              lines.push(event({ total_token_usage: { input_tokens: -5, output_tokens: 'x' } }))
+            else if (kind === 'bad-time')
+              lines.push(event({ total_token_usage: { input_tokens: input + 1 } }, 'yesterday'))
+            else if (kind === 'bad-info') lines.push(event(42))
+            else lines.push(kind)
+          }
+          const path = join(dir, `${file++}.jsonl`)
+          writeFileSync(path, lines.map((l) => `${l}\n`).join(''))
+          const scan = scanCodex(path, null, env)
+          expect(scan.status).toBe('read')
+          expect(scan.count).toBe(good)
+          expect(scan.skipped.reduce((sum, s) => sum + s.count, 0)).toBe(kinds.length - good)
+          let total = 0
+          for (let i = 0; i < scan.count; i++) total += scan.numbers[i * codexParser().width + 2]!
+          expect(total).toBe(good * 100)
+        },
+      ),
+    )
   })
 })
 
@@ -303,49 +598,106 @@ describe('fuzz: config and state schemas', () => {
   it('read any config file as a config or config_invalid, never anything else', async () => {
     const dir = tempDir('pl-fuzz-config-')
     let file = 0
-    const section = (keys: string[]) => fc.dictionary(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 8 })), anyJson, { maxKeys: 5 })
+    const section = (keys: string[]) =>
+      fc.dictionary(fc.oneof(fc.constantFrom(...keys), fc.string({ maxLength: 8 })), anyJson, { maxKeys: 5 })
     const config = fc.oneof(
       anyJson.map((v) => JSON.stringify(v)),
-      fc.record({
-        pair_loop: fc.oneof(anyJson, section(['coder', 'reviewer', 'max_rounds', 'reviewer_timeout_s', 'max_diff_bytes', 'reviewer_cmd', 'reviewer_model', 'claude_bin', 'codex_bin'])),
-        budget: fc.oneof(anyJson, section(['per_run_usd', 'warn_ratio'])),
-        pricing: fc.oneof(anyJson, fc.dictionary(fc.string({ maxLength: 12 }), fc.oneof(anyJson, section(['input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cached_input'])), { maxKeys: 3 })),
-      }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
+      fc
+        .record(
+          {
+            pair_loop: fc.oneof(
+              anyJson,
+              section([
+                'coder',
+                'reviewer',
+                'max_rounds',
+                'reviewer_timeout_s',
+                'max_diff_bytes',
+                'reviewer_cmd',
+                'reviewer_model',
+                'claude_bin',
+                'codex_bin',
+              ]),
+            ),
+            budget: fc.oneof(anyJson, section(['per_run_usd', 'warn_ratio'])),
+            pricing: fc.oneof(
+              anyJson,
+              fc.dictionary(
+                fc.string({ maxLength: 12 }),
+                fc.oneof(
+                  anyJson,
+                  section(['input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h', 'cached_input']),
+                ),
+                { maxKeys: 3 },
+              ),
+            ),
+          },
+          { requiredKeys: [] },
+        )
+        .map((v) => JSON.stringify(v)),
       fc.string({ unit: 'binary', maxLength: 200 }),
       fc.uint8Array({ maxLength: 100 }).map((bytes) => Buffer.from(bytes).toString('latin1')),
     )
-    await check('config files', fc.property(config, (text) => {
-      const path = join(dir, `${file++}.json`)
-      writeFileSync(path, text)
-      const result = onlyCodes(['config_invalid'], () => readConfigFile(path))
-      if (result instanceof PairLoopError) {
-        expect(result.details.path).toBe(path)
-        expect(result.message.length).toBeGreaterThan(0)
-      } else {
-        expect(typeof result).toBe('object')
-      }
-    }))
+    await check(
+      'config files',
+      fc.property(config, (text) => {
+        const path = join(dir, `${file++}.json`)
+        writeFileSync(path, text)
+        const result = onlyCodes(['config_invalid'], () => readConfigFile(path))
+        if (result instanceof PairLoopError) {
+          expect(result.details.path).toBe(path)
+          expect(result.message.length).toBeGreaterThan(0)
+        } else {
+          expect(typeof result).toBe('object')
+        }
+      }),
+    )
   })
 
   const validState = (): RunState => {
-    const state = handoffState({ task: 't', summary: 's', reply: 'r' }, { verdict: 'CHANGES_REQUESTED', findings: parseFindings('1. [bug] a.ts:1 — f'), summary: 'p' })
-    state.failed_reviews.push({ at: state.created_at, round: 1, tool: 'custom', code: 'reviewer_failed', message: 'm', cost: null, raw_output_path: null, session_id: null })
+    const state = handoffState(
+      { task: 't', summary: 's', reply: 'r' },
+      { verdict: 'CHANGES_REQUESTED', findings: parseFindings('1. [bug] a.ts:1 — f'), summary: 'p' },
+    )
+    state.failed_reviews.push({
+      at: state.created_at,
+      round: 1,
+      tool: 'custom',
+      code: 'reviewer_failed',
+      message: 'm',
+      cost: null,
+      raw_output_path: null,
+      session_id: null,
+    })
     return state
   }
 
   it('read any JSON as a run state or state_malformed, never anything else', async () => {
-    await check('state: arbitrary JSON', fc.property(fc.oneof(anyJson.map((v) => JSON.stringify(v)), fc.string({ unit: 'binary', maxLength: 200 })), (text) => {
-      onlyCodes(['state_malformed'], () => parseRunState(text, '/fuzz/state.json'))
-    }))
+    await check(
+      'state: arbitrary JSON',
+      fc.property(
+        fc.oneof(
+          anyJson.map((v) => JSON.stringify(v)),
+          fc.string({ unit: 'binary', maxLength: 200 }),
+        ),
+        (text) => {
+          onlyCodes(['state_malformed'], () => parseRunState(text, '/fuzz/state.json'))
+        },
+      ),
+    )
   })
 
   it('read every truncation of a valid state file as state_malformed, or as the whole state', async () => {
-    const text = JSON.stringify(validState(), null, 2) + '\n'
+    const text = `${JSON.stringify(validState(), null, 2)}\n`
     const whole = parseRunState(text, 'x')
-    await check('state: truncations', fc.property(fc.nat(text.length), (cut) => {
-      const result = onlyCodes(['state_malformed'], () => parseRunState(text.slice(0, cut), '/fuzz/state.json'))
-      if (!(result instanceof PairLoopError)) expect(result).toEqual(whole)
-    }), Math.min(RUNS, text.length))
+    await check(
+      'state: truncations',
+      fc.property(fc.nat(text.length), (cut) => {
+        const result = onlyCodes(['state_malformed'], () => parseRunState(text.slice(0, cut), '/fuzz/state.json'))
+        if (!(result instanceof PairLoopError)) expect(result).toEqual(whole)
+      }),
+      Math.min(RUNS, text.length),
+    )
   })
 
   it('read a valid state with any one value replaced as a run state or state_malformed, never anything else', async () => {
@@ -353,16 +705,20 @@ describe('fuzz: config and state schemas', () => {
     const paths: string[][] = []
     const walk = (value: unknown, path: string[]) => {
       paths.push(path)
-      if (value && typeof value === 'object') for (const [key, child] of Object.entries(value)) walk(child, [...path, key])
+      if (value && typeof value === 'object')
+        for (const [key, child] of Object.entries(value)) walk(child, [...path, key])
     }
     walk(base, [])
-    await check('state: one value replaced', fc.property(fc.constantFrom(...paths.filter((p) => p.length > 0)), anyJson, (path, value) => {
-      const copy = structuredClone(base) as any
-      let at = copy
-      for (const key of path.slice(0, -1)) at = at[key]
-      at[path.at(-1)!] = value
-      onlyCodes(['state_malformed'], () => parseRunState(JSON.stringify(copy), '/fuzz/state.json'))
-    }))
+    await check(
+      'state: one value replaced',
+      fc.property(fc.constantFrom(...paths.filter((p) => p.length > 0)), anyJson, (path, value) => {
+        const copy = structuredClone(base) as any
+        let at = copy
+        for (const key of path.slice(0, -1)) at = at[key]
+        at[path.at(-1)!] = value
+        onlyCodes(['state_malformed'], () => parseRunState(JSON.stringify(copy), '/fuzz/state.json'))
+      }),
+    )
   })
 })
 
@@ -371,7 +727,14 @@ describe('fuzz: config and state schemas', () => {
 describe('fuzz: command-line flags', () => {
   const io = () => {
     const out = { stdout: '', stderr: '' }
-    const sink: ScriptIO = { stdout: (text) => { out.stdout += text }, stderr: (text) => { out.stderr += text } }
+    const sink: ScriptIO = {
+      stdout: (text) => {
+        out.stdout += text
+      },
+      stderr: (text) => {
+        out.stderr += text
+      },
+    }
     return { out, sink }
   }
   const exits = new Set<number>(Object.values(ERROR_CODES).map((c) => c.exit))
@@ -387,7 +750,24 @@ describe('fuzz: command-line flags', () => {
       fc.tuple(fc.constantFrom(...flagNames), word).map(([f, v]) => `--${f}=${v}`),
       fc.constantFrom(...flagNames).map((f) => `--no-${f}`),
       word.map((w) => `--${w}`),
-      fc.constantFrom('-', '--', '-x', '--=', '---', '--run', '20261130-051500-a1b2c3', '1.1', 'fixed', 'APPROVED', 'sarif', '999999999999999999999', '-1', '1e3', '0x10', ' '),
+      fc.constantFrom(
+        '-',
+        '--',
+        '-x',
+        '--=',
+        '---',
+        '--run',
+        '20261130-051500-a1b2c3',
+        '1.1',
+        'fixed',
+        'APPROVED',
+        'sarif',
+        '999999999999999999999',
+        '-1',
+        '1e3',
+        '0x10',
+        ' ',
+      ),
       word,
     )
     const home = tempDir('pl-fuzz-cli-')
@@ -395,28 +775,31 @@ describe('fuzz: command-line flags', () => {
     process.env.PAIR_LOOP_HOME = home
     try {
       const byName = new Map(defs)
-      await check('CLI argv', fc.asyncProperty(fc.constantFrom(...byName.keys()), fc.array(token, { maxLength: 8 }), async (name, argv) => {
-        const def = byName.get(name)!
-        // only the flag layer runs for real: a command whose flags parse returns what it got instead of acting
-        const flagsOnly: ScriptDef<any> = { ...def, run: async (args) => ({ command: name, args }) }
-        const { out, sink } = io()
-        const exit = await runScript(flagsOnly, argv, sink)
-        if (argv.includes('--help') || argv.includes('-h')) {
-          expect(exit).toBe(0)
-          return
-        }
-        expect(exit === 0 || exits.has(exit)).toBe(true)
-        expect(exit).not.toBe(ERROR_CODES.internal.exit)
-        expect(out.stdout.endsWith('\n') && out.stdout.indexOf('\n') === out.stdout.length - 1).toBe(true)
-        const doc = JSON.parse(out.stdout)
-        expect(doc.version).toBe(1)
-        if (exit !== 0) {
-          expect(doc.errors[0].code).toBe('usage')
-          expect(out.stderr.split('\n')).toHaveLength(2)
-          // the one human line carries no escape sequence or other control byte to the terminal
-          expect(out.stderr.slice(0, -1)).not.toMatch(/[\x00-\x08\x0a-\x1f\x7f-\x9f]/) // (a tab is kept)
-        }
-      }))
+      await check(
+        'CLI argv',
+        fc.asyncProperty(fc.constantFrom(...byName.keys()), fc.array(token, { maxLength: 8 }), async (name, argv) => {
+          const def = byName.get(name)!
+          // only the flag layer runs for real: a command whose flags parse returns what it got instead of acting
+          const flagsOnly: ScriptDef<any> = { ...def, run: async (args) => ({ command: name, args }) }
+          const { out, sink } = io()
+          const exit = await runScript(flagsOnly, argv, sink)
+          if (argv.includes('--help') || argv.includes('-h')) {
+            expect(exit).toBe(0)
+            return
+          }
+          expect(exit === 0 || exits.has(exit)).toBe(true)
+          expect(exit).not.toBe(ERROR_CODES.internal.exit)
+          expect(out.stdout.endsWith('\n') && out.stdout.indexOf('\n') === out.stdout.length - 1).toBe(true)
+          const doc = JSON.parse(out.stdout)
+          expect(doc.version).toBe(1)
+          if (exit !== 0) {
+            expect(doc.errors[0].code).toBe('usage')
+            expect(out.stderr.split('\n')).toHaveLength(2)
+            // the one human line carries no escape sequence or other control byte to the terminal
+            expect(out.stderr.slice(0, -1)).not.toMatch(/[\x00-\x08\x0a-\x1f\x7f-\x9f]/) // (a tab is kept)
+          }
+        }),
+      )
     } finally {
       if (saved === undefined) delete process.env.PAIR_LOOP_HOME
       else process.env.PAIR_LOOP_HOME = saved

@@ -25,8 +25,12 @@ describe('load: concurrent reply processes on one run', () => {
     const reply = (id: string, body: string) =>
       sb.cli(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], { input: body })
     const jobs = [
-      ...distinctIds.map((id) => reply(id, `answer to ${id}`).then((result) => ({ id, body: `answer to ${id}`, result }))),
-      ...Array.from({ length: SAME }, (_, i) => reply(contested, `racer ${i}`).then((result) => ({ id: contested, body: `racer ${i}`, result }))),
+      ...distinctIds.map((id) =>
+        reply(id, `answer to ${id}`).then((result) => ({ id, body: `answer to ${id}`, result })),
+      ),
+      ...Array.from({ length: SAME }, (_, i) =>
+        reply(contested, `racer ${i}`).then((result) => ({ id: contested, body: `racer ${i}`, result })),
+      ),
     ]
     const outcomes = await Promise.all(jobs)
     const wallMs = Date.now() - started
@@ -43,7 +47,8 @@ describe('load: concurrent reply processes on one run', () => {
     const after = parseRunState(readFileSync(join(runsDir(sb.home), `${runId}.json`), 'utf8'), 'state')
     const losers = racers.filter((o) => o.result.code !== 0)
     expect(losers).toHaveLength(SAME - 1)
-    for (const loser of losers) expect(expectError(loser.result, 'duplicate_reply').recorded).toEqual(after.replies[contested])
+    for (const loser of losers)
+      expect(expectError(loser.result, 'duplicate_reply').recorded).toEqual(after.replies[contested])
 
     expect(Object.keys(after.replies)).toHaveLength(DISTINCT + 1)
     for (const id of distinctIds) expect(after.replies[id]!.body).toBe(`answer to ${id}`)

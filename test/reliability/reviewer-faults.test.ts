@@ -27,7 +27,8 @@ function faultArgs(script: { stub: string } | { sh: string }, pidFile: string, .
 async function expectNoOrphans(pidFile: string, extraPids: number[] = []) {
   const pid = Number(readFileSync(pidFile, 'utf8'))
   expect(pid).toBeGreaterThan(1)
-  for (const each of [pid, ...extraPids]) expect(await goneWithin(each), `reviewer process ${each} still runs`).toBe(true)
+  for (const each of [pid, ...extraPids])
+    expect(await goneWithin(each), `reviewer process ${each} still runs`).toBe(true)
   const until = Date.now() + 2_000
   while (liveInGroup(pid).length && Date.now() < until) await sleep(50)
   expect(liveInGroup(pid), `processes left in the reviewer's group ${pid}`).toEqual([])
@@ -58,20 +59,89 @@ describe('reviewer faults on one run, one after another', () => {
   })
 
   const faults: Fault[] = [
-    { name: 'hangs', script: { stub: 'hang' }, extra: ['--timeout', '1'], code: 'reviewer_timeout', message: /outran its 1 s timeout/, withinMs: 6_000 },
-    { name: 'drips a line every second and never ends', script: { stub: 'slow-drip' }, extra: ['--timeout', '2'], code: 'reviewer_timeout', message: /outran its 2 s timeout/, withinMs: 7_000 },
-    { name: 'starts a child and hangs', script: { stub: 'spawns-child' }, extra: ['--timeout', '1'], code: 'reviewer_timeout', message: /timeout/, withinMs: 6_000, childPidFile: 'child.pid' },
-    { name: 'is killed mid-output after printing VERDICT: APPROVED', script: { stub: 'crash-mid-output' }, code: 'reviewer_failed', message: /killed by SIGKILL/, withinMs: 5_000 },
-    { name: 'crashes with exit 3', script: { stub: 'crash' }, code: 'reviewer_failed', message: /exited with status 3/, withinMs: 5_000 },
-    { name: 'prints invalid UTF-8, NULs and control bytes', script: { stub: 'garbage' }, code: 'reviewer_failed', message: /binary output|nothing usable/, withinMs: 5_000 },
-    { name: 'hits its quota', script: { stub: 'quota' }, code: 'reviewer_failed', message: /usage limit/, withinMs: 5_000 },
-    { name: 'hits its quota but exits 0', script: { stub: 'quota' }, env: { STUB_EXIT_CODE: '0' }, code: 'reviewer_failed', message: /usage limit|429/, withinMs: 5_000 },
-    { name: 'has its API key rejected', script: { stub: 'auth' }, code: 'reviewer_failed', message: /Invalid API key|401/, withinMs: 5_000 },
-    { name: 'has its API key rejected but exits 0', script: { stub: 'auth' }, env: { STUB_EXIT_CODE: '0' }, code: 'reviewer_failed', message: /Invalid API key|401/, withinMs: 5_000 },
+    {
+      name: 'hangs',
+      script: { stub: 'hang' },
+      extra: ['--timeout', '1'],
+      code: 'reviewer_timeout',
+      message: /outran its 1 s timeout/,
+      withinMs: 6_000,
+    },
+    {
+      name: 'drips a line every second and never ends',
+      script: { stub: 'slow-drip' },
+      extra: ['--timeout', '2'],
+      code: 'reviewer_timeout',
+      message: /outran its 2 s timeout/,
+      withinMs: 7_000,
+    },
+    {
+      name: 'starts a child and hangs',
+      script: { stub: 'spawns-child' },
+      extra: ['--timeout', '1'],
+      code: 'reviewer_timeout',
+      message: /timeout/,
+      withinMs: 6_000,
+      childPidFile: 'child.pid',
+    },
+    {
+      name: 'is killed mid-output after printing VERDICT: APPROVED',
+      script: { stub: 'crash-mid-output' },
+      code: 'reviewer_failed',
+      message: /killed by SIGKILL/,
+      withinMs: 5_000,
+    },
+    {
+      name: 'crashes with exit 3',
+      script: { stub: 'crash' },
+      code: 'reviewer_failed',
+      message: /exited with status 3/,
+      withinMs: 5_000,
+    },
+    {
+      name: 'prints invalid UTF-8, NULs and control bytes',
+      script: { stub: 'garbage' },
+      code: 'reviewer_failed',
+      message: /binary output|nothing usable/,
+      withinMs: 5_000,
+    },
+    {
+      name: 'hits its quota',
+      script: { stub: 'quota' },
+      code: 'reviewer_failed',
+      message: /usage limit/,
+      withinMs: 5_000,
+    },
+    {
+      name: 'hits its quota but exits 0',
+      script: { stub: 'quota' },
+      env: { STUB_EXIT_CODE: '0' },
+      code: 'reviewer_failed',
+      message: /usage limit|429/,
+      withinMs: 5_000,
+    },
+    {
+      name: 'has its API key rejected',
+      script: { stub: 'auth' },
+      code: 'reviewer_failed',
+      message: /Invalid API key|401/,
+      withinMs: 5_000,
+    },
+    {
+      name: 'has its API key rejected but exits 0',
+      script: { stub: 'auth' },
+      env: { STUB_EXIT_CODE: '0' },
+      code: 'reviewer_failed',
+      message: /Invalid API key|401/,
+      withinMs: 5_000,
+    },
     {
       name: 'prints VERDICT: APPROVED, leaves a background child holding its stdout and exits 1',
       script: { sh: 'cat > /dev/null; sleep 300 & echo $! > "$0.child"; echo "VERDICT: APPROVED"; exit 1' },
-      code: 'reviewer_failed', message: /exited with status 1/, withinMs: 5_000, childPidFile: '.child',
+      code: 'reviewer_failed',
+      message: /exited with status 1/,
+      withinMs: 5_000,
+      childPidFile: '.child',
     },
   ]
 
@@ -81,13 +151,20 @@ describe('reviewer faults on one run, one after another', () => {
       const beforeHandoff = handoffText(sb)
       const pidFile = join(stateDir, `fault-${index}.pid`)
       const started = Date.now()
-      const result = await sb.cli(faultArgs(fault.script, pidFile, ...(fault.extra ?? [])), { env: { STUB_STATE_DIR: join(stateDir, `s${index}`), ...fault.env } })
+      const result = await sb.cli(faultArgs(fault.script, pidFile, ...(fault.extra ?? [])), {
+        env: { STUB_STATE_DIR: join(stateDir, `s${index}`), ...fault.env },
+      })
       const elapsed = Date.now() - started
       const error = expectError(result, fault.code)
       expect(error.message).toMatch(fault.message)
       expect(elapsed, `review took ${elapsed} ms`).toBeLessThan(fault.withinMs)
 
-      const childFile = fault.childPidFile === 'child.pid' ? join(stateDir, `s${index}`, 'child.pid') : fault.childPidFile ? `${pidFile}${fault.childPidFile}` : null
+      const childFile =
+        fault.childPidFile === 'child.pid'
+          ? join(stateDir, `s${index}`, 'child.pid')
+          : fault.childPidFile
+            ? `${pidFile}${fault.childPidFile}`
+            : null
       const children = childFile ? [Number(readFileSync(childFile, 'utf8'))] : []
       await expectNoOrphans(pidFile, children)
 
@@ -96,7 +173,11 @@ describe('reviewer faults on one run, one after another', () => {
       expect(after.failed_reviews).toHaveLength(before.failed_reviews.length + 1)
       expect(after.failed_reviews.at(-1)).toMatchObject({ round: 1, tool: 'custom', code: fault.code })
       expect(after.revision).toBeGreaterThan(before.revision)
-      expect({ ...after, failed_reviews: before.failed_reviews, revision: 0, updated_at: '' }).toEqual({ ...before, revision: 0, updated_at: '' })
+      expect({ ...after, failed_reviews: before.failed_reviews, revision: 0, updated_at: '' }).toEqual({
+        ...before,
+        revision: 0,
+        updated_at: '',
+      })
       expect(after).toMatchObject({ phase: 'reviewing', review_claim: null })
       expect(after.rounds.at(-1)!.reviewer).toBeNull()
       // HANDOFF.md: its render, which a failed attempt does not change
@@ -126,7 +207,7 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
     return review
   }
 
-  it('takes the reviewer\'s whole process group down when review gets SIGTERM, and leaves the run ready for another review', async () => {
+  it("takes the reviewer's whole process group down when review gets SIGTERM, and leaves the run ready for another review", async () => {
     const { sb, runId } = await sandboxInReview()
     const before = sb.state(runId)
     const pidFile = join(tempDir('pl-fault-'), 'term.pid')
@@ -166,7 +247,9 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
       expect(sb.state(runId).review_claim).toBeNull()
       await waitFor(() => liveInGroup(claim.reviewer_pgid!).length === 0, "the killed review's reviewer to be ended")
     } finally {
-      try { process.kill(-reviewerPid, 'SIGKILL') } catch {}
+      try {
+        process.kill(-reviewerPid, 'SIGKILL')
+      } catch {}
     }
   }, 20_000)
 })
@@ -195,7 +278,10 @@ describe('reviewer faults: output size and bytes', () => {
     const pidFile = join(tempDir('pl-fault-'), 'bytes.pid')
     const sh = `cat > /dev/null; printf '1. [bug/minor] src/a.ts:1 \\342\\200\\224 caf\\351 \\377\\376 broken\\n\\033[31mred\\033[0m\\nVERDICT: CHANGES_REQUESTED\\n'`
     const doc = expectOk(await sb.cli(faultArgs({ sh }, pidFile)))
-    expect(doc).toMatchObject({ verdict: 'CHANGES_REQUESTED', findings: [expect.objectContaining({ id: '1.1', path: 'src/a.ts' })] })
+    expect(doc).toMatchObject({
+      verdict: 'CHANGES_REQUESTED',
+      findings: [expect.objectContaining({ id: '1.1', path: 'src/a.ts' })],
+    })
     await expectNoOrphans(pidFile)
     const text = handoffText(sb)
     expect(text).toBe(renderHandoff(sb.state(runId)))
