@@ -16,10 +16,11 @@ const scripts = readdirSync('scripts')
 // some commands run (the cost ledger, the reviewer call, the exporters) one chunk each. zx and proper-lockfile stay
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 const CORE = ['/lib/cli.ts', '/lib/errors.ts', '/lib/text.ts']
-const LIGHT_COST = ['/lib/cost/snapshot.ts', '/lib/cost/locate.ts']
+// status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
+const IN_LIB = ['/lib/cost/snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts']
 function chunkOf(id: string): string | undefined {
   if (CORE.some((path) => id.endsWith(path))) return 'core'
-  if (LIGHT_COST.some((path) => id.endsWith(path))) return 'lib'
+  if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   const area = /\/lib\/(cost|review|export)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined

@@ -19,8 +19,12 @@ export interface ScriptDef<A extends ArgsDef> {
   name: string
   description: string
   args: A
-  run: (args: ParsedArgs<A>) => Promise<Document | Outcome | RawOutput>
+  run: (args: ParsedArgs<A>, io: ScriptIO) => Promise<Document | Outcome | RawOutput>
 }
+
+/** A command's module, loaded when it runs (so each command loads only what it uses). */
+// biome-ignore lint/suspicious/noExplicitAny: each command declares its own flags; a loader only loads and runs it
+export type ScriptLoader = () => Promise<{ default: ScriptDef<any> }>
 
 export function defineScript<A extends ArgsDef>(def: ScriptDef<A>): ScriptDef<A> {
   return def
@@ -45,14 +49,25 @@ export const runArgs = {
   cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
 } as const satisfies ArgsDef
 
+/** A command's streams, injected so demo and tests run commands in-process with buffers instead of patching globals. */
 export interface ScriptIO {
+  /** What a body file `-` reads. */
+  stdin: AsyncIterable<Uint8Array | string>
   stdout: (text: string) => void
   stderr: (text: string) => void
 }
 
 const processIO: ScriptIO = {
+  get stdin() {
+    return process.stdin // a getter: touching process.stdin sets the stream up, so only a command that reads it does
+  },
   stdout: (text) => process.stdout.write(text),
   stderr: (text) => process.stderr.write(text),
+}
+
+/** stdin for an in-process call: the given text, once. */
+export async function* textInput(text: string): AsyncIterable<Uint8Array> {
+  yield new TextEncoder().encode(text)
 }
 
 /** Parse, run, print; returns the exit status. Never throws, never calls process.exit (it can cut stdout short). */
@@ -71,7 +86,7 @@ export async function runScript<A extends ArgsDef>(
   }
   try {
     const args = parseFlags(def, rawArgs)
-    const result = await def.run(args)
+    const result = await def.run(args, io)
     if (isRawOutput(result)) {
       io.stdout(result.raw)
       return 0

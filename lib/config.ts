@@ -5,6 +5,7 @@ import * as v from 'valibot'
 import { fail } from './errors.ts'
 import { configPath } from './paths.ts'
 import { AGENTS } from './state.ts'
+import { parseJson, validate } from './validate.ts'
 
 const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1))
 const Price = v.pipe(v.number(), v.minValue(0))
@@ -87,26 +88,5 @@ export function readConfigFile(file: string): ConfigFile | undefined {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     fail('config_invalid', `cannot read ${file}: ${(error as Error).message}`, { path: file })
   }
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    fail('config_invalid', `${file} is not valid JSON: ${(error as Error).message}`, {
-      path: file,
-      issues: [(error as Error).message],
-    })
-  }
-  if (Array.isArray(json)) {
-    // valibot's object schemas take an array for an object with no keys: a config that is a list is still wrong
-    fail('config_invalid', `${file}: (root): expected an object, got an array`, {
-      path: file,
-      issues: ['(root): expected an object, got an array'],
-    })
-  }
-  const result = v.safeParse(ConfigFile, json)
-  if (!result.success) {
-    const issues = result.issues.map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
-    fail('config_invalid', `${file}: ${issues.join('; ')}`, { path: file, issues })
-  }
-  return result.output
+  return validate(ConfigFile, parseJson(text, 'config_invalid', file), 'config_invalid', file)
 }

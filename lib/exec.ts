@@ -1,5 +1,6 @@
 // The one subprocess wrapper for short commands (git, gh): zx with an explicit preset, so ZX_* env vars can't flip it.
 import { fail } from './errors.ts'
+import { firstLineOf } from './text.ts'
 
 export interface ExecResult {
   ok: boolean
@@ -32,11 +33,6 @@ export async function exec(command: string, args: string[], options: ExecOptions
   return { ok: out.exitCode === 0, exitCode: out.exitCode, stdout: out.stdout, stderr: out.stderr }
 }
 
-/** The first line of what a failed command said, for an error message. */
-export function firstLine(text: string): string {
-  return text.trim().split('\n')[0] ?? ''
-}
-
 export async function execOrFail(
   command: string,
   args: string[],
@@ -45,8 +41,8 @@ export async function execOrFail(
   const result = await exec(command, args, options)
   if (!result.ok) {
     const said =
-      firstLine(result.stderr) ||
-      firstLine(result.stdout) ||
+      firstLineOf(result.stderr) ||
+      firstLineOf(result.stdout) ||
       (result.exitCode === null ? 'did not run' : `exit ${result.exitCode}`)
     fail(options.code ?? 'git_error', `${command} ${args.slice(0, 2).join(' ')} failed: ${said}`, {
       command: [command, ...args].join(' '),

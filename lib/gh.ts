@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
-import { exec, firstLine } from './exec.ts'
+import { exec } from './exec.ts'
+import { firstLineOf } from './text.ts'
 
 export const ghBin = () => process.env.PAIR_LOOP_GH || 'gh'
 
@@ -12,8 +13,8 @@ async function gh(args: string[], cwd: string): Promise<string> {
   if (!result.ok) {
     const missing = result.exitCode === 127 // bash's 'command not found'
     const said =
-      firstLine(result.stderr) ||
-      firstLine(result.stdout) ||
+      firstLineOf(result.stderr) ||
+      firstLineOf(result.stdout) ||
       (result.exitCode === null ? 'did not finish in time' : `exit ${result.exitCode}`)
     fail(
       'gh_error',
@@ -49,7 +50,7 @@ export async function createPr(
     .map((line) => line.trim())
     .find((line) => /\/pull\/\d+/.test(line))
   if (!url)
-    fail('gh_error', `gh pr create did not print a PR URL (got ${JSON.stringify(firstLine(out))})`, {
+    fail('gh_error', `gh pr create did not print a PR URL (got ${JSON.stringify(firstLineOf(out))})`, {
       stdout: out.slice(0, 2000),
     })
   return { number: Number(/\/pull\/(\d+)/.exec(url)![1]), url }
@@ -70,7 +71,7 @@ export async function commentOnPr(cwd: string, pr: number, body: string): Promis
       url = (JSON.parse(out) as { html_url?: unknown }).html_url
     } catch {}
     if (typeof url !== 'string')
-      fail('gh_error', `gh api did not return the comment's html_url (got ${JSON.stringify(firstLine(out))})`, {
+      fail('gh_error', `gh api did not return the comment's html_url (got ${JSON.stringify(firstLineOf(out))})`, {
         stdout: out.slice(0, 2000),
       })
     return url

@@ -2,7 +2,8 @@
 import { existsSync, readFileSync, realpathSync, statSync, appendFileSync, mkdirSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fail } from './errors.ts'
-import { exec, execOrFail, firstLine } from './exec.ts'
+import { exec, execOrFail } from './exec.ts'
+import { firstLineOf } from './text.ts'
 import type { DiffStat } from './state.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
@@ -15,7 +16,7 @@ const git = (cwd: string, args: string[]) => execOrFail('git', args, { cwd, code
 export async function topLevel(cwd: string): Promise<string> {
   if (!existsSync(cwd)) fail('git_error', `directory ${cwd} does not exist`, { cwd })
   const result = await exec('git', ['rev-parse', '--show-toplevel'], { cwd })
-  if (!result.ok) fail('git_error', `${cwd} is not inside a git repository (${firstLine(result.stderr)})`, { cwd })
+  if (!result.ok) fail('git_error', `${cwd} is not inside a git repository (${firstLineOf(result.stderr)})`, { cwd })
   return realpathSync(result.stdout.trim())
 }
 
@@ -45,7 +46,10 @@ export async function headSha(cwd: string): Promise<string> {
 export async function resolveCommit(cwd: string, rev: string): Promise<string> {
   const result = await exec('git', ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`], { cwd })
   if (!result.ok)
-    fail('git_error', `unknown base ${JSON.stringify(rev)}: ${firstLine(result.stderr)}`, { flag: '--base', base: rev })
+    fail('git_error', `unknown base ${JSON.stringify(rev)}: ${firstLineOf(result.stderr)}`, {
+      flag: '--base',
+      base: rev,
+    })
   return result.stdout.trim()
 }
 

@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
 
+/** Run ids look like 20261130-051500-a1b2c3: anything else can't name a state file. */
 export const RUN_ID_PATTERN = /^\d{8}-\d{6}-[0-9a-f]{6}$/
 
 export function pairLoopHome(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,7 +1,8 @@
 // The PR body: task, who reviewed, a table of rounds, the cost, what is still open, and the whole transcript.
-import { neutraliseInline, renderHandoff } from './handoff.ts'
+import { renderHandoff } from './handoff.ts'
+import { neutraliseInline } from './neutralise.ts'
 import { fenceFor } from './markdown.ts'
-import { openFindings } from './loop.ts'
+import { openFindings } from './run-queries.ts'
 import type { RunState } from './state.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536

@@ -1,5 +1,6 @@
 // The run state schema: one valibot schema, the types derived from it.
 import * as v from 'valibot'
+import { RUN_ID_PATTERN } from './paths.ts'
 
 export const AGENTS = ['claude', 'codex'] as const
 export const REVIEWER_TOOLS = ['claude', 'codex', 'custom'] as const
@@ -126,7 +127,7 @@ export const BudgetOverride = v.object({
 export const RunState = v.object({
   version: v.literal(1),
   revision: Count,
-  run_id: v.pipe(v.string(), v.regex(/^\d{8}-\d{6}-[0-9a-f]{6}$/)),
+  run_id: v.pipe(v.string(), v.regex(RUN_ID_PATTERN)),
   task: v.string(),
   repo: v.string(),
   branch: v.string(),
@@ -165,4 +166,5 @@ export type BudgetOverride = v.InferOutput<typeof BudgetOverride>
 export type Phase = (typeof PHASES)[number]
 export type Agent = (typeof AGENTS)[number]
 export type Verdict = (typeof VERDICTS)[number]
-export type Disposition = (typeof DISPOSITIONS)[number]
+export type Outcome = (typeof OUTCOMES)[number]
+export type ReviewClaim = v.InferOutput<typeof ReviewClaim>

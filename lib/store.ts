@@ -3,8 +3,9 @@ import { lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import * as v from 'valibot'
 import { fail, PairLoopError } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
-import { RUN_ID_PATTERN, pairLoopHome, runStatePath, runsDir } from './paths.ts'
+import { pairLoopHome, RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
 import { RunState } from './state.ts'
+import { parseJson, validate } from './validate.ts'
 
 export interface StoreOptions {
   home?: string
@@ -37,19 +38,16 @@ export function readRun(id: string, home = pairLoopHome()): RunState {
   return parseRunState(text, path)
 }
 
+const LEFT_AS_IT_IS = '; it was left as it is'
+
 export function parseRunState(text: string, path: string): RunState {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    fail('state_malformed', `${path} is not valid JSON (${(error as Error).message}); it was left as it is`, { path })
-  }
-  const result = v.safeParse(RunState, json)
-  if (!result.success) {
-    const issues = result.issues.slice(0, 10).map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
-    fail('state_malformed', `${path} fails the run schema; it was left as it is`, { path, issues })
-  }
-  return result.output
+  return validate(
+    RunState,
+    parseJson(text, 'state_malformed', path, LEFT_AS_IT_IS),
+    'state_malformed',
+    path,
+    LEFT_AS_IT_IS,
+  )
 }
 
 /** Every run on disk, newest first; a file that fails its schema is reported, not skipped silently. */
@@ -77,7 +75,9 @@ export function listRuns(home = pairLoopHome()): ListedRun[] {
     })
 }
 
-type Mutation<T> = (state: RunState) => { state: RunState; result: T } | { state?: undefined; result: T }
+/** What a change of a run yields: the state to write (none: nothing changes, `revision` stays) and a result. */
+export type Step<T> = { state: RunState; result: T } | { state?: undefined; result: T }
+type Mutation<T> = (state: RunState) => Step<T>
 
 /**
  * Lock, read, change, write, render, release. A mutation that returns no new state writes nothing

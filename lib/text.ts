@@ -10,3 +10,8 @@ const CONTROL =
 export function stripControl(text: string): string {
   return text.replace(/\r\n?|[\x85\u2028\u2029]/g, '\n').replace(CONTROL, '')
 }
+
+/** The first line of what a program said, made safe to print and kept short: for an error message. */
+export function firstLineOf(text: string, maxChars = 300): string {
+  return stripControl(text).trim().split('\n')[0]?.slice(0, maxChars) ?? ''
+}

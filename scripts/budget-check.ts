@@ -3,7 +3,8 @@
 import { decimalFlag, defineScript, isMain, main, runArgs, withExit } from '../lib/cli.ts'
 import { assessBudget } from '../lib/cost/brake.ts'
 import { ERROR_CODES } from '../lib/errors.ts'
-import { expectPhase, resolveRun } from '../lib/loop.ts'
+import { resolveRun } from '../lib/run-access.ts'
+import { expectPhase } from '../lib/transitions.ts'
 
 const budgetCheck = defineScript({
   name: 'budget-check',

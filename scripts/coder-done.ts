@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // coder-done: the coder hands its round to the reviewer.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { readBody } from '../lib/body.ts'
+import { readBody } from '../lib/body-input.ts'
 import { checkBudgetBrake } from '../lib/cost/brake.ts'
 import { newestCoderSession } from '../lib/cost/locate.ts'
 import { fail } from '../lib/errors.ts'
 import { diffStat } from '../lib/git.ts'
-import { changeRun, expectPhase, lastReview, nextStep, nowIso, resolveRun } from '../lib/loop.ts'
-import type { RunState } from '../lib/state.ts'
+import { changeRun, nowIso, resolveRun } from '../lib/run-access.ts'
+import { nextStep } from '../lib/run-queries.ts'
+import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
 const coderDone = defineScript({
   name: 'coder-done',
@@ -32,17 +33,18 @@ const coderDone = defineScript({
       description: 'the person chose to go on at or over the budget (recorded on the run)',
     },
   },
-  async run(args) {
+  async run(args, io) {
     if (args.summary !== undefined && args['summary-file'] !== undefined)
       fail('usage', 'give --summary or --summary-file, not both', { flag: '--summary-file' })
     const findingsAddressed = integerFlag(args['findings-addressed'], 'findings-addressed') ?? null
     const summary =
       args['summary-file'] !== undefined
-        ? await readBody(args['summary-file'], 'summary-file', args.cwd)
+        ? await readBody(args['summary-file'], 'summary-file', { cwd: args.cwd, stdin: io.stdin })
         : (args.summary ?? '').trim()
+    const overCap = args['over-cap'] ?? false
 
     const run = resolveRun(args)
-    checkCanOpenRound(run, args['over-cap'] ?? false)
+    checkCanOpenRound(run, overCap) // before the costly parts; again under the lock, where it counts
     const { override } = await checkBudgetBrake(run, {
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
@@ -50,47 +52,20 @@ const coderDone = defineScript({
     const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo)
     const diff = await diffStat(run.repo, run.base_sha)
 
-    return changeRun(run.run_id, (state) => {
-      checkCanOpenRound(state, args['over-cap'] ?? false) // again under the lock: another command may have moved it
-      const n = state.rounds.length + 1
-      state.rounds.push({
-        n,
-        coder: {
-          summary,
-          session_id: sessionId,
-          diff,
-          findings_addressed: findingsAddressed,
-          over_cap: n > state.max_rounds,
-          over_budget: override !== null,
-          started_at: lastReview(state)?.at ?? state.created_at,
-          done_at: nowIso(),
-        },
-        reviewer: null,
-      })
-      if (override) state.budget_overrides.push({ ...override, round: n })
-      state.phase = 'reviewing'
-      return { state, result: { run_id: state.run_id, round: n, session_id: sessionId, diff, next: nextStep(state) } }
-    })
+    const state = await changeRun(run.run_id, (current) =>
+      openRound(current, {
+        summary,
+        session_id: sessionId,
+        diff,
+        findings_addressed: findingsAddressed,
+        over_cap: overCap,
+        override,
+        now: nowIso(),
+      }),
+    )
+    return { run_id: state.run_id, round: state.rounds.length, session_id: sessionId, diff, next: nextStep(state) }
   },
 })
-
-/** A new round needs phase coding (or capped with the person's --over-cap), and room under max_rounds. */
-function checkCanOpenRound(run: RunState, overCap: boolean): void {
-  expectPhase(run, ['coding', 'capped'], 'coder-done')
-  const n = run.rounds.length + 1
-  if (n > run.max_rounds && !overCap) {
-    fail(
-      'round_cap',
-      `run ${run.run_id} has used its ${run.max_rounds} rounds; ask the person, then pass --over-cap to go on`,
-      {
-        run_id: run.run_id,
-        max_rounds: run.max_rounds,
-        rounds: run.rounds.length,
-        next: 'ask-user',
-      },
-    )
-  }
-}
 
 export default coderDone
 if (isMain(import.meta)) await main(coderDone)

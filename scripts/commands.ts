@@ -1,11 +1,8 @@
 // The command table: name → lazy loader, so a command loads only what it uses.
-// Its own module (not the dispatcher's) so demo can run commands without importing the entry point.
-import type { ScriptDef } from '../lib/cli.ts'
+// Its own module (not the dispatcher's) so tests can list the commands without running the entry point.
+import type { ScriptLoader } from '../lib/cli.ts'
 
-// biome-ignore lint/suspicious/noExplicitAny: each command declares its own flags; the table only loads and runs them
-export type Loader = () => Promise<{ default: ScriptDef<any> }>
-
-export const COMMANDS: Record<string, Loader> = {
+export const COMMANDS: Record<string, ScriptLoader> = {
   start: () => import('./start.ts'),
   'coder-done': () => import('./coder-done.ts'),
   review: () => import('./review.ts'),

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { defineScript, isMain, main, runScript, type Document } from '../lib/cli.ts'
+import { defineScript, isMain, main, runScript, textInput, type Document, type ScriptLoader } from '../lib/cli.ts'
 import { fail } from '../lib/errors.ts'
 import { execOrFail } from '../lib/exec.ts'
 
@@ -109,45 +109,38 @@ function demoReviewerCommand(): string[] {
   return [process.execPath, ...(isDeno ? ['run', '-A'] : []), path]
 }
 
+/** The commands the demo runs, loaded by name (not through the dispatcher's table, which lists the demo itself). */
+const STEPS: Record<string, ScriptLoader> = {
+  start: () => import('./start.ts'),
+  'coder-done': () => import('./coder-done.ts'),
+  review: () => import('./review.ts'),
+  reply: () => import('./reply.ts'),
+  'budget-check': () => import('./budget-check.ts'),
+  finish: () => import('./finish.ts'),
+  status: () => import('./status.ts'),
+}
+
 async function runCommand(argv: string[], cwd: string, input?: string): Promise<Document> {
-  const { COMMANDS } = await import('./commands.ts')
-  const load = COMMANDS[argv[0]!]
+  const load = STEPS[argv[0]!]
   if (!load) fail('internal', `demo step ${argv[0]} is not a command`)
   let out = ''
   let err = ''
-  const restoreStdin = input === undefined ? null : fakeStdin(input)
-  try {
-    const exit = await runScript((await load()).default, [...argv.slice(1), '--cwd', cwd], {
-      stdout: (t) => {
-        out += t
-      },
-      stderr: (t) => {
-        err += t
-      },
-    })
-    const doc = JSON.parse(out) as Document
-    if (exit !== 0)
-      fail('internal', `demo step \`${argv.join(' ')}\` failed (exit ${exit}): ${err.trim()}`, {
-        step: argv[0],
-        document: doc,
-      })
-    return doc
-  } finally {
-    restoreStdin?.()
-  }
-}
-
-/** `--body-file -` reads process.stdin; the demo hands it a string instead. */
-function fakeStdin(text: string): () => void {
-  const descriptor = Object.getOwnPropertyDescriptor(process, 'stdin')!
-  Object.defineProperty(process, 'stdin', {
-    configurable: true,
-    get: () =>
-      (async function* () {
-        yield Buffer.from(text)
-      })(),
+  const exit = await runScript((await load()).default, [...argv.slice(1), '--cwd', cwd], {
+    stdin: textInput(input ?? ''),
+    stdout: (text) => {
+      out += text
+    },
+    stderr: (text) => {
+      err += text
+    },
   })
-  return () => Object.defineProperty(process, 'stdin', descriptor)
+  const doc = JSON.parse(out) as Document
+  if (exit !== 0)
+    fail('internal', `demo step \`${argv.join(' ')}\` failed (exit ${exit}): ${err.trim()}`, {
+      step: argv[0],
+      document: doc,
+    })
+  return doc
 }
 
 function summarise(doc: Document): string {

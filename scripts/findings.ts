@@ -3,7 +3,8 @@
 import { defineScript, isMain, main, rawOutput, runArgs, type RawOutput } from '../lib/cli.ts'
 import { toRdjsonl } from '../lib/export/rdjsonl.ts'
 import { toSarif } from '../lib/export/sarif.ts'
-import { allFindings, resolveRun } from '../lib/loop.ts'
+import { resolveRun } from '../lib/run-access.ts'
+import { allFindings } from '../lib/run-queries.ts'
 import { packageRoot } from '../lib/package.ts'
 import type { RunState } from '../lib/state.ts'
 

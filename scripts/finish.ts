@@ -5,10 +5,11 @@ import { cachedCostSummary } from '../lib/cost/snapshot.ts'
 import { fail } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
 import { createPr } from '../lib/gh.ts'
-import { changeRun, expectPhase, nowIso, resolveRun } from '../lib/loop.ts'
+import { changeRun, nowIso, resolveRun } from '../lib/run-access.ts'
 import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
+import { attachPr, checkVerdict, closeRun } from '../lib/transitions.ts'
 
 const finish = defineScript({
   name: 'finish',
@@ -39,17 +40,9 @@ const finish = defineScript({
     const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
 
     const closed = await changeRun(run.run_id, (state) => {
-      checkVerdict(state, args.verdict)
-      const alreadyClosed = state.phase === 'finished'
-      if (alreadyClosed && (pr === null || pr === state.pr)) return { result: state } // a replay: nothing changes
-      if (pr !== null) state.pr = pr
-      if (!alreadyClosed) {
-        state.phase = 'finished'
-        state.outcome = { verdict: args.verdict, finished_at: nowIso() }
-        state.review_claim = null
-      }
-      writeBody(state)
-      return { state, result: state }
+      const step = closeRun(state, { verdict: args.verdict, pr, now: nowIso() })
+      if (step.state) writeBody(step.state)
+      return step
     })
     if (!createPrWanted || closed.pr !== null) return document(closed) // --create-pr on a run with a PR reports that PR
 
@@ -62,10 +55,9 @@ const finish = defineScript({
       draft: args.draft ?? false,
     })
     const withPr = await changeRun(run.run_id, (state) => {
-      state.pr = created.number
-      state.pr_url = created.url
-      writeBody(state)
-      return { state, result: state }
+      const step = attachPr(state, created)
+      writeBody(step.state!)
+      return step
     })
     return document(withPr)
 
@@ -82,25 +74,6 @@ const finish = defineScript({
     }
   },
 })
-
-function checkVerdict(run: RunState, verdict: (typeof OUTCOMES)[number]): void {
-  if (run.phase === 'finished') {
-    if (run.outcome?.verdict !== verdict) {
-      fail(
-        'wrong_phase',
-        `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr or --create-pr`,
-        {
-          run_id: run.run_id,
-          phase: run.phase,
-          recorded_verdict: run.outcome?.verdict,
-          next: null,
-        },
-      )
-    }
-    return
-  }
-  if (verdict === 'APPROVED') expectPhase(run, ['approved'], 'finish --verdict APPROVED')
-}
 
 export default finish
 if (isMain(import.meta)) await main(finish)

@@ -4,8 +4,6 @@ import { isMain, runScript } from '../lib/cli.ts'
 import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
 
-export { COMMANDS }
-
 export async function dispatch(argv: string[]): Promise<number> {
   const [command, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') {

@@ -6,10 +6,12 @@ import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli
 import { loadConfig } from '../lib/config.ts'
 import { fail } from '../lib/errors.ts'
 import { currentBranch, dirtyPaths, ensureExcluded, headSha, localBranch, resolveCommit, topLevel } from '../lib/git.ts'
-import { handoffPath, isActive, nextStep, nowIso, runsOfRepo, writeHandoff } from '../lib/loop.ts'
+import { handoffPath, nowIso, runsOfRepo, writeHandoff } from '../lib/run-access.ts'
+import { isActive, nextStep } from '../lib/run-queries.ts'
 import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
-import { AGENTS, type RunState } from '../lib/state.ts'
+import { AGENTS } from '../lib/state.ts'
 import { createRun, ensureRunsDir, withLock } from '../lib/store.ts'
+import { newRun } from '../lib/transitions.ts'
 
 const start = defineScript({
   name: 'start',
@@ -49,10 +51,7 @@ const start = defineScript({
     checkNoActiveRun(repo)
 
     const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
-    const now = nowIso()
-    const state: RunState = {
-      version: 1,
-      revision: 1,
+    const state = newRun({
       run_id: newRunId(),
       task: args.task.trim(),
       repo,
@@ -61,21 +60,10 @@ const start = defineScript({
       base_branch: args.base ? await localBranch(repo, args.base) : null,
       coder: args.coder ?? config.pair_loop.coder,
       reviewer: args.reviewer ?? config.pair_loop.reviewer,
-      reviewer_fallback: false,
       max_rounds: maxRounds,
       budget_usd: budget,
-      phase: 'coding',
-      rounds: [],
-      replies: {},
-      review_claim: null,
-      failed_reviews: [],
-      budget_overrides: [],
-      outcome: null,
-      pr: null,
-      pr_url: null,
-      created_at: now,
-      updated_at: now,
-    }
+      now: nowIso(),
+    })
     // check and create under one lock per repository: two starts at once must not both open a run
     ensureRunsDir()
     await withLock(

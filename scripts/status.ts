@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // status: where a run stands (or every run, with --all); --wait blocks until it changes.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { currentRound, handoffPath, nextStep, openFindings, resolveRun, roundsLeft } from '../lib/loop.ts'
+import { handoffPath, resolveRun } from '../lib/run-access.ts'
+import { currentRound, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
 import type { RunState } from '../lib/state.ts'
 import { listRuns, readRun } from '../lib/store.ts'

@@ -4,10 +4,10 @@ import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { parseFindings, parseVerdict, reviewerProse } from '../lib/handoff.ts'
-import { changeRun } from '../lib/loop.ts'
-import { applyReview } from '../lib/review/record.ts'
+import { parseFindings, parseVerdict, reviewerProse } from '../lib/review/grammar.ts'
+import { changeRun } from '../lib/run-access.ts'
 import type { RunState } from '../lib/state.ts'
+import { applyReview } from '../lib/transitions.ts'
 import { readRun } from '../lib/store.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -169,8 +169,13 @@ export async function recordReview(
   try {
     await changeRun(
       runId,
-      (state) => ({
-        state: applyReview(state, {
+      (state) => {
+        const now = new Date().toISOString()
+        const claimed = {
+          ...state,
+          review_claim: { pid: process.pid, host: 'test', started_at: now, reviewer_pgid: null, reviewer_start: null },
+        }
+        const review = {
           tool,
           fallback_used: false,
           verdict,
@@ -184,10 +189,10 @@ export async function recordReview(
           duration_ms: 0,
           raw_output_path: null,
           over_budget: false,
-          at: new Date().toISOString(),
-        }),
-        result: undefined,
-      }),
+          at: now,
+        }
+        return { state: applyReview(claimed, { review, pid: process.pid }).state, result: undefined }
+      },
       home,
     )
   } finally {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decimalFlag, defineScript, integerFlag, parseFlags, runScript, withExit } from '../lib/cli.ts'
+import { decimalFlag, defineScript, integerFlag, parseFlags, runScript, textInput, withExit } from '../lib/cli.ts'
 import { ERROR_CODES, PairLoopError, type ErrorCode } from '../lib/errors.ts'
 import { sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
@@ -101,6 +101,7 @@ describe('runScript', () => {
     return {
       out,
       io: {
+        stdin: textInput(''),
         stdout: (t: string) => {
           out.stdout += t
         },

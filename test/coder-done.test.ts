@@ -3,7 +3,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { claudeProjectDir } from '../lib/cost/locate.ts'
 import { renderHandoff } from '../lib/handoff.ts'
-import { MAX_BODY_BYTES } from '../lib/body.ts'
+import { MAX_BODY_BYTES } from '../lib/body-input.ts'
 import { recordReview, sandbox, tempDir, writeFiles } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun } from './_expect.ts'
 

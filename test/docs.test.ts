@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url'
 import type { ArgsDef } from 'citty'
 import { describe, expect, it } from 'vitest'
 import { codeTable } from '../lib/errors.ts'
-import { COMMANDS } from '../scripts/pair-loop.ts'
+import { COMMANDS } from '../scripts/commands.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SKILL = 'skills/pair-loop/SKILL.md'

@@ -1,14 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import {
-  findingKey,
-  neutralise,
-  parseFindings,
-  parseVerdict,
-  renderHandoff,
-  type ParsedFinding,
-} from '../lib/handoff.ts'
+import { renderHandoff } from '../lib/handoff.ts'
+import { neutralise } from '../lib/neutralise.ts'
+import { findingKey, parseFindings, parseVerdict, type ParsedFinding } from '../lib/review/grammar.ts'
 import type { Finding, RunState } from '../lib/state.ts'
 import { recordReview, sandbox } from './_helpers.ts'
 import { expectOk, startRun } from './_expect.ts'

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { MAX_BODY_BYTES } from '../lib/body.ts'
+import { MAX_BODY_BYTES } from '../lib/body-input.ts'
 import { renderHandoff } from '../lib/handoff.ts'
 import { DISPOSITIONS } from '../lib/state.ts'
 import { recordReview, sandbox, tempDir } from './_helpers.ts'

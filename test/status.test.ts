@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { changeRun } from '../lib/loop.ts'
+import { changeRun } from '../lib/run-access.ts'
 import { runStatePath } from '../lib/paths.ts'
 import { recordReview, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun, type Sandbox } from './_expect.ts'

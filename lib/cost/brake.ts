@@ -1,7 +1,8 @@
 // The budget: levels against the limit, and the brake that keeps a round from opening at or over it.
 import { loadConfig, type Config } from '../config.ts'
 import { PairLoopError } from '../errors.ts'
-import { currentRound, nowIso } from '../loop.ts'
+import { nowIso } from '../run-access.ts'
+import { currentRound } from '../run-queries.ts'
 import { pairLoopHome } from '../paths.ts'
 import type { BudgetOverride, RunState } from '../state.ts'
 import { computeLedger, type Ledger } from './ledger.ts'

@@ -2,8 +2,10 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ErrorCode } from '../errors.ts'
-import { parseFindings, parseVerdict, reviewerProse, stripControl, type ParsedFinding } from '../handoff.ts'
-import type { ReviewerCost, RunState, Usage, Verdict } from '../state.ts'
+import { firstLineOf, stripControl } from '../text.ts'
+import { parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from './grammar.ts'
+import type { CallSpend } from '../cost/review-calls.ts'
+import type { ReviewerCost, RunState, Verdict } from '../state.ts'
 import { isBinary, parseReviewerOutput, troubleLine, type ReviewerReply } from './output.ts'
 import { runReviewerProcess, type RunResult } from './process.ts'
 import { buildPrompt, buildReask, workingDiff } from './prompt.ts'
@@ -25,10 +27,8 @@ export interface ConductOptions {
   onSpawn?: (pid: number) => void
 }
 
-export interface CallRecord {
+export interface CallRecord extends CallSpend {
   reply: ReviewerReply | null
-  cost: ReviewerCost | null
-  duration_ms: number
   raw_output_path: string
 }
 
@@ -121,7 +121,13 @@ async function callReviewer(run: RunState, prompt: string, attempt: number, opti
   const stdout = result.stdout.toString('utf8')
   const reply = result.stdout.length || lastMessage ? parseReviewerOutput(stdout, lastMessage) : null
   const cost = reply ? safeCost(options, reply) : null
-  const record: CallRecord = { reply, cost, duration_ms: result.durationMs, raw_output_path: rawPath }
+  const record: CallRecord = {
+    reply,
+    usage: reply?.usage ?? null,
+    cost,
+    duration_ms: result.durationMs,
+    raw_output_path: rawPath,
+  }
   const failure = judgeFailure(choice.tool, result, reply, options.timeoutMs)
   if (failure) return { record, failure }
   return { record, text: stripControl(reply!.text!) }
@@ -143,7 +149,7 @@ export function judgeFailure(
   reply: ReviewerReply | null,
   timeoutMs: number,
 ): { code: ErrorCode; message: string } | null {
-  const said = firstLine(result.stderr.toString('utf8'))
+  const said = firstLineOf(result.stderr.toString('utf8'))
   if (result.timedOut)
     return {
       code: 'reviewer_timeout',
@@ -192,47 +198,10 @@ export function judgeFailure(
   return null
 }
 
-function firstLine(text: string): string {
-  return stripControl(text).trim().split('\n')[0]?.slice(0, 300) ?? ''
-}
-
 function readIfThere(path: string): string | null {
   try {
     return readFileSync(path, 'utf8')
   } catch {
     return null
-  }
-}
-
-/** The round's usage and cost over every call it took (a re-ask is paid for too). */
-export function sumCalls(calls: CallRecord[]): { usage: Usage | null; cost: ReviewerCost | null; duration_ms: number } {
-  let usage: Usage | null = null
-  let cost: ReviewerCost | null = null
-  for (const call of calls) {
-    const u = call.reply?.usage
-    if (u) usage = usage ? addUsage(usage, u) : { ...u }
-    if (call.cost) cost = cost ? mergeCost(cost, call.cost) : { ...call.cost }
-  }
-  return { usage, cost, duration_ms: calls.reduce((sum, call) => sum + call.duration_ms, 0) }
-}
-
-function addUsage(a: Usage, b: Usage): Usage {
-  const total = { ...a }
-  for (const key of Object.keys(total) as Array<keyof Usage>) total[key] = (a[key] ?? 0) + (b[key] ?? 0)
-  return total
-}
-
-function mergeCost(a: ReviewerCost, b: ReviewerCost): ReviewerCost {
-  const models = { ...a.models }
-  for (const [model, usd] of Object.entries(b.models ?? {})) models[model] = (models[model] ?? 0) + usd
-  const sum = (x: number | null | undefined, y: number | null | undefined) =>
-    (x === null || x === undefined) && (y === null || y === undefined) ? null : (x ?? 0) + (y ?? 0)
-  return {
-    usd: sum(a.usd, b.usd),
-    source: a.source === b.source ? a.source : `${a.source}+${b.source}`,
-    models,
-    unpriced_models: [...new Set([...(a.unpriced_models ?? []), ...(b.unpriced_models ?? [])])],
-    transcript_usd: sum(a.transcript_usd, b.transcript_usd),
-    reported_usd: sum(a.reported_usd, b.reported_usd),
   }
 }

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execOrFail } from '../exec.ts'
 import { HANDOFF_NAME, HANDOFF_TEMP_GLOB } from '../git.ts'
-import { neutraliseInline, renderConversation } from '../handoff.ts'
+import { renderConversation } from '../handoff.ts'
+import { neutraliseInline } from '../neutralise.ts'
+import { GRAMMAR } from './grammar.ts'
 import { fenced } from '../markdown.ts'
 import type { RunState } from '../state.ts'
 
@@ -67,22 +69,6 @@ function cutAtLine(text: string, maxBytes: number): string {
   const lastNewline = head.lastIndexOf('\n')
   return lastNewline > 0 ? head.slice(0, lastNewline + 1) : head
 }
-
-export const GRAMMAR = `List each finding on its own line, numbered from 1:
-
-N. [category/severity] path:line — what is wrong, and what to do about it
-
-- category: one word, e.g. bug, security, performance, concurrency, error-handling, tests, docs, style, maintainability
-- severity (optional): blocker, major, minor or nit
-- path:line may be path:start-end; leave the location out when the finding is not about one place
-
-Then end your answer with exactly one verdict line, on its own:
-
-VERDICT: APPROVED
-or
-VERDICT: CHANGES_REQUESTED
-
-APPROVED means nothing is left that must change. Do not put a verdict anywhere else.`
 
 export function buildPrompt(run: RunState, diff: WorkingDiff): string {
   const round = run.rounds.length

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFile
 import { basename, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { renderHandoff } from '../../lib/handoff.ts'
-import { changeRun } from '../../lib/loop.ts'
+import { changeRun } from '../../lib/run-access.ts'
 import { runStatePath, runsDir } from '../../lib/paths.ts'
 import type { RunState } from '../../lib/state.ts'
 import { parseRunState } from '../../lib/store.ts'

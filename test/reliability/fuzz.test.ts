@@ -5,20 +5,16 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import { runScript, type ScriptDef, type ScriptIO } from '../../lib/cli.ts'
+import { runScript, textInput, type ScriptDef, type ScriptIO } from '../../lib/cli.ts'
 import { readConfigFile } from '../../lib/config.ts'
 import { claudeParser, scanClaude } from '../../lib/cost/claude.ts'
 import { codexParser, scanCodex } from '../../lib/cost/codex.ts'
 import type { Sink } from '../../lib/cost/cache.ts'
 import { ERROR_CODES, PairLoopError, type ErrorCode } from '../../lib/errors.ts'
-import {
-  neutralise,
-  parseFindings,
-  parseVerdict,
-  renderHandoff,
-  reviewerProse,
-  stripControl,
-} from '../../lib/handoff.ts'
+import { renderHandoff } from '../../lib/handoff.ts'
+import { neutralise } from '../../lib/neutralise.ts'
+import { parseFindings, parseVerdict, reviewerProse } from '../../lib/review/grammar.ts'
+import { stripControl } from '../../lib/text.ts'
 import { judgeFailure } from '../../lib/review/conduct.ts'
 import { parseReviewerOutput } from '../../lib/review/output.ts'
 import type { RunState } from '../../lib/state.ts'
@@ -728,6 +724,7 @@ describe('fuzz: command-line flags', () => {
   const io = () => {
     const out = { stdout: '', stderr: '' }
     const sink: ScriptIO = {
+      stdin: textInput(''),
       stdout: (text) => {
         out.stdout += text
       },

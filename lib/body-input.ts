@@ -1,12 +1,16 @@
-// Bodies (summaries, replies) come from a file or stdin, never argv: checked for presence, size and UTF-8.
+// Bodies given as input (summaries, replies) come from a file or stdin, never argv: checked for presence, size and UTF-8.
 import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fail } from './errors.ts'
 
 export const MAX_BODY_BYTES = 64 * 1024
 
-export async function readBody(source: string, flag: string, cwd = process.cwd()): Promise<string> {
-  const bytes = source === '-' ? await readStdin(flag) : readBodyFile(resolve(cwd, source), flag)
+export async function readBody(
+  source: string,
+  flag: string,
+  { cwd = process.cwd(), stdin }: { cwd?: string; stdin: AsyncIterable<Uint8Array | string> },
+): Promise<string> {
+  const bytes = source === '-' ? await readStdin(stdin, flag) : readBodyFile(resolve(cwd, source), flag)
   let text: string
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
@@ -52,11 +56,12 @@ function readBodyFile(path: string, flag: string): Uint8Array {
   }
 }
 
-async function readStdin(flag: string): Promise<Uint8Array> {
+async function readStdin(stdin: AsyncIterable<Uint8Array | string>, flag: string): Promise<Uint8Array> {
   const chunks: Buffer[] = []
   let size = 0
-  for await (const chunk of process.stdin) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string)
+  for await (const chunk of stdin) {
+    const buffer =
+      typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)
     size += buffer.length
     if (size > MAX_BODY_BYTES) tooBig('-', flag, size)
     chunks.push(buffer)

@@ -1,66 +1,15 @@
-// The loop's rules: which run a command means, which phase it needs, and what the agent should run next.
+// Which run a command means (`--run`, or the active run of the repository here), and changing it under its lock
+// with HANDOFF.md re-rendered from what was written.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
-import { HANDOFF_NAME, findTopLevelFast } from './git.ts'
+import { findTopLevelFast, HANDOFF_NAME } from './git.ts'
 import { renderHandoff } from './handoff.ts'
 import { checkRunId, pairLoopHome } from './paths.ts'
-import type { Finding, Phase, RunState } from './state.ts'
+import { isActive } from './run-queries.ts'
+import type { RunState } from './state.ts'
 import { listRuns, readRun, updateRun } from './store.ts'
-
-export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'ask-user' | null
-
-export const isActive = (run: RunState) => run.phase !== 'finished'
-
-export function lastReview(run: RunState) {
-  return run.rounds.at(-1)?.reviewer ?? null
-}
-
-/** Findings of the latest review that have no reply yet. */
-export function openFindings(run: RunState): Finding[] {
-  return (lastReview(run)?.findings ?? []).filter((finding) => !run.replies[finding.id])
-}
-
-export function allFindings(run: RunState): Finding[] {
-  return run.rounds.flatMap((round) => round.reviewer?.findings ?? [])
-}
-
-export function nextStep(run: RunState): NextStep {
-  switch (run.phase) {
-    case 'coding':
-      return openFindings(run).length > 0 ? 'reply' : 'coder-done'
-    case 'reviewing':
-      return 'review'
-    case 'approved':
-      return 'finish'
-    case 'capped':
-      return 'ask-user'
-    case 'finished':
-      return null
-  }
-}
-
-export const roundsLeft = (run: RunState) => Math.max(0, run.max_rounds - run.rounds.length)
-
-/** The round being worked on: in `coding` it is the next one, otherwise the latest. */
-export const currentRound = (run: RunState) =>
-  run.phase === 'coding' ? run.rounds.length + 1 : Math.max(1, run.rounds.length)
-
-export function expectPhase(run: RunState, allowed: Phase[], command: string): void {
-  if (allowed.includes(run.phase)) return
-  const next = nextStep(run)
-  fail(
-    'wrong_phase',
-    `${command} needs phase ${allowed.join(' or ')}, but run ${run.run_id} is ${run.phase}${next ? `; run \`${next}\` next` : ''}`,
-    {
-      run_id: run.run_id,
-      phase: run.phase,
-      expected_phase: allowed,
-      next,
-    },
-  )
-}
 
 /** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
 export function runsOfRepo(repo: string, home = pairLoopHome()): RunState[] {
@@ -88,7 +37,10 @@ export function resolveRun(
       repo: top,
     })
   if (here.length > 1)
-    fail('usage', `${here.length} active runs in ${top}; pass --run`, { repo: top, run_ids: here.map((r) => r.run_id) })
+    fail('usage', `${here.length} active runs in ${top}; pass --run`, {
+      repo: top,
+      run_ids: here.map((r) => r.run_id),
+    })
   return here[0]!
 }
 

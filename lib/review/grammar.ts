@@ -1,0 +1,147 @@
+// The reviewer's answer grammar: the text the prompt shows, and reading it back (verdict, findings, prose, keys).
+import { createHash } from 'node:crypto'
+import { FENCE, fenceStep } from '../markdown.ts'
+import type { Finding, Verdict } from '../state.ts'
+import { stripControl } from '../text.ts'
+
+/** What the prompt asks for; the parsers below read exactly this. */
+export const GRAMMAR = `List each finding on its own line, numbered from 1:
+
+N. [category/severity] path:line — what is wrong, and what to do about it
+
+- category: one word, e.g. bug, security, performance, concurrency, error-handling, tests, docs, style, maintainability
+- severity (optional): blocker, major, minor or nit
+- path:line may be path:start-end; leave the location out when the finding is not about one place
+
+Then end your answer with exactly one verdict line, on its own:
+
+VERDICT: APPROVED
+or
+VERDICT: CHANGES_REQUESTED
+
+APPROVED means nothing is left that must change. Do not put a verdict anywhere else.`
+
+/** Lines of reviewer text that count: outside fenced code blocks and not quoted. */
+function liveLines(text: string): string[] {
+  const lines: string[] = []
+  let fence: string | null = null
+  for (const raw of stripControl(text).split('\n')) {
+    if (FENCE.test(raw) || fence !== null) {
+      fence = fenceStep(fence, raw)
+      lines.push('')
+      continue
+    }
+    if (/^\s*>/.test(raw)) {
+      lines.push('')
+      continue
+    }
+    lines.push(raw)
+  }
+  return lines
+}
+
+const VERDICT_LINE =
+  /^\s*(?:#{1,6}\s*)?[*_`]*\s*verdict\s*[*_`]*\s*:\s*[*_`]*\s*(approved|changes[_ ]requested)\s*[*_`]*\s*\.?\s*$/i
+
+/** The last line that is a verdict on its own wins; a verdict inside a sentence, a quote or a code block does not count. */
+export function parseVerdict(text: string): Verdict | null {
+  let verdict: Verdict | null = null
+  for (const line of liveLines(text)) {
+    const match = VERDICT_LINE.exec(line)
+    if (match) verdict = match[1]!.toLowerCase() === 'approved' ? 'APPROVED' : 'CHANGES_REQUESTED'
+  }
+  return verdict
+}
+
+export interface ParsedFinding {
+  n: number
+  category: string
+  severity: Finding['severity']
+  path: string | null
+  line_start: number | null
+  line_end: number | null
+  text: string
+}
+
+const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/\s][^\]/]*?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/
+const LOCATION = /^`?([^\s`]+?):(\d+)(?:-(\d+))?`?\s*(?:—|–|--|-|:)\s*(.*)$/
+const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
+  blocker: 'blocker',
+  critical: 'blocker',
+  p0: 'blocker',
+  major: 'major',
+  high: 'major',
+  p1: 'major',
+  minor: 'minor',
+  medium: 'minor',
+  p2: 'minor',
+  nit: 'nit',
+  low: 'nit',
+  trivial: 'nit',
+  p3: 'nit',
+}
+
+/** Findings in the grammar `N. [category/severity] path:start-end — text`; severity and location optional. */
+export function parseFindings(text: string): ParsedFinding[] {
+  const findings: ParsedFinding[] = []
+  let last: ParsedFinding | null = null
+  for (const line of liveLines(text)) {
+    const match = FINDING_LINE.exec(line)
+    if (match) {
+      const [, , category, severity, rest] = match
+      const location = LOCATION.exec(rest!.trim())
+      last = {
+        n: findings.length + 1,
+        category: category!.trim().toLowerCase(),
+        severity: severity ? (SEVERITY_ALIASES[severity.toLowerCase()] ?? null) : null,
+        path: location ? location[1]! : null,
+        line_start: location ? Number(location[2]) : null,
+        line_end: location ? Number(location[3] ?? location[2]) : null,
+        text: (location ? location[4]! : rest!).trim(),
+      }
+      findings.push(last)
+    } else if (last && /^\s{2,}\S/.test(line) && !VERDICT_LINE.test(line)) {
+      last.text = `${last.text} ${line.trim()}`.trim() // an indented continuation of the finding above
+    } else {
+      last = null
+    }
+  }
+  return findings
+}
+
+/** What the reviewer said besides findings and the verdict, kept as its summary. */
+export function reviewerProse(text: string, maxChars = 4000): string {
+  let inFinding = false
+  const kept = stripControl(text)
+    .split('\n')
+    .filter((line) => {
+      if (FINDING_LINE.test(line)) {
+        inFinding = true
+        return false
+      }
+      if (inFinding && /^\s{2,}\S/.test(line) && !VERDICT_LINE.test(line)) return false // a continuation, already in its finding
+      inFinding = false
+      return !VERDICT_LINE.test(line) && !/^\s*#{1,6}\s*findings\s*$/i.test(line)
+    })
+  const prose = kept
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim()
+  return prose.length > maxChars
+    ? `${prose.slice(0, maxChars)}… [${prose.length - maxChars} more characters in the raw output]`
+    : prose
+}
+
+/** A finding's identity across rounds: category, path and normalised text, never the line number. */
+export function findingKey(finding: Pick<ParsedFinding, 'category' | 'path' | 'text'>): string {
+  const text = finding.text
+    .toLowerCase()
+    .replace(/`/g, '')
+    .replace(/\b\d+\b/g, '#')
+    .replace(/[^\p{L}\p{N}#]+/gu, ' ')
+    .trim()
+  return createHash('sha256')
+    .update(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`)
+    .digest('hex')
+    .slice(0, 16)
+}

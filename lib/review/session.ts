@@ -1,0 +1,193 @@
+// One claimed review session: claim the run, conduct the review, record it or keep the failure, release the claim.
+// A person's SIGINT/SIGTERM is relayed to the reviewer's process group; a failure is never a verdict.
+import { hostname } from 'node:os'
+import type { Config } from '../config.ts'
+import { checkBudgetBrake } from '../cost/brake.ts'
+import { costOfReviewerCall } from '../cost/reviewer.ts'
+import { sumCalls } from '../cost/review-calls.ts'
+import { PairLoopError } from '../errors.ts'
+import { isProcessAlive } from '../fsutil.ts'
+import { runArtifactsDir } from '../paths.ts'
+import { changeRun, nowIso } from '../run-access.ts'
+import { nextStep, roundsLeft } from '../run-queries.ts'
+import type { ReviewClaim, RunState } from '../state.ts'
+import {
+  applyReview,
+  claimReview,
+  expectPhase,
+  noteReviewerGroup,
+  recordFailedReview,
+  releaseClaim,
+} from '../transitions.ts'
+import { type CallRecord, type CostOfCall, conductReview } from './conduct.ts'
+import { processStartTime, reapReviewerGroup } from './process.ts'
+import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
+
+export interface ReviewSessionOptions {
+  config: Config
+  /** `--reviewer-cmd`, the person's own choice for this call. */
+  reviewerCmd: string[] | null
+  timeoutS: number | undefined
+  overBudget: boolean
+  log: (line: string) => void
+}
+
+/** The whole `review` command past its flags: returns the review document, or throws the failure's error. */
+export async function reviewSession(run: RunState, options: ReviewSessionOptions) {
+  const { config, log } = options
+  expectPhase(run, ['reviewing'], 'review')
+  const choice = chooseReviewer(run, config, options.reviewerCmd)
+  const { override } = await checkBudgetBrake(run, { overBudget: options.overBudget, command: 'review' })
+
+  const claimed = await changeRun(run.run_id, (state) => {
+    const held = state.review_claim
+    const step = claimReview(state, { claim: ownClaim(), heldElsewhere: isHeldElsewhere(held), override })
+    // the review holding a dead claim was killed outright (SIGKILL can't be relayed): its reviewer may still run
+    if (held && reapReviewerGroup(held.reviewer_pgid, held.reviewer_start))
+      log(`ended the reviewer left running by a killed review (process group ${held.reviewer_pgid})`)
+    return step
+  })
+
+  if (choice.fallback_used) log(`the ${run.reviewer} CLI is missing; falling back to ${choice.tool}`)
+  const relay = { kill: null as (() => void) | null, interrupted: false }
+  const onSignal = () => {
+    relay.interrupted = true
+    relay.kill?.()
+  }
+  let noted: Promise<void> = Promise.resolve()
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+  try {
+    const conducted = await conductReview(claimed, {
+      choice,
+      maxDiffBytes: config.pair_loop.max_diff_bytes,
+      timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
+      artifactsDir: runArtifactsDir(run.run_id),
+      costOf: costOfCall(choice, config),
+      heartbeatMs: heartbeatMs(),
+      log,
+      signalRelay: relay,
+      onSpawn: (pgid) => {
+        noted = changeRun(run.run_id, (state) =>
+          noteReviewerGroup(state, { pid: process.pid, pgid, start: processStartTime(pgid) }),
+        ).catch(() => {}) // only a safety net: the review goes on without it
+      },
+    })
+    await noted
+    if (!conducted.ok) {
+      await keepFailure(run.run_id, choice.tool, conducted.code, conducted.message, conducted.calls)
+      throw new PairLoopError(conducted.code, conducted.message, {
+        run_id: run.run_id,
+        round: claimed.rounds.length,
+        tool: choice.tool,
+        phase: claimed.phase,
+        next: 'review',
+        raw_output_path: conducted.calls.at(-1)?.raw_output_path ?? null,
+      })
+    }
+    const { usage, cost, duration_ms } = sumCalls(conducted.calls)
+    const { review } = conducted
+    const recorded = await changeRun(run.run_id, (state) =>
+      applyReview(state, {
+        pid: process.pid,
+        review: {
+          tool: choice.tool,
+          fallback_used: choice.fallback_used,
+          verdict: review.verdict,
+          findings: review.findings,
+          summary: review.summary,
+          session_id: review.reply.session_id,
+          model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
+          usage,
+          cost,
+          calls: conducted.calls.length,
+          duration_ms,
+          raw_output_path: conducted.calls.at(-1)!.raw_output_path,
+          over_budget: override !== null,
+          at: nowIso(),
+        },
+      }),
+    )
+    return reviewDocument(recorded)
+  } catch (error) {
+    await changeRun(run.run_id, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
+    throw error
+  } finally {
+    process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+  }
+}
+
+function reviewDocument(state: RunState) {
+  const recorded = state.rounds.at(-1)!.reviewer!
+  return {
+    run_id: state.run_id,
+    round: state.rounds.length,
+    verdict: recorded.verdict,
+    findings: recorded.findings,
+    reviewer: {
+      tool: recorded.tool,
+      fallback_used: recorded.fallback_used,
+      session_id: recorded.session_id,
+      model: recorded.model,
+      calls: recorded.calls,
+      duration_ms: recorded.duration_ms,
+      cost_usd: recorded.cost?.usd ?? null,
+      raw_output_path: recorded.raw_output_path,
+    },
+    next: nextStep(state),
+    rounds_left: roundsLeft(state),
+  }
+}
+
+const ownClaim = (): ReviewClaim => ({
+  pid: process.pid,
+  host: hostname(),
+  started_at: nowIso(),
+  reviewer_pgid: null,
+  reviewer_start: null,
+})
+
+/** A claim is held by another review when its process is not this one and is alive (or on a host we can't see). */
+function isHeldElsewhere(claim: ReviewClaim | null): boolean {
+  return claim !== null && claim.pid !== process.pid && (claim.host !== hostname() || isProcessAlive(claim.pid))
+}
+
+function costOfCall(choice: ReviewerChoice, config: Config): CostOfCall {
+  return (reply, tool) =>
+    costOfReviewerCall(
+      {
+        tool,
+        model: reply.model ?? choice.model,
+        usage: reply.usage,
+        reported_usd: reply.reported_usd,
+        model_usage: reply.model_usage,
+        session_id: reply.session_id,
+      },
+      { pricing: config.pricing },
+    )
+}
+
+/** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
+async function keepFailure(
+  runId: string,
+  tool: ReviewerChoice['tool'],
+  code: string,
+  message: string,
+  calls: CallRecord[],
+) {
+  const last = calls.at(-1)
+  const failure = {
+    at: nowIso(),
+    tool,
+    code,
+    message,
+    cost: sumCalls(calls).cost,
+    raw_output_path: last?.raw_output_path ?? null,
+    session_id: last?.reply?.session_id ?? null,
+  }
+  await changeRun(runId, (state) => recordFailedReview(state, { failure, pid: process.pid }))
+}
+
+function heartbeatMs(): number {
+  const seconds = Number(process.env.PAIR_LOOP_HEARTBEAT_S)
+  return (Number.isFinite(seconds) && seconds > 0 ? seconds : 15) * 1000
+}

@@ -1,0 +1,71 @@
+// Questions about a run that change nothing: its findings, where it stands, and what the agent should run next.
+import { findingKey, type ParsedFinding } from './review/grammar.ts'
+import type { Finding, RunState } from './state.ts'
+
+export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'ask-user' | null
+
+export const isActive = (run: RunState) => run.phase !== 'finished'
+
+export function lastReview(run: RunState) {
+  return run.rounds.at(-1)?.reviewer ?? null
+}
+
+/** Findings of the latest review that have no reply yet. */
+export function openFindings(run: RunState): Finding[] {
+  return (lastReview(run)?.findings ?? []).filter((finding) => !run.replies[finding.id])
+}
+
+export function allFindings(run: RunState): Finding[] {
+  return run.rounds.flatMap((round) => round.reviewer?.findings ?? [])
+}
+
+export function nextStep(run: RunState): NextStep {
+  switch (run.phase) {
+    case 'coding':
+      return openFindings(run).length > 0 ? 'reply' : 'coder-done'
+    case 'reviewing':
+      return 'review'
+    case 'approved':
+      return 'finish'
+    case 'capped':
+      return 'ask-user'
+    case 'finished':
+      return null
+  }
+}
+
+export const roundsLeft = (run: RunState) => Math.max(0, run.max_rounds - run.rounds.length)
+
+/** The round being worked on: in `coding` it is the next one, otherwise the latest. */
+export const currentRound = (run: RunState) =>
+  run.phase === 'coding' ? run.rounds.length + 1 : Math.max(1, run.rounds.length)
+
+/** The idempotency key of the coder's reply to a finding (shown in `duplicate_reply`). */
+export const replyKey = (run: Pick<RunState, 'run_id'>, findingId: string) => `${run.run_id}:reply:${findingId}`
+
+/** Ids `R.N`; a key raised and answered in an earlier round comes back `recurring` with the earlier id. */
+export function numberFindings(run: RunState, round: number, parsed: ParsedFinding[]): Finding[] {
+  const answeredEarlier = new Map<string, string>()
+  for (const earlier of allFindings(run)) {
+    if (earlier.round < round && run.replies[earlier.id] && !answeredEarlier.has(earlier.key))
+      answeredEarlier.set(earlier.key, earlier.recurring_of ?? earlier.id)
+  }
+  return parsed.map((finding, index) => {
+    const key = findingKey(finding)
+    const earlier = answeredEarlier.get(key) ?? null
+    return {
+      id: `${round}.${index + 1}`,
+      round,
+      n: index + 1,
+      key,
+      category: finding.category,
+      severity: finding.severity,
+      path: finding.path,
+      line_start: finding.line_start,
+      line_end: finding.line_end,
+      text: finding.text,
+      recurring: earlier !== null,
+      recurring_of: earlier,
+    }
+  })
+}

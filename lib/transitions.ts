@@ -1,0 +1,299 @@
+// The run's phase moves, each a pure function of the state and its input with its guard beside it.
+// A move returns the state to write (or none: a replay changes nothing) and its result; the input is never changed.
+// Scripts call them inside `changeRun(id, (state) => move(state, input))`; nothing else assigns a phase.
+import { fail } from './errors.ts'
+import type { ParsedFinding } from './review/grammar.ts'
+import { allFindings, nextStep, numberFindings, replyKey } from './run-queries.ts'
+import type {
+  BudgetOverride,
+  CoderRound,
+  FailedReview,
+  Finding,
+  Outcome,
+  Phase,
+  Reply,
+  ReviewClaim,
+  ReviewerRound,
+  RunState,
+} from './state.ts'
+import type { Step } from './store.ts'
+
+const changed = <T>(state: RunState, result: T): Step<T> => ({ state, result })
+const unchanged = <T>(result: T): Step<T> => ({ result })
+
+/** A command out of order is `wrong_phase`, saying which phase it needs and what to run instead. */
+export function expectPhase(run: RunState, allowed: Phase[], command: string): void {
+  if (allowed.includes(run.phase)) return
+  const next = nextStep(run)
+  fail(
+    'wrong_phase',
+    `${command} needs phase ${allowed.join(' or ')}, but run ${run.run_id} is ${run.phase}${next ? `; run \`${next}\` next` : ''}`,
+    { run_id: run.run_id, phase: run.phase, expected_phase: allowed, next },
+  )
+}
+
+// ---------------------------------------------------------------- start
+
+export type NewRunInput = Pick<
+  RunState,
+  | 'run_id'
+  | 'task'
+  | 'repo'
+  | 'branch'
+  | 'base_sha'
+  | 'base_branch'
+  | 'coder'
+  | 'reviewer'
+  | 'max_rounds'
+  | 'budget_usd'
+> & { now: string }
+
+/** A run begins in `coding`, with nothing recorded yet. */
+export function newRun({ now, ...input }: NewRunInput): RunState {
+  return {
+    version: 1,
+    revision: 1,
+    ...input,
+    reviewer_fallback: false,
+    phase: 'coding',
+    rounds: [],
+    replies: {},
+    review_claim: null,
+    failed_reviews: [],
+    budget_overrides: [],
+    outcome: null,
+    pr: null,
+    pr_url: null,
+    created_at: now,
+    updated_at: now,
+  }
+}
+
+// ---------------------------------------------------------------- coder-done
+
+/** A new round needs phase coding (or capped, with the person's --over-cap), and room under max_rounds. */
+export function checkCanOpenRound(run: RunState, overCap: boolean): void {
+  expectPhase(run, ['coding', 'capped'], 'coder-done')
+  if (run.rounds.length + 1 > run.max_rounds && !overCap) {
+    fail(
+      'round_cap',
+      `run ${run.run_id} has used its ${run.max_rounds} rounds; ask the person, then pass --over-cap to go on`,
+      { run_id: run.run_id, max_rounds: run.max_rounds, rounds: run.rounds.length, next: 'ask-user' },
+    )
+  }
+}
+
+export type OpenRoundInput = Pick<CoderRound, 'summary' | 'session_id' | 'diff' | 'findings_addressed' | 'over_cap'> & {
+  /** The person chose to go on at or over the budget (`--over-budget`): recorded on the run. */
+  override: BudgetOverride | null
+  now: string
+}
+
+/** The coder hands its round to the reviewer: the round is recorded and the phase moves to `reviewing`. */
+export function openRound(run: RunState, input: OpenRoundInput): Step<RunState> {
+  checkCanOpenRound(run, input.over_cap)
+  const next = structuredClone(run)
+  const n = next.rounds.length + 1
+  const coder: CoderRound = {
+    summary: input.summary,
+    session_id: input.session_id,
+    diff: input.diff,
+    findings_addressed: input.findings_addressed,
+    over_cap: n > next.max_rounds,
+    over_budget: input.override !== null,
+    started_at: next.rounds.at(-1)?.reviewer?.at ?? next.created_at,
+    done_at: input.now,
+  }
+  next.rounds.push({ n, coder, reviewer: null })
+  if (input.override) next.budget_overrides.push({ ...input.override, round: n })
+  next.phase = 'reviewing'
+  return changed(next, next)
+}
+
+// ---------------------------------------------------------------- review
+
+export interface ClaimInput {
+  claim: ReviewClaim
+  /** Whether the claim already on the run belongs to a review that is still running (another live process). */
+  heldElsewhere: boolean
+  override: BudgetOverride | null
+}
+
+/** One review at a time: a claim held by a live review is `review_in_progress`; a dead one is taken over. */
+export function claimReview(run: RunState, input: ClaimInput): Step<RunState> {
+  expectPhase(run, ['reviewing'], 'review')
+  const held = run.review_claim
+  if (held && held.pid !== input.claim.pid && input.heldElsewhere) {
+    fail(
+      'review_in_progress',
+      `another review of run ${run.run_id} is running (pid ${held.pid} since ${held.started_at})`,
+      {
+        run_id: run.run_id,
+        claim: held,
+      },
+    )
+  }
+  const next = structuredClone(run)
+  next.review_claim = input.claim
+  if (input.override) next.budget_overrides.push(input.override)
+  return changed(next, next)
+}
+
+/** The claim learns the reviewer's process group, for the next review to end if this one is killed outright. */
+export function noteReviewerGroup(run: RunState, input: { pid: number; pgid: number; start: string | null }) {
+  if (run.review_claim?.pid !== input.pid) return unchanged(undefined)
+  const next = structuredClone(run)
+  next.review_claim = { ...run.review_claim, reviewer_pgid: input.pgid, reviewer_start: input.start }
+  return changed(next, undefined)
+}
+
+export type ReviewInput = Omit<ReviewerRound, 'findings'> & { findings: ParsedFinding[] }
+
+/**
+ * The review goes on the current round and the phase moves: approved, capped at max_rounds, or back to coding.
+ * Only the review that holds the claim records (`pid`): one that was taken over is `review_in_progress`.
+ */
+export function applyReview(run: RunState, input: { review: ReviewInput; pid: number }): Step<RunState> {
+  expectPhase(run, ['reviewing'], 'review')
+  if (run.review_claim?.pid !== input.pid)
+    fail('review_in_progress', `another review took over run ${run.run_id}; this one's result was not recorded`, {
+      run_id: run.run_id,
+    })
+  const next = structuredClone(run)
+  const round = next.rounds.at(-1)!
+  round.reviewer = { ...input.review, findings: numberFindings(next, round.n, input.review.findings) }
+  if (input.review.fallback_used) next.reviewer_fallback = true
+  next.review_claim = null
+  next.phase =
+    input.review.verdict === 'APPROVED' ? 'approved' : next.rounds.length >= next.max_rounds ? 'capped' : 'coding'
+  return changed(next, next)
+}
+
+/** A failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
+export function recordFailedReview(run: RunState, input: { failure: Omit<FailedReview, 'round'>; pid: number }) {
+  const next = structuredClone(run)
+  next.failed_reviews.push({ ...input.failure, round: next.rounds.length })
+  if (next.review_claim?.pid === input.pid) next.review_claim = null
+  return changed(next, undefined)
+}
+
+/** A review that ends without recording lets go of its claim (and only its own). */
+export function releaseClaim(run: RunState, input: { pid: number }): Step<undefined> {
+  if (run.review_claim?.pid !== input.pid) return unchanged(undefined)
+  return changed({ ...structuredClone(run), review_claim: null }, undefined)
+}
+
+// ---------------------------------------------------------------- reply
+
+/**
+ * The finding must exist and have no reply yet. With --post-pr a reply recorded but not yet posted
+ * (a gh failure, or the run finished since) is returned instead: that is how a failed post is retried.
+ * The PR usually exists only once the run is finished, so --post-pr also answers on a finished run.
+ */
+export function checkReply(
+  run: RunState,
+  findingId: string,
+  postPr: boolean,
+): { finding: Finding; existing: Reply | null } {
+  expectPhase(
+    run,
+    postPr ? ['coding', 'reviewing', 'approved', 'capped', 'finished'] : ['coding', 'reviewing', 'approved', 'capped'],
+    'reply',
+  )
+  if (postPr && run.pr === null) {
+    fail(
+      'usage',
+      `run ${run.run_id} has no PR recorded; open one with \`finish --create-pr\` or record it with \`finish --pr N\` first`,
+      { flag: '--post-pr', run_id: run.run_id },
+    )
+  }
+  const finding = allFindings(run).find((f) => f.id === findingId)
+  if (!finding) {
+    fail('finding_not_found', `run ${run.run_id} has no finding ${findingId}`, {
+      run_id: run.run_id,
+      finding: findingId,
+      known: allFindings(run).map((f) => f.id),
+    })
+  }
+  const existing = run.replies[findingId] ?? null
+  if (existing && !(postPr && existing.comment_url === null)) {
+    fail('duplicate_reply', `finding ${findingId} already has a reply (${existing.disposition}, ${existing.at})`, {
+      run_id: run.run_id,
+      key: replyKey(run, findingId),
+      recorded: existing,
+    })
+  }
+  return { finding, existing }
+}
+
+export interface ReplyInput {
+  finding: string
+  disposition: Reply['disposition']
+  body: string
+  post_pr: boolean
+  now: string
+}
+
+/** The coder's answer to one finding, once; an answer recorded but not yet posted is returned for posting. */
+export function recordReply(run: RunState, input: ReplyInput): Step<Reply> {
+  const { finding, existing } = checkReply(run, input.finding, input.post_pr)
+  if (existing) return unchanged(existing)
+  const reply: Reply = {
+    finding: finding.id,
+    key: finding.key,
+    disposition: input.disposition,
+    body: input.body,
+    at: input.now,
+    comment_url: null,
+  }
+  const next = structuredClone(run)
+  next.replies[finding.id] = reply
+  return changed(next, reply)
+}
+
+/** Where the reply was posted on the PR, so it is never posted twice. */
+export function notePostedReply(run: RunState, input: { finding: string; url: string }): Step<undefined> {
+  const next = structuredClone(run)
+  next.replies[input.finding] = { ...next.replies[input.finding]!, comment_url: input.url }
+  return changed(next, undefined)
+}
+
+// ---------------------------------------------------------------- finish
+
+/** APPROVED only after an approving review; a finished run keeps the verdict it was closed with. */
+export function checkVerdict(run: RunState, verdict: Outcome): void {
+  if (run.phase === 'finished') {
+    if (run.outcome?.verdict !== verdict) {
+      fail(
+        'wrong_phase',
+        `run ${run.run_id} is already finished as ${run.outcome?.verdict}; a later finish may only add --pr or --create-pr`,
+        { run_id: run.run_id, phase: run.phase, recorded_verdict: run.outcome?.verdict, next: null },
+      )
+    }
+    return
+  }
+  if (verdict === 'APPROVED') expectPhase(run, ['approved'], 'finish --verdict APPROVED')
+}
+
+/** Close the run with its verdict (and the PR number, if given); a replay of the same finish changes nothing. */
+export function closeRun(run: RunState, input: { verdict: Outcome; pr: number | null; now: string }): Step<RunState> {
+  checkVerdict(run, input.verdict)
+  const alreadyClosed = run.phase === 'finished'
+  if (alreadyClosed && (input.pr === null || input.pr === run.pr)) return unchanged(run)
+  const next = structuredClone(run)
+  if (input.pr !== null) next.pr = input.pr
+  if (!alreadyClosed) {
+    next.phase = 'finished'
+    next.outcome = { verdict: input.verdict, finished_at: input.now }
+    next.review_claim = null
+  }
+  return changed(next, next)
+}
+
+/** The PR opened for the run (`finish --create-pr`). */
+export function attachPr(run: RunState, input: { number: number; url: string }): Step<RunState> {
+  const next = structuredClone(run)
+  next.pr = input.number
+  next.pr_url = input.url
+  return changed(next, next)
+}

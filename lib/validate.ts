@@ -1,0 +1,32 @@
+// Checking parsed JSON against a valibot schema, one way for config and state: the failure names the file and says why.
+import * as v from 'valibot'
+import { type ErrorCode, fail } from './errors.ts'
+
+/** `json` as the schema's output, or `code` naming `path` and listing (at most 10) issues by their dotted path. */
+export function validate<S extends v.GenericSchema>(
+  schema: S,
+  json: unknown,
+  code: ErrorCode,
+  path: string,
+  note = '',
+): v.InferOutput<S> {
+  if (Array.isArray(json) && schema.type !== 'array') {
+    // valibot's object schemas take an array for an object with no keys: a file that is a list is still wrong
+    const issues = ['(root): expected an object, got an array']
+    fail(code, `${path}: ${issues[0]}${note}`, { path, issues })
+  }
+  const result = v.safeParse(schema, json)
+  if (result.success) return result.output
+  const issues = result.issues.slice(0, 10).map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
+  fail(code, `${path} fails its schema: ${issues.join('; ')}${note}`, { path, issues })
+}
+
+/** Text as JSON, or `code` naming `path` and the parser's complaint. */
+export function parseJson(text: string, code: ErrorCode, path: string, note = ''): unknown {
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    const why = (error as Error).message
+    fail(code, `${path} is not valid JSON (${why})${note}`, { path, issues: [why] })
+  }
+}

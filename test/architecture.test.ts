@@ -1,0 +1,93 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ROOT } from './_helpers.ts'
+
+// The shape DESIGN.md promises, read from the sources themselves: floors, no circles, small files, one home for phases.
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
+    .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
+}
+
+const SOURCES = [...sourceFiles('lib'), ...sourceFiles('scripts')].sort()
+const text = (file: string) => readFileSync(join(ROOT, file), 'utf8')
+
+/** Every relative module a file imports, statically, as a type, or lazily with import(). */
+function importsOf(file: string): string[] {
+  const specifiers = [...text(file).matchAll(/(?:from\s+|import\s*\(\s*)'(\.{1,2}\/[^']+\.ts)'/g)].map((m) => m[1]!)
+  return specifiers.map((specifier) => relative(ROOT, resolve(ROOT, dirname(file), specifier)))
+}
+
+/** The first cycle in a graph of imports, as a path of files, or null. */
+function findCycle(graph: Map<string, string[]>): string[] | null {
+  const state = new Map<string, 'visiting' | 'done'>()
+  const path: string[] = []
+  const visit = (file: string): string[] | null => {
+    if (state.get(file) === 'done') return null
+    if (state.get(file) === 'visiting') return [...path.slice(path.indexOf(file)), file]
+    state.set(file, 'visiting')
+    path.push(file)
+    for (const next of graph.get(file) ?? []) {
+      const cycle = visit(next)
+      if (cycle) return cycle
+    }
+    path.pop()
+    state.set(file, 'done')
+    return null
+  }
+  for (const file of graph.keys()) {
+    const cycle = visit(file)
+    if (cycle) return cycle
+  }
+  return null
+}
+
+describe('the source tree', () => {
+  it('has no import cycle between any two modules, counting type-only and lazy imports', () => {
+    expect(findCycle(new Map(SOURCES.map((file) => [file, importsOf(file)])))).toBeNull()
+  })
+
+  it('finds a cycle when there is one (the check itself can fail)', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts']],
+      ['c.ts', ['a.ts']],
+    ])
+    expect(findCycle(graph)).toEqual(['a.ts', 'b.ts', 'c.ts', 'a.ts'])
+    expect(findCycle(new Map([['a.ts', ['b.ts']]]))).toBeNull()
+  })
+
+  it('keeps lib below scripts: no lib module imports a script', () => {
+    const upward = SOURCES.filter((file) => file.startsWith('lib/')).flatMap((file) =>
+      importsOf(file)
+        .filter((target) => target.startsWith('scripts/'))
+        .map((target) => `${file} → ${target}`),
+    )
+    expect(upward).toEqual([])
+  })
+
+  it('has no source file over 300 lines', () => {
+    const long = SOURCES.map((file) => ({ file, lines: text(file).split('\n').length - 1 })).filter(
+      ({ lines }) => lines > 300,
+    )
+    expect(long).toEqual([])
+  })
+
+  it('assigns a run phase only in lib/transitions.ts', () => {
+    const assigning = SOURCES.filter((file) => file !== 'lib/transitions.ts').flatMap((file) =>
+      text(file)
+        .split('\n')
+        .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+        .filter(({ line }) => /\.phase\s*=[^=]|\bphase:\s*'/.test(line))
+        .map(({ at }) => at),
+    )
+    expect(assigning).toEqual([])
+  })
+
+  it('re-exports no other module’s names', () => {
+    const reexports = SOURCES.filter((file) => /^export\s+(\*|\{[^}]*\}\s*(from\b|$))/m.test(text(file)))
+    expect(reexports).toEqual([])
+  })
+})
