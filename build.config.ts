@@ -17,7 +17,7 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 const CORE = ['/lib/cli.ts', '/lib/errors.ts', '/lib/text.ts']
 // status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
-const IN_LIB = ['/lib/cost/snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts']
+const IN_LIB = ['/lib/cost/status-snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts']
 function chunkOf(id: string): string | undefined {
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
@@ -30,6 +30,8 @@ export default defineBuildConfig({
   entries: scripts.map((name) => ({ input: `scripts/${name}`, name })),
   // tests build into a fresh folder and swap it in whole (test/_build.ts), so runs beside them never see a half-built dist/
   outDir: process.env.PAIR_LOOP_BUILD_OUT_DIR || 'dist',
+  // built aside, unbuild checks package.json's bins against the old dist/: a new command would read as missing
+  failOnWarn: !process.env.PAIR_LOOP_BUILD_OUT_DIR,
   declaration: false,
   clean: true,
   rollup: { emitCJS: false, esbuild: { target: 'node20' } },

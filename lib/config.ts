@@ -1,11 +1,16 @@
-// Home config and the repository's .pair-loop.json (wins), under one strict schema: a typo is an error.
+// Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
+// an error. The effective config is frozen on the run at `start` (see lib/state.ts), so a file changed mid-run moves nothing.
+import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
 import { fail } from './errors.ts'
 import { configPath } from './paths.ts'
-import { AGENTS } from './state.ts'
+import { trustedSha } from './trust.ts'
 import { parseJson, validate } from './validate.ts'
+
+/** The two agents, in either role. */
+export const AGENTS = ['claude', 'codex'] as const
 
 const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1))
 const Price = v.pipe(v.number(), v.minValue(0))
@@ -45,48 +50,113 @@ export const ConfigFile = v.strictObject({
 export type ConfigFile = v.InferOutput<typeof ConfigFile>
 export type ModelPrice = v.InferOutput<typeof ModelPrice>
 
-export const DEFAULTS = {
+/** The config a run goes by: every key set (defaults filled in), and the files it came from with their SHA-256. */
+export const Config = v.object({
+  pair_loop: v.object({
+    coder: v.picklist(AGENTS),
+    reviewer: v.picklist(AGENTS),
+    max_rounds: PositiveInt,
+    reviewer_timeout_s: PositiveInt,
+    max_diff_bytes: PositiveInt,
+    reviewer_cmd: v.nullable(v.array(v.string())),
+    reviewer_model: v.nullable(v.string()),
+    claude_bin: v.string(),
+    codex_bin: v.string(),
+  }),
+  budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
+  pricing: v.record(v.string(), ModelPrice),
+  sources: v.array(v.object({ path: v.string(), sha256: v.string() })),
+})
+
+export type Config = v.InferOutput<typeof Config>
+
+export const DEFAULTS: Omit<Config, 'sources'> = {
   pair_loop: {
-    coder: 'claude' as (typeof AGENTS)[number],
-    reviewer: 'codex' as (typeof AGENTS)[number],
+    coder: 'claude',
+    reviewer: 'codex',
     max_rounds: 3,
     reviewer_timeout_s: 900,
     max_diff_bytes: 200_000,
-    reviewer_cmd: null as string[] | null,
-    reviewer_model: null as string | null,
+    reviewer_cmd: null,
+    reviewer_model: null,
     claude_bin: 'claude',
     codex_bin: 'codex',
   },
-  budget: { per_run_usd: null as number | null, warn_ratio: 0.8 },
-  pricing: {} as Record<string, ModelPrice>,
+  budget: { per_run_usd: null, warn_ratio: 0.8 },
+  pricing: {},
 }
-
-export type Config = typeof DEFAULTS & { sources: string[] }
 
 export const REPO_CONFIG_NAME = '.pair-loop.json'
 
-/** Defaults, then the home file, then the repository's file: each section merged key by key. */
+/**
+ * Defaults, then the home file (the person's own), then the repository's file: each section merged key by key. A
+ * repository file that sets a key which runs a program or moves money must have been trusted (`pair-loop trust`) in
+ * this exact content: else `config_untrusted`.
+ */
 export function loadConfig({ repo, home }: { repo?: string; home?: string } = {}): Config {
-  const files = [configPath(home), ...(repo ? [join(repo, REPO_CONFIG_NAME)] : [])]
-  const config: Config = structuredClone({ ...DEFAULTS, sources: [] as string[] })
-  for (const file of files) {
-    const parsed = readConfigFile(file)
-    if (!parsed) continue
-    config.sources.push(file)
-    Object.assign(config.pair_loop, parsed.pair_loop)
-    Object.assign(config.budget, parsed.budget)
-    Object.assign(config.pricing, parsed.pricing)
+  const config: Config = { ...structuredClone(DEFAULTS), sources: [] }
+  const own = readConfig(configPath(home))
+  const repoFile = repo ? readConfig(join(repo, REPO_CONFIG_NAME)) : undefined
+  if (repoFile) {
+    const untrusted = keysNeedingTrust(repoFile.parsed, own?.parsed)
+    if (untrusted.length > 0 && trustedSha(repoFile.path, home) !== repoFile.sha256) {
+      fail(
+        'config_untrusted',
+        `${repoFile.path} sets ${untrusted.join(', ')}, which can run a program or move money, and you have not trusted this content; read it, then run \`pair-loop trust --cwd ${repo}\``,
+        { path: repoFile.path, keys: untrusted, sha256: repoFile.sha256, next: 'ask-user' },
+      )
+    }
+  }
+  for (const file of [own, repoFile]) {
+    if (!file) continue
+    config.sources.push({ path: file.path, sha256: file.sha256 })
+    Object.assign(config.pair_loop, file.parsed.pair_loop)
+    Object.assign(config.budget, file.parsed.budget)
+    Object.assign(config.pricing, file.parsed.pricing)
   }
   return config
 }
 
-export function readConfigFile(file: string): ConfigFile | undefined {
-  let text: string
+export interface ConfigText {
+  path: string
+  sha256: string
+  parsed: ConfigFile
+}
+
+/** A config file read whole: its parsed content and the SHA-256 of its exact bytes; none when it does not exist. */
+export function readConfig(path: string): ConfigText | undefined {
+  let bytes: Buffer
   try {
-    text = readFileSync(file, 'utf8')
+    bytes = readFileSync(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    fail('config_invalid', `cannot read ${file}: ${(error as Error).message}`, { path: file })
+    fail('config_invalid', `cannot read ${path}: ${(error as Error).message}`, { path })
   }
+  const parsed = parseConfigText(bytes.toString('utf8'), path)
+  return { path, sha256: createHash('sha256').update(bytes).digest('hex'), parsed }
+}
+
+export function readConfigFile(file: string): ConfigFile | undefined {
+  return readConfig(file)?.parsed
+}
+
+function parseConfigText(text: string, file: string): ConfigFile {
   return validate(ConfigFile, parseJson(text, 'config_invalid', file), 'config_invalid', file)
+}
+
+/**
+ * The keys of a repository file that only the person's trust may set: what runs a program (`reviewer_cmd`,
+ * `claude_bin`, `codex_bin`) or moves money (`pricing`, a per-run budget above the person's own).
+ */
+export function keysNeedingTrust(repoFile: ConfigFile, own: ConfigFile | undefined): string[] {
+  const keys: string[] = []
+  for (const key of ['reviewer_cmd', 'claude_bin', 'codex_bin'] as const) {
+    if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)
+  }
+  if (repoFile.pricing !== undefined) keys.push('pricing')
+  const asked = repoFile.budget?.per_run_usd
+  const personal = own?.budget?.per_run_usd ?? null
+  // a lower limit only spends less; no limit, or a higher one, lets the run spend more than the person said
+  if (asked !== undefined && personal !== null && (asked === null || asked > personal)) keys.push('budget.per_run_usd')
+  return keys
 }

@@ -51,8 +51,27 @@ export const ERROR_CODES = {
   },
   review_in_progress: { exit: 17, retryable: true, meaning: 'another `review` of this run is running' },
   gh_error: { exit: 18, retryable: true, meaning: '`gh` is missing or a `gh` call failed' },
+  config_untrusted: {
+    exit: 19,
+    retryable: false,
+    meaning:
+      "the repository's `.pair-loop.json` sets a key that runs a program or moves money, and the person has not trusted this content (`pair-loop trust`)",
+  },
+  branch_moved: { exit: 20, retryable: false, meaning: "the current branch is not the run's branch" },
   internal: { exit: 70, retryable: false, meaning: 'a bug' },
+  io_error: {
+    exit: 74,
+    retryable: false,
+    meaning:
+      'the disk or `PAIR_LOOP_HOME` refused a read or write (full, read-only, permissions); the previous state is intact',
+  },
   locked: { exit: 75, retryable: true, meaning: "the run's lock was still held after a bounded wait" },
+  interrupted: {
+    exit: 130,
+    retryable: true,
+    meaning:
+      "SIGINT or SIGTERM: the command stopped cleanly (a running reviewer's group is killed; the attempt is kept as interrupted) and still prints its one document",
+  },
 } as const
 
 export type ErrorCode = keyof typeof ERROR_CODES

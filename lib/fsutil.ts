@@ -1,6 +1,7 @@
 // Files written so a reader never sees half of one: temp file beside it, flush, rename over.
 import { closeSync, fsyncSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, mkdirSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
+import { fail } from './errors.ts'
 
 export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
   const dir = dirname(path)
@@ -82,4 +83,18 @@ export function isProcessAlive(pid: number): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
+}
+
+/**
+ * A filesystem that refused a write (full, read-only, over quota or the file-size limit, no permission) said plainly;
+ * the caller wrote atomically, so the old file is intact.
+ */
+export function cannotWrite(path: string, error: unknown): never {
+  const errno = (error as NodeJS.ErrnoException).code
+  if (typeof errno !== 'string') throw error
+  fail(
+    'internal',
+    `cannot write ${path} (${(error as Error).message}); the run's previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again`,
+    { path, errno },
+  )
 }

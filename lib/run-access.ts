@@ -2,11 +2,12 @@
 // with HANDOFF.md re-rendered from what was written.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { type Config, loadConfig, readConfig, REPO_CONFIG_NAME } from './config.ts'
 import { fail } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { findTopLevelFast, HANDOFF_NAME } from './git.ts'
 import { renderHandoff } from './handoff.ts'
-import { checkRunId, pairLoopHome } from './paths.ts'
+import { checkRunId, configPath, pairLoopHome } from './paths.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
 import { listRuns, readRun, updateRun } from './store.ts'
@@ -66,3 +67,24 @@ export function changeRun<T>(
 }
 
 export const nowIso = () => new Date().toISOString()
+
+/** The config a run goes by: the one frozen at its start, so a file changed mid-run moves nothing; a run started
+ * before runs froze theirs reads it live. */
+export function configOf(run: RunState, home = pairLoopHome()): Config {
+  return run.config ?? loadConfig({ repo: run.repo, home })
+}
+
+/** Whether a config file the run started under changed (or one appeared or went) since: `status` says so. */
+export function configChanged(run: RunState, home = pairLoopHome()): boolean | null {
+  if (!run.config) return null
+  const now = [configPath(home), join(run.repo, REPO_CONFIG_NAME)].flatMap((path) => {
+    try {
+      const file = readConfig(path)
+      return file ? [`${file.path}:${file.sha256}`] : []
+    } catch {
+      return [`${path}:unreadable`]
+    }
+  })
+  const then = run.config.sources.map((source) => `${source.path}:${source.sha256}`)
+  return now.join('\n') !== then.join('\n')
+}

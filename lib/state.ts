@@ -1,8 +1,8 @@
 // The run state schema: one valibot schema, the types derived from it.
 import * as v from 'valibot'
+import { AGENTS, Config } from './config.ts'
 import { RUN_ID_PATTERN } from './paths.ts'
 
-export const AGENTS = ['claude', 'codex'] as const
 export const REVIEWER_TOOLS = ['claude', 'codex', 'custom'] as const
 export const PHASES = ['coding', 'reviewing', 'approved', 'capped', 'finished'] as const
 export const VERDICTS = ['APPROVED', 'CHANGES_REQUESTED'] as const
@@ -150,6 +150,8 @@ export const RunState = v.object({
   pr_url: v.nullable(v.string()),
   created_at: Timestamp,
   updated_at: Timestamp,
+  /** The effective config frozen at `start` (runs started before it existed have none: they read it live). */
+  config: v.optional(v.nullable(Config), null),
 })
 
 export type RunState = v.InferOutput<typeof RunState>

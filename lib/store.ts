@@ -2,7 +2,8 @@
 import { lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import * as v from 'valibot'
 import { fail, PairLoopError } from './errors.ts'
-import { writeFileAtomic } from './fsutil.ts'
+import { cannotWrite, writeFileAtomic } from './fsutil.ts'
+import { withLock } from './lock.ts'
 import { pairLoopHome, RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
 import { RunState } from './state.ts'
 import { parseJson, validate } from './validate.ts'
@@ -11,14 +12,6 @@ export interface StoreOptions {
   home?: string
   /** Called inside the lock after every write: HANDOFF.md is rendered from the state just written. */
   afterWrite?: (state: RunState) => void
-}
-
-const STALE_MS = 10_000
-
-/** How long a command waits for a run's lock before giving up with `locked` (env override for tests). */
-function lockWaitMs(): number {
-  const fromEnv = Number(process.env.PAIR_LOOP_LOCK_WAIT_MS)
-  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 15_000
 }
 
 export function readRun(id: string, home = pairLoopHome()): RunState {
@@ -129,61 +122,6 @@ export function ensureRunsDir(home = pairLoopHome()): void {
     mkdirSync(runsDir(home), { recursive: true })
   } catch (error) {
     cannotWrite(runsDir(home), error)
-  }
-}
-
-function cannotWrite(path: string, error: unknown): never {
-  const errno = (error as NodeJS.ErrnoException).code
-  if (typeof errno !== 'string') throw error
-  fail(
-    'internal',
-    `cannot write ${path} (${(error as Error).message}); the run's previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again`,
-    { path, errno },
-  )
-}
-
-/** Node ignores SIGXFSZ so that a write past `ulimit -f` fails with EFBIG; signal-exit (under proper-lockfile) would
- * turn it into a death by signal with the lock's cleanup. A listener of our own keeps it an error. */
-let keepSigxfszIgnored = () => {
-  keepSigxfszIgnored = () => {}
-  if (process.platform === 'win32') return
-  try {
-    process.on('SIGXFSZ', () => {})
-  } catch {}
-}
-
-/** Hold a path's lock while `work` runs; a lock still held after the bounded wait is `locked` (75). */
-export async function withLock<T>(path: string, work: () => T | Promise<T>): Promise<T> {
-  const lockfile = (await import('proper-lockfile')).default
-  keepSigxfszIgnored()
-  let compromised: Error | undefined
-  const waitMs = lockWaitMs()
-  let release: () => Promise<void>
-  try {
-    release = await lockfile.lock(path, {
-      realpath: false,
-      stale: STALE_MS,
-      retries: { retries: Math.ceil(waitMs / 50), factor: 1, minTimeout: 25, maxTimeout: 75, randomize: true },
-      onCompromised: (error) => {
-        compromised = error
-      },
-    })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') {
-      fail('locked', `${path} is still locked by another pair-loop command after ${waitMs} ms; try again`, {
-        path,
-        waited_ms: waitMs,
-      })
-    }
-    cannotWrite(`${path}.lock`, error)
-  }
-  try {
-    const result = await work()
-    if (compromised)
-      fail('locked', `lost the lock on ${path} while writing (${compromised.message}); re-run the command`, { path })
-    return result
-  } finally {
-    await release().catch(() => {})
   }
 }
 

@@ -46,6 +46,7 @@ export type NewRunInput = Pick<
   | 'reviewer'
   | 'max_rounds'
   | 'budget_usd'
+  | 'config'
 > & { now: string }
 
 /** A run begins in `coding`, with nothing recorded yet. */

@@ -3,7 +3,7 @@
 import { decimalFlag, defineScript, isMain, main, runArgs, withExit } from '../lib/cli.ts'
 import { assessBudget } from '../lib/cost/brake.ts'
 import { ERROR_CODES } from '../lib/errors.ts'
-import { resolveRun } from '../lib/run-access.ts'
+import { configOf, resolveRun } from '../lib/run-access.ts'
 import { expectPhase } from '../lib/transitions.ts'
 
 const budgetCheck = defineScript({
@@ -22,7 +22,7 @@ const budgetCheck = defineScript({
     const limit = decimalFlag(args.limit, 'limit')
     const run = resolveRun(args)
     expectPhase(run, ['coding', 'reviewing', 'approved', 'capped'], 'budget-check')
-    const budget = assessBudget(run, { limit })
+    const budget = assessBudget(run, configOf(run), { limit })
     const { ledger } = budget
     for (const model of ledger.unpriced_models) {
       process.stderr.write(

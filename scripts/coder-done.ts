@@ -6,7 +6,7 @@ import { checkBudgetBrake } from '../lib/cost/brake.ts'
 import { newestCoderSession } from '../lib/cost/locate.ts'
 import { fail } from '../lib/errors.ts'
 import { diffStat } from '../lib/git.ts'
-import { changeRun, nowIso, resolveRun } from '../lib/run-access.ts'
+import { changeRun, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { nextStep } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
@@ -45,7 +45,7 @@ const coderDone = defineScript({
 
     const run = resolveRun(args)
     checkCanOpenRound(run, overCap) // before the costly parts; again under the lock, where it counts
-    const { override } = await checkBudgetBrake(run, {
+    const { override } = await checkBudgetBrake(run, configOf(run), {
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
     })

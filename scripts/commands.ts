@@ -14,4 +14,5 @@ export const COMMANDS: Record<string, ScriptLoader> = {
   codes: () => import('./codes.ts'),
   demo: () => import('./demo.ts'),
   'install-skill': () => import('./install-skill.ts'),
+  trust: () => import('./trust.ts'),
 }

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // finish: close the run, write the PR body; later calls may only add the PR (--pr N or --create-pr, once). Never merges.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { cachedCostSummary } from '../lib/cost/snapshot.ts'
+import { cachedCostSummary } from '../lib/cost/status-snapshot.ts'
 import { fail } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
 import { createPr } from '../lib/gh.ts'
-import { changeRun, nowIso, resolveRun } from '../lib/run-access.ts'
+import { changeRun, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
@@ -36,7 +36,7 @@ const finish = defineScript({
     if (args.draft && !createPrWanted) fail('usage', '--draft only goes with --create-pr', { flag: '--draft' })
     const run = resolveRun(args, { allowFinished: true })
     checkVerdict(run, args.verdict)
-    const cost = await cachedCostSummary(run)
+    const cost = await cachedCostSummary(run, () => configOf(run))
     const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
 
     const closed = await changeRun(run.run_id, (state) => {

@@ -1,10 +1,9 @@
 #!/usr/bin/env node
 // review: the reviewer's round. Parse the flags, run the claimed review session, print what it recorded.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { loadConfig } from '../lib/config.ts'
 import { parseReviewerCmd } from '../lib/review/reviewers.ts'
 import { reviewSession } from '../lib/review/session.ts'
-import { resolveRun } from '../lib/run-access.ts'
+import { configOf, resolveRun } from '../lib/run-access.ts'
 import { expectPhase } from '../lib/transitions.ts'
 
 const review = defineScript({
@@ -30,7 +29,7 @@ const review = defineScript({
     const run = resolveRun(args)
     expectPhase(run, ['reviewing'], 'review')
     return reviewSession(run, {
-      config: loadConfig({ repo: run.repo }),
+      config: configOf(run),
       reviewerCmd,
       timeoutS,
       overBudget: args['over-budget'] ?? false,

@@ -3,14 +3,14 @@
 import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
-import { loadConfig } from '../lib/config.ts'
+import { AGENTS, loadConfig } from '../lib/config.ts'
 import { fail } from '../lib/errors.ts'
 import { currentBranch, dirtyPaths, ensureExcluded, headSha, localBranch, resolveCommit, topLevel } from '../lib/git.ts'
 import { handoffPath, nowIso, runsOfRepo, writeHandoff } from '../lib/run-access.ts'
 import { isActive, nextStep } from '../lib/run-queries.ts'
 import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
-import { AGENTS } from '../lib/state.ts'
-import { createRun, ensureRunsDir, withLock } from '../lib/store.ts'
+import { withLock } from '../lib/lock.ts'
+import { createRun, ensureRunsDir } from '../lib/store.ts'
 import { newRun } from '../lib/transitions.ts'
 
 const start = defineScript({
@@ -62,6 +62,7 @@ const start = defineScript({
       reviewer: args.reviewer ?? config.pair_loop.reviewer,
       max_rounds: maxRounds,
       budget_usd: budget,
+      config,
       now: nowIso(),
     })
     // check and create under one lock per repository: two starts at once must not both open a run

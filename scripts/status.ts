@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // status: where a run stands (or every run, with --all); --wait blocks until it changes.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { handoffPath, resolveRun } from '../lib/run-access.ts'
+import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
 import { currentRound, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
 import type { RunState } from '../lib/state.ts'
@@ -34,8 +34,8 @@ const status = defineScript({
 })
 
 async function runDocument(run: RunState) {
-  const { cachedCostSummary } = await import('../lib/cost/snapshot.ts')
-  const cost = await cachedCostSummary(run)
+  const { cachedCostSummary } = await import('../lib/cost/status-snapshot.ts')
+  const cost = await cachedCostSummary(run, () => configOf(run))
   return {
     run_id: run.run_id,
     phase: run.phase,
@@ -69,6 +69,7 @@ async function runDocument(run: RunState) {
     updated_at: run.updated_at,
     state_path: runStatePath(run.run_id),
     handoff_path: handoffPath(run),
+    config_changed: configChanged(run),
   }
 }
 

@@ -1,9 +1,11 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEFAULTS, REPO_CONFIG_NAME, loadConfig } from '../lib/config.ts'
 import { PairLoopError } from '../lib/errors.ts'
 import { configPath } from '../lib/paths.ts'
+import { setTrust } from '../lib/trust.ts'
 import { makeRepo, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, runDisk } from './_expect.ts'
 
@@ -11,6 +13,8 @@ function writeJson(path: string, value: unknown) {
   mkdirSync(join(path, '..'), { recursive: true })
   writeFileSync(path, typeof value === 'string' ? value : JSON.stringify(value))
 }
+
+const sha256Of = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
 function configError(fn: () => unknown): PairLoopError {
   try {
@@ -37,7 +41,7 @@ describe('loadConfig', () => {
     expect(config.budget).toEqual({ per_run_usd: null, warn_ratio: 0.8 })
   })
 
-  it('merges the home file and then the repository file key by key, the repository winning', () => {
+  it('merges the home file and then the trusted repository file key by key, the repository winning', async () => {
     const home = tempDir()
     const repo = tempDir()
     writeJson(configPath(home), {
@@ -46,11 +50,15 @@ describe('loadConfig', () => {
       pricing: { m1: { input: 1, output: 2 } },
     })
     writeJson(join(repo, REPO_CONFIG_NAME), { pair_loop: { max_rounds: 7 }, pricing: { m2: { input: 3, output: 4 } } })
+    await setTrust(join(repo, REPO_CONFIG_NAME), sha256Of(join(repo, REPO_CONFIG_NAME)), home)
     const config = loadConfig({ home, repo })
     expect(config.pair_loop).toMatchObject({ coder: 'codex', reviewer: 'codex', max_rounds: 7 })
     expect(config.budget).toEqual({ per_run_usd: 2, warn_ratio: 0.8 })
     expect(Object.keys(config.pricing).sort()).toEqual(['m1', 'm2'])
-    expect(config.sources).toEqual([configPath(home), join(repo, REPO_CONFIG_NAME)])
+    expect(config.sources.map((source) => source.path)).toEqual([configPath(home), join(repo, REPO_CONFIG_NAME)])
+    expect(config.sources.map((source) => source.sha256)).toEqual(
+      [configPath(home), join(repo, REPO_CONFIG_NAME)].map(sha256Of),
+    )
   })
 
   it('does not let one load change the defaults of the next', () => {

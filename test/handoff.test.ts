@@ -101,6 +101,7 @@ function smallState(over: Partial<RunState> = {}): RunState {
     outcome: null,
     pr: null,
     pr_url: null,
+    config: null,
     created_at: '2026-11-30T04:59:00.000Z',
     updated_at: '2026-11-30T05:04:00.000Z',
     ...over,

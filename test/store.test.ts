@@ -45,6 +45,7 @@ function newState(over: Partial<RunState> = {}): RunState {
     outcome: null,
     pr: null,
     pr_url: null,
+    config: null,
     created_at: now,
     updated_at: now,
     ...over,

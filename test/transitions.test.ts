@@ -37,6 +37,7 @@ const fresh = (over: Partial<RunState> = {}): RunState => ({
     reviewer: 'codex',
     max_rounds: 2,
     budget_usd: null,
+    config: null,
     now: T0,
   }),
   ...over,

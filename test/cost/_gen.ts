@@ -217,6 +217,7 @@ export function makeRun(over: Partial<RunState> = {}): RunState {
     outcome: null,
     pr: null,
     pr_url: null,
+    config: null,
     created_at: '2026-01-01T00:00:00.000Z',
     updated_at: '2026-01-01T00:00:00.000Z',
     ...over,
