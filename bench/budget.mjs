@@ -26,12 +26,14 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'pair-loop.mjs')
 const CCUSAGE = join(ROOT, 'node_modules', '.bin', 'ccusage')
-const flag = (name, fallback) => {
+const option = (name) => {
   const i = process.argv.indexOf(`--${name}`)
-  return i === -1 ? fallback : Number(process.argv[i + 1])
+  return i === -1 ? undefined : process.argv[i + 1]
 }
+const flag = (name, fallback) => Number(option(name) ?? fallback)
+// a build of its own (PAIR_LOOP_BUILD_OUT_DIR=.dist-bench npm run build) is not swapped away by other runs mid-bench
+const CLI = join(resolve(ROOT, option('dist') ?? 'dist'), 'pair-loop.mjs')
 const MB = flag('mb', 200)
 const RUNS = flag('runs', 9)
 const log = (text) => process.stderr.write(`${text}\n`)
@@ -83,7 +85,10 @@ mkdirSync(folder, { recursive: true })
 const transcript = join(folder, `${SID}.jsonl`)
 
 let seed = 42
-const random = () => (seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 4294967296
+const random = () => {
+  seed = (Math.imul(seed ^ (seed >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0
+  return seed / 4294967296
+}
 const int = (lo, hi) => lo + Math.floor(random() * (hi - lo + 1))
 const WORDS =
   'the diff function return const value error check file test state round review budget token cache line read write parse json model usage cost session'.split(
@@ -98,7 +103,10 @@ const MODELS = ['claude-sonnet-4-5-20250929', 'claude-opus-4-5-20251101', 'claud
 let n = 0
 let clock = createdAt + 1000
 function turn() {
-  const ts = () => new Date((clock += int(5, 400))).toISOString()
+  const ts = () => {
+    clock += int(5, 400)
+    return new Date(clock).toISOString()
+  }
   const lines = []
   const base = { cwd: realpathSync(repo), sessionId: SID, version: '2.1.197', gitBranch: 'main', userType: 'external' }
   lines.push({

@@ -1,11 +1,11 @@
 // The budget: levels against the limit, and the brake that keeps a round from opening at or over it.
-import { loadConfig, type Config } from '../config.ts'
+import type { Config } from '../config.ts'
 import { PairLoopError } from '../errors.ts'
 import { nowIso } from '../run-access.ts'
 import { currentRound } from '../run-queries.ts'
-import { pairLoopHome } from '../paths.ts'
 import type { BudgetOverride, RunState } from '../state.ts'
-import { computeLedger, type Ledger } from './ledger.ts'
+import { computeLedger } from './ledger.ts'
+import type { Ledger } from './ledger-types.ts'
 
 export type BudgetLevel = 'none' | 'warn' | 'alert' | null
 
@@ -26,13 +26,16 @@ export interface BudgetAssessment {
   ledger: Ledger
 }
 
+/** What the budget reads from the command's config (resolved once by the command): the limit, warn ratio, prices. */
+export type BudgetConfig = Pick<Config, 'budget' | 'pricing'>
+
 /** The run's spend against its limit: `limit` (a flag) if given, else the run's budget, else config's per-run budget. */
 export function assessBudget(
   run: RunState,
-  options: { limit?: number; env?: NodeJS.ProcessEnv; config?: Config } = {},
+  config: BudgetConfig,
+  options: { limit?: number; env?: NodeJS.ProcessEnv } = {},
 ): BudgetAssessment {
   const env = options.env ?? process.env
-  const config = options.config ?? loadConfig({ repo: run.repo, home: pairLoopHome(env) })
   const limit = options.limit ?? run.budget_usd ?? config.budget.per_run_usd
   const ledger = computeLedger(run, { pricing: config.pricing, env })
   const spent = ledger.spent_usd
@@ -58,12 +61,11 @@ export const roleTotals = (ledger: Ledger) => ({
  */
 export async function checkBudgetBrake(
   run: RunState,
+  config: BudgetConfig,
   opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ override: BudgetOverride | null }> {
-  const env = opts.env ?? process.env
-  const config = loadConfig({ repo: run.repo, home: pairLoopHome(env) })
   if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null }
-  const budget = assessBudget(run, { env, config })
+  const budget = assessBudget(run, config, { env: opts.env })
   if (budget.level !== 'alert') return { override: null }
   const limit = budget.limit!
   if (!opts.overBudget) {

@@ -1,9 +1,10 @@
 // Codex CLI rollouts: the token_count delta rule (re-emits and `info: null` cost nothing), model from turn_context.
 import { closeSync, openSync, readSync } from 'node:fs'
-import { jsonObjectLine, scanFile, type LineParser, type ScanResult } from './cache.ts'
+import { jsonObjectLine, type LineParser } from './line-reader.ts'
 import { codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
-import { collect, type UsageItem, type UsageSums, type UsageVisitor } from './claude.ts'
+import { type PartialSums, type UsageItem, type UsageVisitor, UsageSums, collect, settledCount } from './sums.ts'
+import { scanFile, type ScanResult, type SumsHook } from './transcript-cache.ts'
 
 // Entry layout: timestamp ms, model index, input (incl. cached and writes), cached, cache writes, output (incl.
 // reasoning), reasoning, 0.
@@ -95,10 +96,13 @@ export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<Co
           fork.mode = parentTotals ? 'prefix' : 'burst'
           fork.parentTotals = parentTotals
         }
-        const replayed =
-          fork.mode === 'prefix'
-            ? total !== null && fork.parentTotals!.includes(sig(total))
-            : (fork.second ??= Math.floor(ts / 1000)) === Math.floor(ts / 1000)
+        let replayed: boolean
+        if (fork.mode === 'prefix') replayed = total !== null && fork.parentTotals!.includes(sig(total))
+        else {
+          const second = Math.floor(ts / 1000)
+          fork.second ??= second // the burst is the events of the first second
+          replayed = fork.second === second
+        }
         if (replayed) {
           if (total) state.prev = total
           return
@@ -160,8 +164,13 @@ function rolloutTotals(path: string): string[] | null {
   }
 }
 
-export function scanCodex(path: string, cacheDir: string | null, env: NodeJS.ProcessEnv = process.env): ScanResult {
-  return scanFile(path, codexParser(env), cacheDir)
+export function scanCodex(
+  path: string,
+  cacheDir: string | null,
+  env: NodeJS.ProcessEnv = process.env,
+  sums?: SumsHook,
+): ScanResult {
+  return scanFile(path, codexParser(env), cacheDir, sums)
 }
 
 /** The usage of one rollout, priced (each response on its own, so the 272k rule applies per response). */
@@ -174,42 +183,52 @@ export function visitCodex(scan: ScanResult, prices: PriceBook, visit: UsageVisi
     const model = scan.models[m] ?? UNKNOWN_MODEL
     const r = rates[m] ?? null
     const t = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
-    visit(
-      n[at]!,
-      model,
-      r !== null,
-      r ? codexCost(t, r) : 0,
-      t.input,
-      t.output,
-      t.cache_write_5m,
-      t.cache_write_1h,
-      t.cache_read,
-    )
+    const usd = r ? codexCost(t, r) : 0
+    visit(n[at]!, model, r !== null, usd, t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read)
   }
 }
 
-export function sumCodex(scan: ScanResult, prices: PriceBook, sums: UsageSums): void {
+/** Entries [start, end) of a rollout added to `sums`; its models are registered first, each whether it counts or not. */
+function addRange(scan: ScanResult, prices: PriceBook, sums: UsageSums, start: number, end: number): void {
   const n = scan.numbers
   const rates = scan.models.map((model) => prices.rates(model))
   const target = scan.models.map((model, i) => sums.model(model, rates[i] !== null))
-  for (let i = 0; i < scan.count; i++) {
+  for (let i = start; i < end; i++) {
     const at = i * WIDTH
     const w = sums.window(n[at]!)
     if (w < 0) continue
     const m = n[at + 1]!
     const r = rates[m] ?? null
     const t = codexTokens(n[at + 2]!, n[at + 3]!, n[at + 4]!, n[at + 5]!)
-    sums.add(
-      w,
-      target[m] ?? sums.model(UNKNOWN_MODEL, false),
-      r ? codexCost(t, r) : 0,
-      t.input,
-      t.output,
-      t.cache_write_5m,
-      t.cache_write_1h,
-      t.cache_read,
-    )
+    const into = target[m] ?? sums.model(UNKNOWN_MODEL, false)
+    sums.add(w, into, r ? codexCost(t, r) : 0, t.input, t.output, t.cache_write_5m, t.cache_write_1h, t.cache_read)
   }
+}
+
+/** A rollout's responses added to `sums`. */
+export function sumCodex(scan: ScanResult, prices: PriceBook, sums: UsageSums): void {
+  addRange(scan, prices, sums, 0, scan.count)
+}
+
+/**
+ * The sums of one rollout, going on from the sums its cache kept (when saved under the same `key`: windows and
+ * prices). Returns them, and the state to keep (all but the latest entries, as for Claude transcripts).
+ */
+export function sumCodexFile(
+  scan: ScanResult,
+  prices: PriceBook,
+  bounds: number[],
+  key: string,
+  saved: PartialSums | null,
+): { sums: UsageSums; keep: PartialSums } {
+  const resumed = saved?.key === key ? UsageSums.resume(bounds, saved) : null
+  const sums = resumed ?? new UsageSums(bounds)
+  const from = resumed ? saved!.upTo : 0
+  const settled = settledCount(from, scan.count)
+  addRange(scan, prices, sums, from, settled)
+  const keep = sums.save(key, settled)
+  addRange(scan, prices, sums, settled, scan.count)
+  return { sums, keep }
 }
 
 export function codexItems(scan: ScanResult, prices: PriceBook): UsageItem[] {

@@ -1,5 +1,6 @@
-// Where the agents keep their transcripts, and which of them belong to a repository.
-import { closeSync, openSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs'
+// Where the agents keep their transcripts, and which of them belong to a repository or a session. Every search
+// for transcript files is here; the readers only read the paths found.
+import { closeSync, existsSync, openSync, readSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 
@@ -21,12 +22,41 @@ export function claudeProjectFolder(realCwd: string): string {
   return `${name.slice(0, 200)}-${Math.abs(javaHash(realCwd)).toString(36)}`
 }
 
-export function claudeProjectDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
-  let real = repo
+/** The path itself when it cannot be resolved (a repository moved or deleted since the run started). */
+function realPath(path: string): string {
   try {
-    real = realpathSync(repo)
-  } catch {}
-  return join(claudeConfigDir(env), 'projects', claudeProjectFolder(real))
+    return realpathSync(path)
+  } catch {
+    return path
+  }
+}
+
+export function claudeProjectDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+  return join(claudeConfigDir(env), 'projects', claudeProjectFolder(realPath(repo)))
+}
+
+/** `<config>/projects`, and the legacy `$XDG_CONFIG_HOME/claude/projects` some mid-2025 releases used. */
+export function claudeProjectRoots(env: NodeJS.ProcessEnv = process.env): string[] {
+  const roots = [join(claudeConfigDir(env), 'projects')]
+  if (!env.CLAUDE_CONFIG_DIR && env.HOME)
+    roots.push(join(env.XDG_CONFIG_HOME || join(env.HOME, '.config'), 'claude', 'projects'))
+  return roots
+}
+
+/** Files under `dir` (and up to `levels` folders below it) whose name `wanted` accepts, in directory order. */
+function findFiles(dir: string, levels: number, wanted: (name: string) => boolean, into: string[] = []): string[] {
+  let entries: Dirent[]
+  try {
+    entries = readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return into
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name)
+    if (entry.isDirectory() && levels > 0) findFiles(path, levels - 1, wanted, into)
+    else if (entry.isFile() && wanted(entry.name)) into.push(path)
+  }
+  return into
 }
 
 /** Main transcripts (`<session>.jsonl`) of a repository's Claude Code sessions, newest first. */
@@ -54,26 +84,55 @@ export function claudeSessions(
     .sort((a, b) => b.mtimeMs - a.mtimeMs)
 }
 
+/** The files of one Claude Code session: the main transcript (in any project folder) and its subagents'. */
+export interface SessionFiles {
+  session: string
+  main: string | null
+  subagents: string[]
+  looked_in: string
+}
+
+/** A session's files: its main transcript, looked for in the repository's folder first, then in every project folder. */
+export function claudeSessionFiles(
+  sessionId: string,
+  options: { repo?: string; env?: NodeJS.ProcessEnv } = {},
+): SessionFiles {
+  const env = options.env ?? process.env
+  const name = `${sessionId}.jsonl`
+  const roots = claudeProjectRoots(env)
+  let main: string | null = null
+  if (options.repo) {
+    const here = join(claudeProjectDir(options.repo, env), name)
+    if (existsSync(here)) main = here
+  }
+  for (const root of roots) {
+    if (main) break
+    let folders: string[]
+    try {
+      folders = readdirSync(root)
+    } catch {
+      continue
+    }
+    for (const folder of folders.sort()) {
+      const candidate = join(root, folder, name)
+      if (existsSync(candidate)) {
+        main = candidate
+        break
+      }
+    }
+  }
+  // subagent transcripts live beside the main one, under a folder named like it (e.g. `<session>/subagents/`)
+  const subagents = main ? findFiles(main.slice(0, -'.jsonl'.length), 3, (file) => file.endsWith('.jsonl')) : []
+  return { session: sessionId, main, subagents: subagents.sort(), looked_in: roots.join(', ') }
+}
+
+const isRollout = (name: string) => name.startsWith('rollout-') && name.endsWith('.jsonl')
+
 /** Every Codex rollout file (live and archived). Day folders are local time, so all of them are walked. */
 export function codexRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
   const home = codexHome(env)
-  const found: string[] = []
-  const walk = (dir: string, depth: number) => {
-    let entries: import('node:fs').Dirent[]
-    try {
-      entries = readdirSync(dir, { withFileTypes: true })
-    } catch {
-      return
-    }
-    for (const entry of entries) {
-      const path = join(dir, entry.name)
-      if (entry.isDirectory() && depth < 4) walk(path, depth + 1)
-      else if (entry.isFile() && entry.name.startsWith('rollout-') && entry.name.endsWith('.jsonl')) found.push(path)
-    }
-  }
-  walk(join(home, 'sessions'), 0)
-  walk(join(home, 'archived_sessions'), 3)
-  return found
+  const found = findFiles(join(home, 'sessions'), 4, isRollout) // sessions/YYYY/MM/DD/rollout-….jsonl
+  return findFiles(join(home, 'archived_sessions'), 1, isRollout, found)
 }
 
 export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
@@ -81,7 +140,7 @@ export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv =
 }
 
 /** The first line of a file, read without loading the rest (rollouts start with session_meta). */
-export function firstLine(path: string, maxBytes = 64 * 1024): string | undefined {
+export function readFirstLine(path: string, maxBytes = 64 * 1024): string | undefined {
   let fd: number | undefined
   try {
     fd = openSync(path, 'r')
@@ -105,18 +164,20 @@ export interface CodexSessionMeta {
   parent: string | null
 }
 
+interface SessionMetaPayload {
+  id?: unknown
+  cwd?: unknown
+  forked_from_id?: unknown
+  source?: { subagent?: { thread_spawn?: { parent_thread_id?: unknown } } }
+}
+
 export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
-  const line = firstLine(path)
+  const line = readFirstLine(path)
   if (!line) return undefined
   try {
-    const parsed = JSON.parse(line) as { type?: string; payload?: Record<string, unknown> }
-    if (parsed.type !== 'session_meta' || !parsed.payload) return undefined
-    const payload = parsed.payload as {
-      id?: unknown
-      cwd?: unknown
-      forked_from_id?: unknown
-      source?: { subagent?: { thread_spawn?: { parent_thread_id?: unknown } } }
-    }
+    const parsed = JSON.parse(line) as { type?: string; payload?: SessionMetaPayload }
+    const payload = parsed.payload
+    if (parsed.type !== 'session_meta' || !payload) return undefined
     const parent = payload.forked_from_id ?? payload.source?.subagent?.thread_spawn?.parent_thread_id
     return {
       id: String(payload.id ?? ''),
@@ -130,18 +191,33 @@ export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
   }
 }
 
-/** Codex sessions whose recorded cwd is the repository (or inside it), newest first. */
-export function codexSessions(repo: string, env: NodeJS.ProcessEnv = process.env): CodexSessionMeta[] {
-  let real = repo
+/**
+ * Codex sessions whose recorded cwd is the repository (or inside it), newest first. With `since` (ms), only rollouts
+ * written since then are opened (their first line is what says where the session ran).
+ */
+export function codexSessions(
+  repo: string,
+  env: NodeJS.ProcessEnv = process.env,
+  options: { since?: number } = {},
+): CodexSessionMeta[] {
+  const real = realPath(repo)
+  const since = options.since
+  const found: CodexSessionMeta[] = []
+  for (const path of codexRollouts(env)) {
+    if (since !== undefined && !(modifiedMs(path) >= since)) continue
+    const meta = codexSessionMeta(path)
+    if (meta?.cwd && (meta.cwd === real || meta.cwd.startsWith(`${real}/`))) found.push(meta)
+  }
+  return found.sort((a, b) => b.mtimeMs - a.mtimeMs)
+}
+
+/** NaN for a file that is gone. */
+function modifiedMs(path: string): number {
   try {
-    real = realpathSync(repo)
-  } catch {}
-  return codexRollouts(env)
-    .flatMap((path) => {
-      const meta = codexSessionMeta(path)
-      return meta?.cwd && (meta.cwd === real || meta.cwd.startsWith(`${real}/`)) ? [meta] : []
-    })
-    .sort((a, b) => b.mtimeMs - a.mtimeMs)
+    return statSync(path).mtimeMs
+  } catch {
+    return Number.NaN
+  }
 }
 
 /** The coder's current session: the newest transcript its CLI keeps for this repository. */

@@ -1,6 +1,7 @@
 // The embedded price table (USD per million tokens), model-name matching, config overrides, and the cost formulas.
 // Values: shared/reference/transcripts-and-pricing.md §5 (what ccusage 20.0.24 uses offline).
 import type { ModelPrice } from '../config.ts'
+import { hash52 } from './hash.ts'
 
 /** One model's rates, USD per million tokens. Cache writes of OpenAI models use `cache_write_5m`. */
 export interface Rates {
@@ -105,6 +106,16 @@ export function ratesFromConfig(price: ModelPrice): Rates {
 export interface PriceBook {
   /** The rates for a logged model name, or null when neither config nor the table knows it. */
   rates(model: string): Rates | null
+  /** Names the prices (table, formulas, config overrides): sums kept in a cache are reused only under the same key. */
+  key: string
+}
+
+/** Change when a cost formula changes: sums kept under the old formulas are then summed again. */
+const FORMULAS = 1
+let tableKey: string | undefined
+const priceTableKey = () => {
+  tableKey ??= hash52(JSON.stringify(PRICE_TABLE)).toString(36)
+  return tableKey
 }
 
 /** Config prices (home and repo config merged) win over the embedded table; both are matched by `lookupNames`. */
@@ -119,6 +130,7 @@ export function priceBook(overrides: Record<string, ModelPrice> = {}): PriceBook
   }
   const memo = new Map<string, Rates | null>()
   return {
+    key: `${FORMULAS}.${priceTableKey()}.${hash52(JSON.stringify(overrides)).toString(36)}`,
     rates(model: string) {
       const hit = memo.get(model)
       if (hit !== undefined) return hit

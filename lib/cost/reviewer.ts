@@ -3,12 +3,14 @@
 import type { ModelPrice } from '../config.ts'
 import { cacheDir, pairLoopHome } from '../paths.ts'
 import type { ReviewerCost, Usage } from '../state.ts'
-import { claudeSessionFiles, dedupeClaude, scanClaude } from './claude.ts'
+import { dedupeClaude, scanClaude } from './claude.ts'
 import { codexItems, scanCodex } from './codex.ts'
-import { codexRolloutForThread } from './locate.ts'
+import { claudeSessionFiles, codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, claudeCost, codexCost, codexTokens, priceBook, type PriceBook, type Tokens } from './pricing.ts'
+import type { UsageItem } from './sums.ts'
 
-export interface ModelUsage {
+/** One model's part of a reviewer call, as `claude -p` reports it per model (`modelUsage`), with its own cost. */
+export interface ReviewerModelUsage {
   inputTokens?: number
   outputTokens?: number
   cacheReadInputTokens?: number
@@ -21,12 +23,13 @@ export interface ReviewerCall {
   model: string | null
   usage: Usage | null
   reported_usd: number | null
-  model_usage?: Record<string, ModelUsage>
+  model_usage?: Record<string, ReviewerModelUsage>
   session_id: string | null
 }
 
 export interface CostOptions {
-  pricing?: Record<string, ModelPrice>
+  /** The command's config prices (config `pricing`), over the embedded table. */
+  pricing: Record<string, ModelPrice>
   env?: NodeJS.ProcessEnv
 }
 
@@ -67,7 +70,7 @@ interface Priced {
   entries: number
 }
 
-export function costOfReviewerCall(call: ReviewerCall, options: CostOptions = {}): ReviewerCost {
+export function costOfReviewerCall(call: ReviewerCall, options: CostOptions): ReviewerCost {
   const env = options.env ?? process.env
   const prices = priceBook(options.pricing)
   const family = usageFamily(call)
@@ -171,7 +174,7 @@ const n = (value: unknown) => (typeof value === 'number' && Number.isFinite(valu
 /** The cost the call's own transcript shows (Claude session with its subagents, or the Codex rollout of the thread). */
 function transcriptCost(family: Family, sessionId: string, prices: PriceBook, env: NodeJS.ProcessEnv): Priced | null {
   const cache = cacheDir(pairLoopHome(env))
-  let items
+  let items: UsageItem[]
   if (family === 'claude') {
     const files = claudeSessionFiles(sessionId, { env })
     if (!files.main) return null

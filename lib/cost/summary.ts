@@ -1,5 +1,5 @@
 // What a run has cost so far, in the shape status, finish and the PR body show: the ledger's total, coder and reviewer.
-import { loadConfig, type ModelPrice } from '../config.ts'
+import type { Config } from '../config.ts'
 import { isPairLoopError } from '../errors.ts'
 import type { RunState } from '../state.ts'
 import { computeLedger } from './ledger.ts'
@@ -13,15 +13,19 @@ export interface RunCostSummary {
   files: string[]
 }
 
-/** Never fails for a bad pricing config (status must always answer): the embedded table is used and it says so. */
+/**
+ * `config` reads the command's config (called once, by the one command that needs the figures). Never fails for a
+ * bad config (status must always answer): the embedded price table is used, and the summary says it is incomplete.
+ */
 export async function runCostSummary(
   run: RunState,
+  config: () => Pick<Config, 'pricing'>,
   options: { env?: NodeJS.ProcessEnv } = {},
 ): Promise<RunCostSummary> {
-  let pricing: Record<string, ModelPrice> = {}
+  let pricing: Config['pricing'] = {}
   let configOk = true
   try {
-    pricing = loadConfig({ repo: run.repo }).pricing
+    pricing = config().pricing
   } catch (error) {
     if (!isPairLoopError(error, 'config_invalid')) throw error
     configOk = false

@@ -37,7 +37,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
   const { config, log } = options
   expectPhase(run, ['reviewing'], 'review')
   const choice = chooseReviewer(run, config, options.reviewerCmd)
-  const { override } = await checkBudgetBrake(run, { overBudget: options.overBudget, command: 'review' })
+  const { override } = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review' })
 
   const claimed = await changeRun(run.run_id, (state) => {
     const held = state.review_claim

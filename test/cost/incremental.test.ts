@@ -2,7 +2,7 @@
 import { appendFileSync, mkdirSync, readdirSync, renameSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { cacheFileFor } from '../../lib/cost/cache.ts'
+import { cacheFileFor } from '../../lib/cost/transcript-cache-file.ts'
 import { dedupeClaude, scanClaude } from '../../lib/cost/claude.ts'
 import { scanCodex } from '../../lib/cost/codex.ts'
 import { priceBook } from '../../lib/cost/pricing.ts'

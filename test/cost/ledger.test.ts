@@ -2,7 +2,8 @@
 import { mkdirSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { computeLedger, coderSessionIds } from '../../lib/cost/ledger.ts'
+import { coderSessionIds } from '../../lib/cost/coder.ts'
+import { computeLedger } from '../../lib/cost/ledger.ts'
 import { claudeProjectDir } from '../../lib/cost/locate.ts'
 import type { ReviewerRound } from '../../lib/state.ts'
 import { tempDir } from '../_helpers.ts'
@@ -144,7 +145,7 @@ describe('ledger', () => {
         },
       ],
     })
-    const ledger = computeLedger(run, { env })
+    const ledger = computeLedger(run, { pricing: {}, env })
     expect(
       ledger.rounds.map((r) => [
         r.n,
@@ -191,7 +192,7 @@ describe('ledger', () => {
       rounds: [coderRound(1, sid, iso(2))],
       outcome: { verdict: 'ABANDONED', finished_at: iso(3) },
     })
-    const ledger = computeLedger(run, { env })
+    const ledger = computeLedger(run, { pricing: {}, env })
     expect(ledger.rounds.map((r) => [r.n, r.in_progress, r.coder.usd])).toEqual([[1, false, 2]])
     expect(ledger.rounds[0]!.coder).toMatchObject({ from: iso(1), to: iso(3) })
     expect(ledger.complete).toBe(true)
@@ -247,7 +248,7 @@ describe('ledger', () => {
     ])
     const ledger = computeLedger(
       makeRun({ repo, created_at: iso(1), rounds: [coderRound(1, sid, iso(3))], phase: 'reviewing' }),
-      { env },
+      { pricing: {}, env },
     )
     expect(ledger.by_role.coder.usd).toBe(4) // the sidechain replay of msg 1 does not count again
     expect(ledger.sources.map((s) => s.path?.split('/').slice(-2).join('/'))).toEqual([
@@ -285,7 +286,7 @@ describe('bad data costs nothing, is listed with why, and never crashes', () => 
       phase: 'reviewing',
       rounds: [coderRound(1, good, iso(3)), coderRound(2, missing, iso(3, 1)), coderRound(3, unreadable, iso(3, 2))],
     })
-    const ledger = computeLedger(run, { env })
+    const ledger = computeLedger(run, { pricing: {}, env })
     expect(ledger.by_role.coder.usd).toBe(1)
     expect(ledger.complete).toBe(false)
     const [read, miss, bad] = ledger.sources
@@ -305,7 +306,7 @@ describe('bad data costs nothing, is listed with why, and never crashes', () => 
 
   it('no session at all', () => {
     const { repo, env } = homes()
-    const ledger = computeLedger(makeRun({ repo }), { env })
+    const ledger = computeLedger(makeRun({ repo }), { pricing: {}, env })
     expect(ledger).toMatchObject({ spent_usd: 0, complete: false })
     expect(ledger.sources).toEqual([
       expect.objectContaining({ role: 'coder', status: 'missing', why: expect.stringContaining('no claude session') }),
@@ -332,7 +333,7 @@ describe('bad data costs nothing, is listed with why, and never crashes', () => 
         rounds: [coderRound(1, thread, iso(3))],
         phase: 'reviewing',
       }),
-      { env },
+      { pricing: {}, env },
     )
     expect(ledger.by_role.coder.usd).toBeCloseTo((1000 * 1.25 + 100 * 10) / 1e6, 12)
     expect(ledger.sources[0]!.skipped!.map((s) => s.reason)).toEqual([

@@ -249,7 +249,7 @@ describe('exactness against ccusage 20.0.24', () => {
     expect(total).toBeGreaterThan(1)
     expect(daily.daily.map((d: any) => d.date)).toEqual(DAYS)
     for (const pass of ['cold', 'warm']) {
-      const ledger = computeLedger(run, { env })
+      const ledger = computeLedger(run, { pricing: {}, env })
       expect(closeTo(ledger.by_role.coder.usd, total), `${pass}: ${ledger.by_role.coder.usd} vs ${total}`).toBe(true)
       expect(ledger.rounds.map((row) => [row.n, row.in_progress])).toEqual([
         [1, false],
@@ -295,7 +295,10 @@ describe('exactness against ccusage 20.0.24', () => {
     const again = ccusage(['claude', 'session', '--json', '--offline', '--mode', 'calculate'], {
       CLAUDE_CONFIG_DIR: dir,
     })
-    const ledger = computeLedger(dayRun('claude', [claude.A, claude.B]), { env: { ...env, CLAUDE_CONFIG_DIR: dir } })
+    const ledger = computeLedger(dayRun('claude', [claude.A, claude.B]), {
+      pricing: {},
+      env: { ...env, CLAUDE_CONFIG_DIR: dir },
+    })
     expect(
       closeTo(ledger.by_role.coder.usd, again.totals.totalCost),
       `${ledger.by_role.coder.usd} vs ${again.totals.totalCost}`,
@@ -307,7 +310,7 @@ describe('exactness against ccusage 20.0.24', () => {
     const daily = ccusage(['codex', 'daily', '--json', '--offline', '-z', 'UTC'], { CODEX_HOME: env.CODEX_HOME })
     const run = makeRun({ ...dayRun('codex', [codex[0]!, codex[1]!]) })
     run.rounds.push(coderRound(3, codex[2]!, `${DAYS[2]}T23:59:59.000Z`))
-    const ledger = computeLedger(run, { env })
+    const ledger = computeLedger(run, { pricing: {}, env })
     const total = sessions.totals.costUSD as number
     expect(total).toBeGreaterThan(1)
     expect(closeTo(ledger.by_role.coder.usd, total), `${ledger.by_role.coder.usd} vs ${total}`).toBe(true)
@@ -474,7 +477,7 @@ describe('exactness against ccusage 20.0.24', () => {
     }
     const cost = costOfReviewerCall(
       { tool: 'claude', model: 'claude-sonnet-4-5-20250929', usage, reported_usd: 0.00603, session_id: sid },
-      { env: { ...env, CLAUDE_CONFIG_DIR: dir } },
+      { pricing: {}, env: { ...env, CLAUDE_CONFIG_DIR: dir } },
     )
     expect(oracle.totals.totalCost).toBeCloseTo(0.00603, 12)
     expect(cost).toMatchObject({ source: 'usage', unpriced_models: [], reported_usd: 0.00603 })
@@ -484,7 +487,7 @@ describe('exactness against ccusage 20.0.24', () => {
     // a Codex reviewer thread: the rollout's figure equals ccusage's for that file
     const rollout = costOfReviewerCall(
       { tool: 'codex', model: null, usage: null, reported_usd: null, session_id: codex[1]! },
-      { env },
+      { pricing: {}, env },
     )
     const t2 = (
       ccusage(['codex', 'session', '--json', '--offline'], { CODEX_HOME: env.CODEX_HOME }).sessions as any[]

@@ -47,7 +47,7 @@ describe('costOfReviewerCall: claude -p', () => {
         reported_usd: 0.00603,
         session_id: null,
       },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(cost).toMatchObject({ source: 'usage', unpriced_models: [], transcript_usd: null, reported_usd: 0.00603 })
     expect(cost.usd).toBeCloseTo(0.00603, 12)
@@ -72,7 +72,7 @@ describe('costOfReviewerCall: claude -p', () => {
           },
         },
       },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(single.usd).toBeCloseTo(0.00603, 12)
     const two = costOfReviewerCall(
@@ -92,7 +92,7 @@ describe('costOfReviewerCall: claude -p', () => {
           'claude-haiku-4-5-20251001': { inputTokens: 500, outputTokens: 100 },
         },
       },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     // opus 4.8: 100×5 + 1000×25 + 10000×0.5 + 2000×6.25 (all 5m: no split for several models); haiku: 500×1 + 100×5
     expect(two.models['claude-opus-4-8[1m]']).toBeCloseTo((500 + 25_000 + 5000 + 12_500) / 1e6, 12)
@@ -103,12 +103,12 @@ describe('costOfReviewerCall: claude -p', () => {
   it('an unknown model is listed, never priced by guess; its own reported figure is used when there is one', () => {
     const withReport = costOfReviewerCall(
       { tool: 'claude', model: 'claude-opus-5-5', usage: claudeUsage, reported_usd: 0.0123, session_id: null },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(withReport).toMatchObject({ usd: 0.0123, source: 'reported', unpriced_models: ['claude-opus-5-5'] })
     const without = costOfReviewerCall(
       { tool: 'claude', model: 'claude-opus-5-5', usage: claudeUsage, reported_usd: null, session_id: null },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(without).toMatchObject({ usd: 0, source: 'usage', unpriced_models: ['claude-opus-5-5'] })
     // config can price it
@@ -164,14 +164,14 @@ describe('costOfReviewerCall: claude -p', () => {
         reported_usd: 0.00603,
         session_id: sid,
       },
-      { env },
+      { pricing: {}, env },
     )
     expect(cost.usd).toBeCloseTo(0.00603, 12)
     expect(cost.transcript_usd).toBeCloseTo(0.00703, 12)
     // no usage at all: the transcript is the figure
     const fromTranscript = costOfReviewerCall(
       { tool: 'claude', model: null, usage: null, reported_usd: null, session_id: sid },
-      { env },
+      { pricing: {}, env },
     )
     expect(fromTranscript).toMatchObject({ source: 'transcript' })
     expect(fromTranscript.usd).toBeCloseTo(0.00703, 12)
@@ -191,7 +191,7 @@ describe('costOfReviewerCall: claude -p', () => {
         reported_usd: null,
         session_id: null,
       },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(cost.usd).toBeCloseTo((30 + 750 + 3750 + 600) / 1e6, 12)
   })
@@ -218,7 +218,7 @@ describe('costOfReviewerCall: codex exec', () => {
     ])
     const given = costOfReviewerCall(
       { tool: 'codex', model: 'gpt-5.5', usage: mock, reported_usd: null, session_id: thread },
-      { env },
+      { pricing: {}, env },
     )
     expect(given).toMatchObject({ source: 'usage', unpriced_models: [] })
     expect(given.usd).toBeCloseTo(0.009447, 12)
@@ -226,7 +226,7 @@ describe('costOfReviewerCall: codex exec', () => {
     // the model is not in codex's stream: without -m it comes from the rollout's turn_context
     const found = costOfReviewerCall(
       { tool: 'codex', model: null, usage: mock, reported_usd: null, session_id: thread },
-      { env },
+      { pricing: {}, env },
     )
     expect(found.models).toEqual({ 'gpt-5.5': expect.any(Number) })
     expect(found.usd).toBeCloseTo(0.009447, 12)
@@ -235,7 +235,7 @@ describe('costOfReviewerCall: codex exec', () => {
   it('no model anywhere: listed as unknown, costs nothing, never a guess', () => {
     const cost = costOfReviewerCall(
       { tool: 'codex', model: null, usage: mock, reported_usd: null, session_id: 'no-such-thread' },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(cost).toMatchObject({ usd: 0, source: 'usage', unpriced_models: ['(unknown model)'], transcript_usd: null })
   })
@@ -244,7 +244,7 @@ describe('costOfReviewerCall: codex exec', () => {
     expect(
       costOfReviewerCall(
         { tool: 'codex', model: 'gpt-5', usage: null, reported_usd: null, session_id: null },
-        { env: homes() },
+        { pricing: {}, env: homes() },
       ),
     ).toMatchObject({ usd: null, source: 'none' })
   })
@@ -254,7 +254,7 @@ describe('costOfReviewerCall: a custom command', () => {
   it('reads Claude-style output (reported cost) and Codex-style usage (cached input) by their shape', () => {
     const claudeLike = costOfReviewerCall(
       { tool: 'custom', model: null, usage: null, reported_usd: 0.5, session_id: null },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(claudeLike).toMatchObject({ usd: 0.5, source: 'reported' })
     const codexLike = costOfReviewerCall(
@@ -265,7 +265,7 @@ describe('costOfReviewerCall: a custom command', () => {
         reported_usd: null,
         session_id: null,
       },
-      { env: homes() },
+      { pricing: {}, env: homes() },
     )
     expect(codexLike.usd).toBeCloseTo((800 * 1.25 + 200 * 0.125 + 100 * 10) / 1e6, 12)
   })

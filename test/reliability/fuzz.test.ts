@@ -9,7 +9,7 @@ import { runScript, textInput, type ScriptDef, type ScriptIO } from '../../lib/c
 import { readConfigFile } from '../../lib/config.ts'
 import { claudeParser, scanClaude } from '../../lib/cost/claude.ts'
 import { codexParser, scanCodex } from '../../lib/cost/codex.ts'
-import type { Sink } from '../../lib/cost/cache.ts'
+import type { Sink } from '../../lib/cost/line-reader.ts'
 import { ERROR_CODES, PairLoopError, type ErrorCode } from '../../lib/errors.ts'
 import { renderHandoff } from '../../lib/handoff.ts'
 import { neutralise } from '../../lib/neutralise.ts'

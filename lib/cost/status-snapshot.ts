@@ -1,8 +1,9 @@
-// status must start fast: it shows the last computed cost while nothing it came from has changed,
-// and loads the ledger (transcript readers, price table) only when something did.
-import { mkdirSync, readFileSync, statSync } from 'node:fs'
+// status's cost snapshot (also read by finish): status must start fast, so it shows the last computed cost while
+// nothing it came from has changed, and loads the ledger (transcript readers, price table) only when something did.
+// Kept as JSON under $PAIR_LOOP_HOME/cache/summaries/<run>.json; not to be confused with the per-transcript cache.
+import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { REPO_CONFIG_NAME } from '../config.ts'
+import { type Config, REPO_CONFIG_NAME } from '../config.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, configPath, pairLoopHome } from '../paths.ts'
 import type { RunState } from '../state.ts'
@@ -45,7 +46,15 @@ function watched(run: RunState, files: string[], env: NodeJS.ProcessEnv): string
   ]
 }
 
-export async function cachedCostSummary(run: RunState, env: NodeJS.ProcessEnv = process.env): Promise<RunCostSummary> {
+/**
+ * The run's cost summary, from the snapshot while it holds. `config` reads the command's config: called only when the
+ * figures must be computed again (see runCostSummary).
+ */
+export async function cachedCostSummary(
+  run: RunState,
+  config: () => Pick<Config, 'pricing'>,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RunCostSummary> {
   const file = join(cacheDir(pairLoopHome(env)), 'summaries', `${run.run_id}.json`)
   try {
     const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot
@@ -55,10 +64,9 @@ export async function cachedCostSummary(run: RunState, env: NodeJS.ProcessEnv = 
     if (unchanged) return snapshot.summary
   } catch {}
   const { runCostSummary } = await import('./summary.ts')
-  const summary = await runCostSummary(run, { env })
+  const summary = await runCostSummary(run, config, { env })
   const watch = Object.fromEntries(watched(run, summary.files, env).map((path) => [path, fingerprint(path)]))
   try {
-    mkdirSync(join(cacheDir(pairLoopHome(env)), 'summaries'), { recursive: true })
     writeFileAtomic(file, JSON.stringify({ revision: run.revision, watch, summary } satisfies Snapshot))
   } catch {} // a cache that cannot be written only costs the next status its speed
   return summary
