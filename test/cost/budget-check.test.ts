@@ -1,5 +1,5 @@
 // budget-check levels and exit 13, and the brake in coder-done (budget_exceeded unless --over-budget, recorded).
-import { realpathSync, writeFileSync } from 'node:fs'
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { claudeProjectFolder } from '../../lib/cost/locate.ts'
@@ -69,15 +69,27 @@ describe('budget-check', () => {
     expect(alert.json.spent).toBeCloseTo(1, 12)
     expect(alert.json.errors).toBeUndefined()
 
-    // --limit overrides the run's budget; a config warn_ratio moves warn_at
-    writeFileSync(join(sb.home, 'config.json'), JSON.stringify({ budget: { warn_ratio: 0.5 } }))
+    // --limit overrides the run's budget
     const raised = await sb.cli(['budget-check', '--limit', '1.9'])
     expect(raised.code).toBe(0)
-    expect(raised.json).toMatchObject({ level: 'warn', limit: 1.9, warn_at: 0.95 })
+    expect(raised.json).toMatchObject({ level: 'none', limit: 1.9 })
+    expect(raised.json.warn_at).toBeCloseTo(1.9 * 0.8, 12)
     expect((await sb.cli(['budget-check', '--limit', 'lots'])).json.errors[0]).toMatchObject({
       code: 'usage',
       flag: '--limit',
     })
+  })
+
+  it("warns from the config's warn_ratio as it was at the run's start; a config written later moves nothing", async () => {
+    const sb = sandbox()
+    mkdirSync(sb.home, { recursive: true })
+    writeFileSync(join(sb.home, 'config.json'), JSON.stringify({ budget: { warn_ratio: 0.5 } }))
+    expect((await sb.cli(['start', '--task', 'demo', '--budget-usd', '1.9'])).code).toBe(0)
+    spend(sb, [1])
+    writeFileSync(join(sb.home, 'config.json'), JSON.stringify({ budget: { warn_ratio: 0.9 } }))
+    const doc = await sb.cli(['budget-check'])
+    expect(doc.code, doc.stderr).toBe(0)
+    expect(doc.json).toMatchObject({ level: 'warn', limit: 1.9, warn_at: 0.95 })
   })
 
   it('without a limit the level is null; an unknown model is listed and warned about', async () => {
