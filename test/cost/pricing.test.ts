@@ -1,5 +1,19 @@
-import { describe, expect, it } from 'vitest'
+import { join } from 'node:path'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { PRICE_TABLE, claudeCost, codexCost, codexTokens, lookupNames, priceBook } from '../../lib/cost/pricing.ts'
+import { tempDir } from '../_helpers.ts'
+import {
+  type ClaudeUsage,
+  type CodexTotals,
+  ccusage,
+  claudeAssistant,
+  closeTo,
+  codexMeta,
+  codexTokenCount,
+  codexTurn,
+  rolloutPath,
+  writeLines,
+} from './_gen.ts'
 
 const tokens = (input: number, output: number, w5m = 0, w1h = 0, read = 0) => ({
   input,
@@ -9,48 +23,114 @@ const tokens = (input: number, output: number, w5m = 0, w1h = 0, read = 0) => ({
   cache_read: read,
 })
 
-describe('price table', () => {
-  it('holds the reference prices (USD per million tokens)', () => {
-    expect(PRICE_TABLE['claude-sonnet-4-5-20250929']).toMatchObject({
-      input: 3,
-      output: 15,
-      cache_write_5m: 3.75,
-      cache_write_1h: 6,
-      cache_read: 0.3,
+// The oracle: ccusage 20.0.24's own prices, read from its output (offline) for transcripts with known token counts.
+// Each token category gets a session of its own (one response per model, 100k tokens: under every tier), so each
+// rate of each model is checked on its own.
+const N = 100_000
+const CLAUDE_MODELS = Object.keys(PRICE_TABLE).filter((model) => model.startsWith('claude-'))
+const OPENAI_MODELS = Object.keys(PRICE_TABLE).filter((model) => !model.startsWith('claude-'))
+
+const CLAUDE_CATEGORIES = {
+  input: { input: N, output: 0, w5m: 0, w1h: 0, read: 0 },
+  output: { input: 0, output: N, w5m: 0, w1h: 0, read: 0 },
+  cache_write_5m: { input: 0, output: 0, w5m: N, w1h: 0, read: 0 },
+  cache_write_1h: { input: 0, output: 0, w5m: 0, w1h: N, read: 0 },
+  cache_read: { input: 0, output: 0, w5m: 0, w1h: 0, read: N },
+} satisfies Record<string, ClaudeUsage>
+
+/** Codex fields: input includes cached input and cache writes. */
+const CODEX_CATEGORIES = {
+  input: { input: N, cached: 0, write: 0, output: 0, reasoning: 0 },
+  cached_input: { input: N, cached: N, write: 0, output: 0, reasoning: 0 },
+  cache_write: { input: N, cached: 0, write: N, output: 0, reasoning: 0 },
+  output: { input: 0, cached: 0, write: 0, output: N, reasoning: 0 },
+} satisfies Record<string, CodexTotals>
+
+const sessionId = (kind: number, category: number) =>
+  `${kind}${String(category).padStart(7, '0')}-0000-4000-8000-${'0'.repeat(12)}`
+const threadId = (model: number, category: number) =>
+  `01a2b3c4-0000-7000-8000-${String(model).padStart(6, '0')}${String(category).padStart(6, '0')}`
+
+/** What ccusage charges, per Claude model and category, and per OpenAI model and category. */
+function ccusagePrices() {
+  const root = tempDir('pl-prices-')
+  const claudeDir = join(root, 'claude')
+  Object.values(CLAUDE_CATEGORIES).forEach((usage, c) => {
+    const sid = sessionId(1, c)
+    const lines = CLAUDE_MODELS.map((model, m) =>
+      claudeAssistant({
+        sessionId: sid,
+        ts: new Date(Date.UTC(2026, 0, 5, 9, 0, m)).toISOString(),
+        id: `msg_${c}_${m}`,
+        requestId: `req_${c}_${m}`,
+        model,
+        usage,
+      }),
+    )
+    writeLines(join(claudeDir, 'projects', '-home-alice-src-app', `${sid}.jsonl`), lines)
+  })
+  const codexHome = join(root, 'codex')
+  Object.values(CODEX_CATEGORIES).forEach((usage, c) => {
+    OPENAI_MODELS.forEach((model, m) => {
+      const id = threadId(m, c)
+      const ts = '2026-01-05T09:00:00.000Z'
+      writeLines(rolloutPath(codexHome, id), [
+        codexMeta(id, ts),
+        codexTurn(model, ts),
+        codexTokenCount(ts, usage, usage),
+      ])
     })
-    expect(PRICE_TABLE['claude-opus-4-1-20250805']).toMatchObject({
-      input: 15,
-      output: 75,
-      cache_write_5m: 18.75,
-      cache_write_1h: 30,
-      cache_read: 1.5,
-    })
-    expect(PRICE_TABLE['claude-opus-4-5-20251101']).toMatchObject({ input: 5, output: 25, cache_write_1h: 10 })
-    expect(PRICE_TABLE['claude-haiku-4-5-20251001']).toMatchObject({ input: 1, output: 5, cache_read: 0.1 })
-    expect(PRICE_TABLE['claude-3-5-haiku-20241022']).toMatchObject({
-      input: 0.8,
-      output: 4,
-      cache_write_5m: 1,
-      cache_write_1h: 1.6,
-      cache_read: 0.08,
-    })
-    expect(PRICE_TABLE['gpt-5-codex']).toMatchObject({
-      input: 1.25,
-      cache_read: 0.125,
-      cache_write_5m: 1.5625,
-      output: 10,
-    })
-    expect(PRICE_TABLE['gpt-5.1-codex']).toMatchObject({ cache_write_5m: 1.25 })
-    expect(PRICE_TABLE['gpt-5.5']).toMatchObject({
-      input: 5,
-      cache_read: 0.5,
-      cache_write_5m: 6.25,
-      output: 30,
-      long_context_272k: true,
-    })
-    expect(PRICE_TABLE['claude-opus-5-5']).toBeUndefined() // unpriced, as in ccusage
+  })
+  const claude = ccusage(['claude', 'session', '--json', '--offline', '--mode', 'calculate'], {
+    CLAUDE_CONFIG_DIR: claudeDir,
+  })
+  const codex = ccusage(['codex', 'session', '--json', '--offline'], { CODEX_HOME: codexHome })
+  const claudeCosts = new Map<string, number>() // "model category" → USD
+  for (const session of claude.sessions as any[]) {
+    const category = Object.keys(CLAUDE_CATEGORIES)[Number(session.sessionId.slice(1, 8))]!
+    for (const row of session.modelBreakdowns) claudeCosts.set(`${row.modelName} ${category}`, row.cost)
+  }
+  const codexCosts = new Map<string, number>()
+  for (const session of codex.sessions as any[]) {
+    const tail = String(session.sessionFile ?? session.sessionId).match(/(\d{6})(\d{6})\.jsonl$|(\d{6})(\d{6})$/)!
+    const [m, c] = [Number(tail[1] ?? tail[3]), Number(tail[2] ?? tail[4])]
+    codexCosts.set(`${OPENAI_MODELS[m]} ${Object.keys(CODEX_CATEGORIES)[c]}`, session.costUSD)
+  }
+  return { claude: claudeCosts, codex: codexCosts }
+}
+
+describe('the price table equals ccusage 20.0.24 (offline), model by model and rate by rate', () => {
+  let oracle: ReturnType<typeof ccusagePrices>
+  beforeAll(() => {
+    oracle = ccusagePrices()
+  }, 120_000)
+
+  it.each(CLAUDE_MODELS)('%s', (model) => {
+    const rates = PRICE_TABLE[model]!
+    for (const [category, u] of Object.entries(CLAUDE_CATEGORIES)) {
+      const ours = claudeCost(tokens(u.input, u.output, u.w5m, u.w1h, u.read), rates)
+      const theirs = oracle.claude.get(`${model} ${category}`)
+      expect(theirs, `${model} ${category}: not in ccusage's report`).toBeDefined()
+      expect(closeTo(ours, theirs!), `${model} ${category}: ${ours} vs ccusage ${theirs}`).toBe(true)
+    }
   })
 
+  it.each(OPENAI_MODELS)('%s', (model) => {
+    const rates = PRICE_TABLE[model]!
+    for (const [category, u] of Object.entries(CODEX_CATEGORIES)) {
+      const ours = codexCost(codexTokens(u.input, u.cached, u.write, u.output), rates)
+      const theirs = oracle.codex.get(`${model} ${category}`)
+      expect(theirs, `${model} ${category}: not in ccusage's report`).toBeDefined()
+      expect(closeTo(ours, theirs!), `${model} ${category}: ${ours} vs ccusage ${theirs}`).toBe(true)
+    }
+  })
+
+  it("leaves out what ccusage does not price (Claude Code 2.1.332's default claude-opus-5-5)", () => {
+    expect(PRICE_TABLE['claude-opus-5-5']).toBeUndefined()
+  })
+})
+
+describe('price table', () => {
   it('prices Claude usage as Claude Code does (reference: Sonnet 4.5 0.00603, Haiku 4.5 0.00201)', () => {
     const book = priceBook()
     const u = tokens(10, 50, 600, 400, 2000)

@@ -18,6 +18,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { PRICE_TABLE } from '../../lib/cost/pricing.ts'
 
 export const E2E_DIR = dirname(fileURLToPath(import.meta.url))
 export const ROOT = resolve(E2E_DIR, '..', '..')
@@ -89,8 +90,14 @@ export function claudeCost(
   )
 }
 
-/** gpt-5.5, the model in the Codex config.toml (transcripts-and-pricing.md §5). */
-export const GPT_5_5_PRICES = { input: 5, cached_input: 0.5, cache_write: 6.25, output: 30 }
+/** gpt-5.5, the model in the Codex config.toml, at pair-loop's table's prices (the test checks them against §5's 0.009447). */
+const GPT_5_5 = PRICE_TABLE['gpt-5.5']!
+export const GPT_5_5_PRICES = {
+  input: GPT_5_5.input,
+  cached_input: GPT_5_5.cache_read,
+  cache_write: GPT_5_5.cache_write_5m,
+  output: GPT_5_5.output,
+}
 
 /** The Codex cost formula (transcripts-and-pricing.md §2.4): input includes cached and cache writes; output includes reasoning. */
 export function codexCost(
