@@ -1,7 +1,6 @@
 // The embedded price table (USD per million tokens), model-name matching, config overrides, and the cost formulas.
 // Values: shared/reference/transcripts-and-pricing.md §5 (what ccusage 20.0.24 uses offline).
 import type { ModelPrice } from '../config.ts'
-import { hash52 } from './hash.ts'
 
 /** One model's rates, USD per million tokens. Cache writes of OpenAI models use `cache_write_5m`. */
 export interface Rates {
@@ -112,11 +111,6 @@ export interface PriceBook {
 
 /** Change when a cost formula changes: sums kept under the old formulas are then summed again. */
 const FORMULAS = 1
-let tableKey: string | undefined
-const priceTableKey = () => {
-  tableKey ??= hash52(JSON.stringify(PRICE_TABLE)).toString(36)
-  return tableKey
-}
 
 /** Config prices (home and repo config merged) win over the embedded table; both are matched by `lookupNames`. */
 export function priceBook(overrides: Record<string, ModelPrice> = {}): PriceBook {
@@ -129,8 +123,13 @@ export function priceBook(overrides: Record<string, ModelPrice> = {}): PriceBook
     if (undated !== name && !(undated in PRICE_TABLE)) table.set(undated, rates)
   }
   const memo = new Map<string, Rates | null>()
+  let key: string | undefined
   return {
-    key: `${FORMULAS}.${priceTableKey()}.${hash52(JSON.stringify(overrides)).toString(36)}`,
+    // the prices themselves, not a hash of them: a few kB in a cache header, and no chance of a false match
+    get key() {
+      key ??= JSON.stringify([FORMULAS, PRICE_TABLE, overrides])
+      return key
+    },
     rates(model: string) {
       const hit = memo.get(model)
       if (hit !== undefined) return hit
