@@ -1,8 +1,11 @@
 // dist/ built once and swapped in whole: concurrent test runs never see it half-built or cleaned.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs'
-import { join } from 'node:path'
-import { ROOT } from './_helpers.ts'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+// not from _helpers.ts: the global setup loads this outside any test file, where _helpers.ts cannot register its hooks
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 
 function newest(dir: string): number {
   let latest = 0

@@ -1,9 +1,10 @@
 // Shared test tools: temp repositories and homes, the CLI run as a real process, and a recorded review round.
 import { spawn, spawnSync } from 'node:child_process'
-import { mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterAll } from 'vitest'
 import { parseFindings, parseVerdict, reviewerProse } from '../lib/review/grammar.ts'
 import { changeRun } from '../lib/run-access.ts'
 import type { RunState } from '../lib/state.ts'
@@ -16,21 +17,38 @@ export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined
 export const CLI_ENTRY = isBun ? join(ROOT, 'scripts', 'pair-loop.ts') : join(ROOT, 'dist', 'pair-loop.mjs')
 export const CLI_COMMAND = isBun ? [process.execPath, '--no-install', CLI_ENTRY] : [process.execPath, CLI_ENTRY]
 
-const createdDirs = new Set<string>()
-// temp repos and homes go when the test process does (PAIR_LOOP_TEST_KEEP=1 keeps them for a look)
-process.on('exit', () => {
-  if (process.env.PAIR_LOOP_TEST_KEEP === '1') return
-  for (const dir of createdDirs) {
-    try {
-      rmSync(dir, { recursive: true, force: true })
-    } catch {}
+/**
+ * Every temp dir a test file makes goes under one folder of its own, `$TMPDIR/pair-loop-test-<pid>-<random>/`, removed
+ * when the file's tests are done: an afterAll registered here, which vitest and bun both run for the file that imported
+ * this module (a `process.on('exit')` runs in neither: vitest's workers are ended, bun's test runner never emits it).
+ * The CLI processes the tests start get it as their TMPDIR, so what they leave in the temp dir goes with it.
+ * The global setup (test/_global-setup.ts) catches the rest. PAIR_LOOP_TEST_KEEP=1 keeps them for a look.
+ */
+let scratchRoot: string | undefined
+
+export function scratchDir(): string {
+  if (scratchRoot === undefined || !existsSync(scratchRoot))
+    scratchRoot = realpathSync(mkdtempSync(join(tmpdir(), `pair-loop-test-${process.pid}-`)))
+  return scratchRoot
+}
+
+afterAll(() => {
+  if (scratchRoot === undefined) return
+  if (process.env.PAIR_LOOP_TEST_KEEP === '1') {
+    process.stderr.write(`test temp dirs kept in ${scratchRoot} (PAIR_LOOP_TEST_KEEP=1)\n`)
+    return
   }
+  // a process that outlived its test may still be writing there: retry, and say so rather than fail the file
+  try {
+    rmSync(scratchRoot, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 })
+  } catch (error) {
+    process.stderr.write(`could not remove the test temp dir ${scratchRoot}: ${(error as Error).message}\n`)
+  }
+  scratchRoot = undefined
 })
 
 export function tempDir(prefix = 'pl-'): string {
-  const dir = realpathSync(mkdtempSync(join(tmpdir(), prefix)))
-  createdDirs.add(dir)
-  return dir
+  return realpathSync(mkdtempSync(join(scratchDir(), prefix)))
 }
 
 /** An environment with nothing of the developer's: its own HOME, pair-loop home and agent config dirs. */
@@ -44,6 +62,7 @@ export function isolatedEnv(
     PAIR_LOOP_HOME: join(home, '.pair-loop'),
     CLAUDE_CONFIG_DIR: join(home, '.claude'),
     CODEX_HOME: join(home, '.codex'),
+    TMPDIR: scratchDir(),
     GIT_AUTHOR_NAME: 'Test',
     GIT_AUTHOR_EMAIL: 'test@example.com',
     GIT_COMMITTER_NAME: 'Test',
