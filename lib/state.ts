@@ -67,6 +67,12 @@ export const ReviewerRound = v.object({
   raw_output_path: v.nullable(v.string()),
   over_budget: v.optional(v.boolean(), false),
   at: Timestamp,
+  /** Verdict and findings read from a structured answer (the CLI's JSON-schema flag), not from the text grammar. */
+  structured: v.optional(v.boolean()),
+  /** Every call's session when the round took more than one (a re-ask is a call, and a session, of its own). */
+  session_ids: v.optional(v.array(v.string())),
+  /** Files the change touched that a reviewer CLI would load from a repository: instructions, settings, hooks. */
+  touches_reviewer_instructions: v.optional(v.array(v.string())),
 })
 
 export const CoderRound = v.object({

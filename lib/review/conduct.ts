@@ -1,15 +1,18 @@
 // One review: build the prompt, call the reviewer (re-asking once for a missing verdict), and judge what came back.
+import { randomUUID } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ErrorCode } from '../errors.ts'
 import { firstLineOf, stripControl } from '../text.ts'
-import { parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from './grammar.ts'
+import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from './grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../state.ts'
 import { isBinary, parseReviewerOutput, troubleLine, type ReviewerReply } from './output.ts'
 import { runReviewerProcess, type RunResult } from './process.ts'
+import { reviewerInstructions } from './instructions.ts'
 import { buildPrompt, buildReask, workingDiff } from './prompt.ts'
 import type { ReviewerChoice } from './reviewers.ts'
+import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
 export type CostOfCall = (reply: ReviewerReply, tool: ReviewerChoice['tool']) => ReviewerCost | null
 
@@ -25,11 +28,15 @@ export interface ConductOptions {
   log?: (line: string) => void
   signalRelay?: { kill: (() => void) | null; interrupted?: boolean }
   onSpawn?: (pid: number) => void
+  /** What is left of the run's limit before this review (`claude -p --max-budget-usd`); null: no cap. */
+  budgetLeftUsd?: number | null
 }
 
 export interface CallRecord extends CallSpend {
   reply: ReviewerReply | null
   raw_output_path: string
+  /** The call's session: the one pair-loop named before it (claude), else the one the reviewer reported (codex). */
+  session_id: string | null
 }
 
 export interface ReviewVerdict {
@@ -37,6 +44,10 @@ export interface ReviewVerdict {
   findings: ParsedFinding[]
   summary: string
   reply: ReviewerReply
+  /** Read from a structured answer (ANSWER_SCHEMA), not from the text grammar. */
+  structured: boolean
+  /** Files the change touches that a reviewer CLI would load from a repository (instructions, settings, hooks). */
+  touches_reviewer_instructions: string[]
 }
 
 export type Conducted =
@@ -48,23 +59,23 @@ export const FORMAT_FINDING =
 
 export async function conductReview(run: RunState, options: ConductOptions): Promise<Conducted> {
   const diff = await workingDiff(run.repo, run.base_sha, options.maxDiffBytes)
-  const prompt = buildPrompt(run, diff)
+  const instructions = await reviewerInstructions(run.repo, run.base_sha)
+  const prompt = buildPrompt(run, diff, { instructions, structured: options.choice.structured })
+  const touches = { touches_reviewer_instructions: instructions.touched }
   const calls: CallRecord[] = []
 
-  const first = await callReviewer(run, prompt, 1, options)
+  const first = await callReviewer(run, prompt, 1, options, calls)
   calls.push(first.record)
   if (first.failure) return { ok: false, ...first.failure, calls }
   const firstText = first.text!
-  const firstVerdict = parseVerdict(firstText)
-  if (firstVerdict) return { ok: true, review: judged(firstVerdict, firstText, first.record.reply!), calls }
+  if (first.answer) return { ok: true, review: { ...first.answer, reply: first.record.reply!, ...touches }, calls }
 
   options.log?.(`the ${options.choice.tool} reviewer gave no verdict line; asking once more`)
-  const second = await callReviewer(run, buildReask(prompt, firstText), 2, options)
+  const second = await callReviewer(run, buildReask(prompt, firstText), 2, options, calls)
   calls.push(second.record)
   if (second.failure) return { ok: false, ...second.failure, calls }
   const secondText = second.text!
-  const secondVerdict = parseVerdict(secondText)
-  if (secondVerdict) return { ok: true, review: judged(secondVerdict, secondText, second.record.reply!), calls }
+  if (second.answer) return { ok: true, review: { ...second.answer, reply: second.record.reply!, ...touches }, calls }
 
   const findings = parseFindings(secondText)
   findings.push({
@@ -78,32 +89,54 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   })
   return {
     ok: true,
-    review: { verdict: 'CHANGES_REQUESTED', findings, summary: reviewerProse(secondText), reply: second.record.reply! },
+    review: {
+      verdict: 'CHANGES_REQUESTED',
+      findings,
+      summary: reviewerProse(secondText),
+      reply: second.record.reply!,
+      structured: false,
+      ...touches,
+    },
     calls,
   }
-}
-
-function judged(verdict: Verdict, text: string, reply: ReviewerReply): ReviewVerdict {
-  return { verdict, findings: parseFindings(text), summary: reviewerProse(text), reply }
 }
 
 interface Called {
   record: CallRecord
   text?: string
+  /** The verdict it stated: in a structured answer, or in a verdict line of its text; none → ask again. */
+  answer?: ReadAnswer & { structured: boolean }
   failure?: { code: ErrorCode; message: string }
 }
 
-async function callReviewer(run: RunState, prompt: string, attempt: number, options: ConductOptions): Promise<Called> {
+async function callReviewer(
+  run: RunState,
+  prompt: string,
+  attempt: number,
+  options: ConductOptions,
+  earlier: CallRecord[],
+): Promise<Called> {
   const { choice } = options
   const round = run.rounds.length
   mkdirSync(options.artifactsDir, { recursive: true })
+  mkdirSync(choice.cwd, { recursive: true })
   const stamp = `round-${round}-${Date.now()}-${attempt}`
   const lastMessageFile = join(options.artifactsDir, `${stamp}.last-message.txt`)
   const rawPath = join(options.artifactsDir, `${stamp}.${choice.tool}.out`)
-  const env = { ...(options.env ?? process.env), PAIR_LOOP_RUN_ID: run.run_id, PAIR_LOOP_ROUND: String(round) }
+  const schemaFile = join(options.artifactsDir, 'answer-schema.json')
+  if (choice.structured) writeFileSync(schemaFile, `${JSON.stringify(ANSWER_SCHEMA, null, 2)}\n`)
+  const env: NodeJS.ProcessEnv = {
+    ...(options.env ?? process.env),
+    PAIR_LOOP_RUN_ID: run.run_id,
+    PAIR_LOOP_ROUND: String(round),
+  }
+  for (const name of choice.unsetEnv) delete env[name]
+  const sessionId = choice.namesSession ? randomUUID() : null
+  const left = options.budgetLeftUsd ?? null
+  const maxBudgetUsd = left === null ? null : left - earlier.reduce((sum, call) => sum + (call.cost?.usd ?? 0), 0)
 
-  const result = await runReviewerProcess(choice.argv(lastMessageFile), {
-    cwd: run.repo,
+  const result = await runReviewerProcess(choice.argv({ lastMessageFile, sessionId, schemaFile, maxBudgetUsd }), {
+    cwd: choice.cwd,
     env,
     input: prompt,
     timeoutMs: options.timeoutMs,
@@ -127,10 +160,22 @@ async function callReviewer(run: RunState, prompt: string, attempt: number, opti
     cost,
     duration_ms: result.durationMs,
     raw_output_path: rawPath,
+    session_id: reply?.session_id ?? sessionId,
   }
-  const failure = judgeFailure(choice.tool, result, reply, options.timeoutMs)
+  const structured = choice.structured && reply && !reply.error ? readStructured(structuredObject(reply)) : null
+  if (choice.structured && reply?.text && !reply.error && !structured)
+    options.log?.(`the ${choice.tool} reviewer gave no well-formed structured answer; reading its text instead`)
+  // a structured answer states its verdict: judged as a reply that ends in that verdict line, never read as prose
+  const judgedReply = structured && reply ? { ...reply, text: `VERDICT: ${structured.verdict}` } : reply
+  const failure = judgeFailure(choice.tool, result, judgedReply, options.timeoutMs)
   if (failure) return { record, failure }
-  return { record, text: stripControl(reply!.text!) }
+  if (structured) return { record, text: stripControl(reply!.text ?? ''), answer: { ...structured, structured: true } }
+  const text = stripControl(reply!.text!)
+  const verdict = parseVerdict(text)
+  const answer = verdict
+    ? { verdict, findings: parseFindings(text), summary: reviewerProse(text), structured: false }
+    : undefined
+  return { record, text, answer }
 }
 
 function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost | null {

@@ -21,6 +21,50 @@ VERDICT: CHANGES_REQUESTED
 
 APPROVED means nothing is left that must change. Do not put a verdict anywhere else.`
 
+const nullable = (type: string, extra: object = {}) => ({ type: [type, 'null'], ...extra })
+
+/**
+ * The structured answer a CLI that can constrain its final answer is asked for (`codex exec --output-schema`,
+ * `claude -p --json-schema`): the grammar's verdict and findings as one object. Strict-mode shaped (every key
+ * required, no others), so OpenAI's structured outputs accept it; null stands where the grammar allows absence.
+ */
+export const ANSWER_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['verdict', 'summary', 'findings'],
+  properties: {
+    verdict: { type: 'string', enum: ['APPROVED', 'CHANGES_REQUESTED'] },
+    summary: { type: 'string', description: 'what you found, in a few sentences' },
+    findings: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['category', 'severity', 'path', 'line_start', 'line_end', 'text'],
+        properties: {
+          category: { type: 'string', description: 'one word, e.g. bug, security, tests, docs' },
+          severity: nullable('string', { enum: ['blocker', 'major', 'minor', 'nit', null] }),
+          path: nullable('string', { description: 'repository-relative path, or null' }),
+          line_start: nullable('integer'),
+          line_end: nullable('integer'),
+          text: { type: 'string', description: 'what is wrong, and what to do about it' },
+        },
+      },
+    },
+  },
+} as const
+
+/** What the prompt asks for when the answer is constrained to ANSWER_SCHEMA. */
+export const STRUCTURED_GUIDE = `Answer with the JSON object the output schema asks for:
+
+- verdict: APPROVED when nothing is left that must change, else CHANGES_REQUESTED
+- summary: what you found, in a few sentences
+- findings: one entry per problem (an empty list when there is none), each with
+  - category: one word, e.g. bug, security, performance, concurrency, error-handling, tests, docs, style, maintainability
+  - severity: blocker, major, minor or nit (null when you can't say)
+  - path, line_start, line_end: where it is (null when the finding is not about one place)
+  - text: what is wrong, and what to do about it`
+
 /** Lines of reviewer text that count: outside fenced code blocks and not quoted. */
 function liveLines(text: string): string[] {
   const lines: string[] = []
@@ -65,7 +109,7 @@ export interface ParsedFinding {
 
 const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/\s][^\]/]*?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/
 const LOCATION = /^`?([^\s`]+?):(\d+)(?:-(\d+))?`?\s*(?:—|–|--|-|:)\s*(.*)$/
-const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
+export const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
   blocker: 'blocker',
   critical: 'blocker',
   p0: 'blocker',

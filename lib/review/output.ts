@@ -28,6 +28,8 @@ export interface ReviewerReply {
   usage: Usage | null
   reported_usd: number | null
   model_usage?: ModelUsage
+  /** Claude's `structured_output` (the object a `--json-schema` call answered with), unchecked; absent without one. */
+  structured?: unknown
 }
 
 const num = (value: unknown) =>
@@ -82,6 +84,7 @@ export function parseClaudeJson(stdout: string): ReviewerReply | null {
           ? result.cost_usd
           : null,
     model_usage: modelUsage,
+    ...(!isError && result.structured_output !== undefined ? { structured: result.structured_output } : {}),
   }
 }
 

@@ -1,17 +1,41 @@
 // Which reviewer runs and how: codex, claude or a custom command, with the other vendor as fallback.
+// claude and codex run outside the repository, loading no instructions, settings or hooks from it (they read it).
 import { accessSync, constants } from 'node:fs'
-import { delimiter, isAbsolute, join, resolve } from 'node:path'
+import { tmpdir } from 'node:os'
+import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
 import type { Config } from '../config.ts'
 import { fail } from '../errors.ts'
+import { pairLoopHome, runArtifactsDir } from '../paths.ts'
 import type { Agent, RunState } from '../state.ts'
+import { type CliFlags, cliFlags } from './capabilities.ts'
+import { ANSWER_SCHEMA } from './grammar.ts'
+
+/** What one call puts on its command line besides the choice itself. */
+export interface ReviewerCall {
+  /** Where codex writes its final message. */
+  lastMessageFile: string
+  /** The session the call is to have (`claude -p --session-id`), when the choice names sessions. */
+  sessionId: string | null
+  /** A file holding ANSWER_SCHEMA (`codex exec --output-schema`). */
+  schemaFile: string
+  /** What is left of the run's limit (`claude -p --max-budget-usd`), or null for no cap. */
+  maxBudgetUsd: number | null
+}
 
 export interface ReviewerChoice {
   tool: 'claude' | 'codex' | 'custom'
   fallback_used: boolean
   /** The model asked for (config `reviewer_model`), when it applies to this reviewer; a fallback uses its own default. */
   model: string | null
-  /** The command line; `lastMessageFile` is where codex writes its final message. */
-  argv: (lastMessageFile: string) => string[]
+  /** The final answer is constrained to ANSWER_SCHEMA (the CLI has the flag); else the text grammar alone. */
+  structured: boolean
+  /** pair-loop names the session before the call (`claude -p --session-id`). */
+  namesSession: boolean
+  /** Where the reviewer runs: outside the repository for claude and codex, the repository for a custom command. */
+  cwd: string
+  /** Variables taken out of the reviewer's environment (they would load the repository's instructions). */
+  unsetEnv: string[]
+  argv: (call: ReviewerCall) => string[]
 }
 
 export function findExecutable(bin: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string | null {
@@ -30,14 +54,19 @@ export function findExecutable(bin: string, env: NodeJS.ProcessEnv = process.env
   return null
 }
 
+/** `--max-budget-usd` wants a plain decimal: rounded down to a millionth of a dollar, never below one. */
+export const budgetArg = (usd: number) => String(Math.max(Math.floor(usd * 1e6), 1) / 1e6)
+
 export function reviewerArgv(
   tool: Agent,
   bin: string,
   repo: string,
   model: string | null,
-): (lastMessageFile: string) => string[] {
+  options: { flags?: CliFlags; cwd?: string } = {},
+): (call: ReviewerCall) => string[] {
+  const flags = options.flags ?? new Set<string>()
   if (tool === 'codex') {
-    return (lastMessageFile) => [
+    return (call) => [
       bin,
       'exec',
       '--json',
@@ -45,15 +74,71 @@ export function reviewerArgv(
       'read-only',
       '--skip-git-repo-check',
       '-C',
-      repo,
+      options.cwd ?? repo,
+      '-c',
+      'project_doc_max_bytes=0', // no AGENTS.md from anywhere: the prompt carries the base commit's
       '--output-last-message',
-      lastMessageFile,
+      call.lastMessageFile,
+      ...(flags.has('--output-schema') ? ['--output-schema', call.schemaFile] : []),
       ...(model ? ['-m', model] : []),
       '-',
     ]
   }
   // read-only tools: the reviewer may look around the repository but never edit or run anything
-  return () => [bin, '-p', '--output-format', 'json', '--tools', 'Read,Grep,Glob', ...(model ? ['--model', model] : [])]
+  return (call) => [
+    bin,
+    '-p',
+    '--output-format',
+    'json',
+    '--tools',
+    'Read,Grep,Glob',
+    ...(flags.has('--setting-sources') ? ['--setting-sources', 'user'] : []), // no project or local settings, hooks
+    ...(flags.has('--add-dir') && options.cwd ? ['--add-dir', repo] : []), // read access to the repository
+    ...(flags.has('--json-schema') ? ['--json-schema', JSON.stringify(ANSWER_SCHEMA)] : []),
+    ...(flags.has('--session-id') && call.sessionId ? ['--session-id', call.sessionId] : []),
+    ...(flags.has('--max-budget-usd') && call.maxBudgetUsd !== null
+      ? ['--max-budget-usd', budgetArg(call.maxBudgetUsd)]
+      : []),
+    ...(model ? ['--model', model] : []),
+  ]
+}
+
+/**
+ * An empty folder outside the repository for claude and codex to run in, so neither loads the repository's
+ * CLAUDE.md, AGENTS.md, .claude/ or .codex/ (instructions, settings, hooks): the run's own folder, or a temp one.
+ */
+export function reviewerWorkdir(run: RunState, env: NodeJS.ProcessEnv = process.env): string {
+  const outside = (dir: string) => {
+    const path = relative(run.repo, dir)
+    return path.startsWith('..') || isAbsolute(path)
+  }
+  const own = join(runArtifactsDir(run.run_id, pairLoopHome(env)), 'reviewer-cwd')
+  return outside(own) ? own : join(tmpdir(), `pair-loop-reviewer-${run.run_id}`)
+}
+
+/** The choice for one vendor's CLI at `path`, with the flags its `--help` lists. */
+function cliChoice(
+  run: RunState,
+  tool: Agent,
+  path: string,
+  fallback_used: boolean,
+  model: string | null,
+  env: NodeJS.ProcessEnv,
+): ReviewerChoice {
+  const flags = cliFlags(tool, path, env)
+  // claude can only read the repository from outside it with --add-dir; codex reads it from anywhere (read-only)
+  const cwd = tool === 'codex' || flags.has('--add-dir') ? reviewerWorkdir(run, env) : run.repo
+  return {
+    tool,
+    fallback_used,
+    model,
+    structured: flags.has(tool === 'codex' ? '--output-schema' : '--json-schema'),
+    namesSession: tool === 'claude' && flags.has('--session-id'),
+    cwd,
+    // set, it makes claude load CLAUDE.md from --add-dir folders whatever --setting-sources says
+    unsetEnv: tool === 'claude' ? ['CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD'] : [],
+    argv: reviewerArgv(tool, path, run.repo, model, { flags, cwd: cwd === run.repo ? undefined : cwd }),
+  }
 }
 
 /** A custom command wins; else the run's reviewer, else the other vendor's CLI (`fallback_used`); else `reviewer_unavailable`. */
@@ -65,7 +150,16 @@ export function chooseReviewer(
 ): ReviewerChoice {
   const custom = reviewerCmd ?? config.pair_loop.reviewer_cmd
   if (custom)
-    return { tool: 'custom', fallback_used: false, model: config.pair_loop.reviewer_model, argv: () => custom }
+    return {
+      tool: 'custom',
+      fallback_used: false,
+      model: config.pair_loop.reviewer_model,
+      structured: false,
+      namesSession: false,
+      cwd: run.repo,
+      unsetEnv: [],
+      argv: () => custom,
+    }
   const bins: Record<Agent, string> = { claude: config.pair_loop.claude_bin, codex: config.pair_loop.codex_bin }
   const other: Agent = run.reviewer === 'claude' ? 'codex' : 'claude'
   for (const [tool, fallback_used] of [
@@ -75,7 +169,7 @@ export function chooseReviewer(
     const path = findExecutable(bins[tool], env, run.repo)
     // reviewer_model names a model of the configured reviewer's vendor: a fallback uses its own default
     const model = fallback_used ? null : config.pair_loop.reviewer_model
-    if (path) return { tool, fallback_used, model, argv: reviewerArgv(tool, path, run.repo, model) }
+    if (path) return cliChoice(run, tool, path, fallback_used, model, env)
   }
   fail(
     'reviewer_unavailable',

@@ -2,7 +2,7 @@
 // A person's SIGINT/SIGTERM is relayed to the reviewer's process group; a failure is never a verdict.
 import { hostname } from 'node:os'
 import type { Config } from '../config.ts'
-import { checkBudgetBrake } from '../cost/brake.ts'
+import { assessBudget, checkBudgetBrake } from '../cost/brake.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { sumCalls } from '../cost/review-calls.ts'
 import { PairLoopError } from '../errors.ts'
@@ -38,6 +38,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
   expectPhase(run, ['reviewing'], 'review')
   const choice = chooseReviewer(run, config, options.reviewerCmd)
   const { override } = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review' })
+  const budgetLeftUsd = budgetLeft(run, config, choice, override !== null)
 
   const claimed = await changeRun(run.run_id, (state) => {
     const held = state.review_claim
@@ -63,6 +64,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
       timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
       artifactsDir: runArtifactsDir(run.run_id),
       costOf: costOfCall(choice, config),
+      budgetLeftUsd,
       heartbeatMs: heartbeatMs(),
       log,
       signalRelay: relay,
@@ -95,7 +97,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
           verdict: review.verdict,
           findings: review.findings,
           summary: review.summary,
-          session_id: review.reply.session_id,
+          session_id: conducted.calls.at(-1)!.session_id,
           model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
           usage,
           cost,
@@ -104,6 +106,9 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
           raw_output_path: conducted.calls.at(-1)!.raw_output_path,
           over_budget: override !== null,
           at: nowIso(),
+          structured: review.structured,
+          ...(conducted.calls.length > 1 ? { session_ids: sessionIds(conducted.calls) } : {}),
+          touches_reviewer_instructions: review.touches_reviewer_instructions,
         },
       }),
     )
@@ -123,9 +128,11 @@ function reviewDocument(state: RunState) {
     round: state.rounds.length,
     verdict: recorded.verdict,
     findings: recorded.findings,
+    touches_reviewer_instructions: recorded.touches_reviewer_instructions ?? [],
     reviewer: {
       tool: recorded.tool,
       fallback_used: recorded.fallback_used,
+      structured: recorded.structured ?? false,
       session_id: recorded.session_id,
       model: recorded.model,
       calls: recorded.calls,
@@ -182,9 +189,21 @@ async function keepFailure(
     message,
     cost: sumCalls(calls).cost,
     raw_output_path: last?.raw_output_path ?? null,
-    session_id: last?.reply?.session_id ?? null,
+    session_id: last?.session_id ?? null,
   }
   await changeRun(runId, (state) => recordFailedReview(state, { failure, pid: process.pid }))
+}
+
+const sessionIds = (calls: CallRecord[]) => calls.flatMap((call) => (call.session_id ? [call.session_id] : []))
+
+/**
+ * What is left of the run's limit, for a claude reviewer's `--max-budget-usd`: null without a limit, for another
+ * reviewer, or when the person chose to go over the limit (`--over-budget`).
+ */
+function budgetLeft(run: RunState, config: Config, choice: ReviewerChoice, overridden: boolean): number | null {
+  if (choice.tool !== 'claude' || overridden || (run.budget_usd ?? config.budget.per_run_usd) === null) return null
+  const { spent, limit } = assessBudget(run, config)
+  return limit === null ? null : Math.max(limit - spent, 0)
 }
 
 function heartbeatMs(): number {

@@ -22,6 +22,10 @@
 //                      stall    ms to stall after the first stream event, or true = never finish
 //                      drop     true = destroy the connection after the first stream event
 //                      label    echoed in the request log
+//                      structured  the answer to a request that asks for structured output (Claude Code's
+//                               StructuredOutput tool → a tool_use block after the text; Codex's text.format
+//                               json_schema → the final message, as JSON text, or this string as is); false = answer
+//                               in text only; absent = read from the text (its last VERDICT line and grammar findings)
 //   MOCK_REPLY_TEXT  the default reply text
 //   MOCK_PARENT_PID  stop when this process is gone;  MOCK_MAX_LIFETIME_S  stop after this many seconds
 // Stops on SIGTERM / SIGINT (open connections are closed).
@@ -120,6 +124,48 @@ function openaiUsage(overrides = {}) {
   return usage
 }
 
+const STRUCTURED_TOOL = 'StructuredOutput'
+
+/** Claude Code asks for a structured final answer through a tool of its own, `StructuredOutput`. */
+function anthropicWantsStructured(body) {
+  return Array.isArray(body?.tools) && body.tools.some((tool) => tool?.name === STRUCTURED_TOOL)
+}
+
+/** Codex asks for a structured final answer with the Responses API's `text.format` JSON schema. */
+function openaiWantsStructured(body) {
+  return body?.text?.format?.type === 'json_schema'
+}
+
+/**
+ * The structured answer for a request that asked for one: the entry's `structured` object as given, none when it
+ * is false (the model answers in text only), else one read from the reply text (last VERDICT line, grammar findings).
+ */
+function structuredAnswer(entry, text) {
+  if (entry.structured === false) return null
+  if (entry.structured !== undefined) return entry.structured
+  const verdicts = [...text.matchAll(/^\s*VERDICT:\s*(APPROVED|CHANGES_REQUESTED)\s*$/gm)]
+  if (!verdicts.length) return null // no verdict in the text: the model answers in text only
+  const findings = []
+  for (const match of text.matchAll(
+    /^\s*\d+\.\s+\[([^\]/]+)(?:\/([a-z]+))?\]\s*(?:(\S+?):(\d+)(?:-(\d+))?\s+—\s+)?(.*)$/gm,
+  )) {
+    const [, category, severity, path, start, end, rest] = match
+    findings.push({
+      category,
+      severity: severity ?? null,
+      path: path ?? null,
+      line_start: start ? Number(start) : null,
+      line_end: start ? Number(end ?? start) : null,
+      text: rest,
+    })
+  }
+  return {
+    verdict: verdicts.at(-1)[1],
+    summary: text.split('\n')[0] ?? '',
+    findings,
+  }
+}
+
 /** Split a text into per-line deltas (each keeps its newline). */
 function deltas(text) {
   const parts = text.match(/[^\n]*\n|[^\n]+$/g) ?? ['']
@@ -196,20 +242,16 @@ async function anthropicMessages(req, res, body, entry, n) {
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
+  const structured = anthropicWantsStructured(body) ? structuredAnswer(entry, texts.join('\n')) : null
+  const toolId = `toolu_mock_${RUN}_${n}`
+  const stopReason = structured ? 'tool_use' : 'end_turn'
   if (body?.stream === false) {
+    const content = texts.map((text) => ({ type: 'text', text }))
+    if (structured) content.push({ type: 'tool_use', id: toolId, name: STRUCTURED_TOOL, input: structured })
     return sendJson(
       res,
       200,
-      {
-        id,
-        type: 'message',
-        role: 'assistant',
-        model,
-        content: texts.map((text) => ({ type: 'text', text })),
-        stop_reason: 'end_turn',
-        stop_sequence: null,
-        usage,
-      },
+      { id, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage },
       { 'request-id': requestId },
     )
   }
@@ -246,11 +288,32 @@ async function anthropicMessages(req, res, body, entry, n) {
     }
     events.push(['content_block_stop', { type: 'content_block_stop', index }])
   })
+  if (structured) {
+    // Claude Code's structured output: the model calls its StructuredOutput tool with the object as input
+    const index = texts.length
+    events.push([
+      'content_block_start',
+      {
+        type: 'content_block_start',
+        index,
+        content_block: { type: 'tool_use', id: toolId, name: STRUCTURED_TOOL, input: {} },
+      },
+    ])
+    events.push([
+      'content_block_delta',
+      {
+        type: 'content_block_delta',
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(structured) },
+      },
+    ])
+    events.push(['content_block_stop', { type: 'content_block_stop', index }])
+  }
   events.push([
     'message_delta',
     {
       type: 'message_delta',
-      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      delta: { stop_reason: stopReason, stop_sequence: null },
       usage: { output_tokens: usage.output_tokens },
     },
   ])
@@ -275,6 +338,12 @@ async function openaiResponses(req, res, body, entry, n) {
   const usage = openaiUsage(entry.usage)
   const respId = `resp_mock_${RUN}_${n}`
   const createdAt = Math.floor(Date.now() / 1000)
+  const structured = openaiWantsStructured(body) ? structuredAnswer(entry, texts.join('\n')) : null
+  if (structured) {
+    // Codex's structured output: the final message is the JSON object as text (free text before it only when scripted)
+    const answer = typeof structured === 'string' ? structured : JSON.stringify(structured)
+    texts.splice(0, texts.length, ...(entry.structured !== undefined && entry.text !== undefined ? texts : []), answer)
+  }
   const items = texts.map((text, i) => ({
     id: `msg_mock_${RUN}_${n}_${i}`,
     type: 'message',
@@ -390,6 +459,9 @@ async function handle(req, res) {
     auth: authKind(req.headers),
     scripted: Object.keys(entry).length > 0,
     label: entry.label ?? null,
+    // the request asked for a structured final answer (Claude Code's StructuredOutput tool, Codex's text.format)
+    wants_structured:
+      api === 'anthropic' ? anthropicWantsStructured(body) : api === 'openai' ? openaiWantsStructured(body) : null,
     status: entry.status ?? 200,
     body_file: bodyFile ?? null,
   })

@@ -1,0 +1,81 @@
+// Which of the flags pair-loop relies on a reviewer CLI has: read from its own `--help`, once per binary (path,
+// size and mtime), and cached under $PAIR_LOOP_HOME/cache/, so an older CLI gets the old command line, not an error.
+import { spawnSync } from 'node:child_process'
+import { mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cacheDir, pairLoopHome } from '../paths.ts'
+
+/** The flags looked for: a missing one turns its feature off (structured answer, named session, spend cap, isolation). */
+export const WANTED_FLAGS = {
+  claude: ['--json-schema', '--session-id', '--max-budget-usd', '--setting-sources', '--add-dir'],
+  codex: ['--output-schema'],
+} as const
+
+export type CliTool = keyof typeof WANTED_FLAGS
+export type CliFlags = ReadonlySet<string>
+
+const HELP_TIMEOUT_MS = 15_000
+const CACHE_FILE = 'reviewer-flags.json'
+const MAX_ENTRIES = 32
+
+/** Where the help lists a flag: `--name` as a whole word (not a prefix of a longer flag). */
+export function flagsInHelp(tool: CliTool, help: string): Set<string> {
+  return new Set(WANTED_FLAGS[tool].filter((flag) => new RegExp(`(^|[\\s,\\[])${flag}(?![\\w-])`, 'm').test(help)))
+}
+
+/** The wanted flags `bin` lists in its `--help` (`exec --help` for codex); none when it gives no help. */
+export function cliFlags(tool: CliTool, bin: string, env: NodeJS.ProcessEnv = process.env): CliFlags {
+  const key = binaryKey(tool, bin)
+  const file = join(cacheDir(pairLoopHome(env)), CACHE_FILE)
+  const cache = readCache(file)
+  const cached = key ? cache[key] : undefined
+  if (cached) return new Set(cached.filter((flag) => (WANTED_FLAGS[tool] as readonly string[]).includes(flag)))
+  const help = spawnSync(bin, tool === 'codex' ? ['exec', '--help'] : ['--help'], {
+    encoding: 'utf8',
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: HELP_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    maxBuffer: 4 * 1024 * 1024,
+  })
+  if (help.status !== 0 || help.error) return new Set() // no help: the plain command line; asked again next time
+  const flags = flagsInHelp(tool, `${help.stdout}\n${help.stderr}`)
+  if (key) writeCache(file, Object.fromEntries([...Object.entries(cache).slice(-(MAX_ENTRIES - 1)), [key, [...flags]]]))
+  return flags
+}
+
+/** The binary's identity for the cache: its real path, size and mtime (an upgrade in place changes the entry). */
+function binaryKey(tool: CliTool, bin: string): string | null {
+  try {
+    const real = realpathSync(bin)
+    const stat = statSync(real)
+    return `${tool}\0${real}\0${stat.size}\0${stat.mtimeMs}`
+  } catch {
+    return null
+  }
+}
+
+function readCache(file: string): Record<string, string[]> {
+  try {
+    const parsed = JSON.parse(readFileSync(file, 'utf8'))
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {}
+    return Object.fromEntries(
+      Object.entries(parsed).filter(
+        (entry): entry is [string, string[]] =>
+          Array.isArray(entry[1]) && entry[1].every((flag) => typeof flag === 'string'),
+      ),
+    )
+  } catch {
+    return {}
+  }
+}
+
+/** Best effort (a cache): a temp file renamed into place, so a reader never sees half of it. */
+function writeCache(file: string, cache: Record<string, string[]>): void {
+  try {
+    mkdirSync(join(file, '..'), { recursive: true })
+    const temp = `${file}.${process.pid}.tmp`
+    writeFileSync(temp, `${JSON.stringify(cache, null, 2)}\n`)
+    renameSync(temp, file)
+  } catch {}
+}
