@@ -1,4 +1,6 @@
-// The one subprocess wrapper for short commands (git, gh): zx with an explicit preset, so ZX_* env vars can't flip it.
+// The one subprocess wrapper for short commands (git, gh): zx with an explicit preset, so ZX_* env vars can't flip it;
+// and, for output too large to hold, a streamed one (node:child_process) whose reader can stop the command.
+import { spawn } from 'node:child_process'
 import { fail } from './errors.ts'
 import { firstLineOf } from './text.ts'
 
@@ -51,4 +53,93 @@ export async function execOrFail(
     })
   }
   return result.stdout
+}
+
+export interface StreamResult {
+  ok: boolean
+  exitCode: number | null
+  /** The reader asked to stop: the command was killed there, and its exit status says nothing. */
+  stopped: boolean
+  timedOut: boolean
+  stderr: string
+}
+
+const STDERR_KEPT = 64 * 1024
+
+/**
+ * A command whose stdout is handed to `onData` chunk by chunk, never held whole: `onData` returning false stops
+ * reading and kills the command (bounded memory however much it would print). stderr is kept up to 64 KiB.
+ */
+export function execStream(
+  command: string,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  options: ExecOptions = {},
+): Promise<StreamResult> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    })
+    let stderr = ''
+    let stopped = false
+    let timedOut = false
+    let failedToStart: Error | undefined
+    const stop = () => {
+      child.stdout?.destroy()
+      child.kill('SIGKILL')
+    }
+    const timer = setTimeout(() => {
+      timedOut = true
+      stop()
+    }, options.timeoutMs ?? 60_000)
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (stopped) return
+      if (onData(chunk) === false) {
+        stopped = true
+        stop()
+      }
+    })
+    child.stderr!.on('data', (chunk: Buffer) => {
+      if (stderr.length < STDERR_KEPT) stderr += chunk.toString('utf8').slice(0, STDERR_KEPT - stderr.length)
+    })
+    child.stdin?.on('error', () => {})
+    child.stdin?.end(options.input)
+    let settled = false
+    const settle = (code: number | null) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      const said = failedToStart ? `${stderr}${failedToStart.message}` : stderr
+      resolve({ ok: code === 0 && !timedOut && !failedToStart, exitCode: code, stopped, timedOut, stderr: said })
+    }
+    child.on('error', (error) => {
+      failedToStart = error
+      if (child.pid === undefined) settle(null) // never started: no 'close' is owed
+    })
+    child.on('close', settle)
+  })
+}
+
+/** NUL-separated records of a command's output read as a stream: `onRecord` sees each whole, never the output whole. */
+export function nulRecords(onRecord: (record: string) => void): {
+  onData: (chunk: Buffer) => boolean
+  end: () => void
+} {
+  let carry = Buffer.alloc(0)
+  return {
+    onData(chunk) {
+      let data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk
+      for (let at = data.indexOf(0); at >= 0; at = data.indexOf(0)) {
+        onRecord(data.subarray(0, at).toString('utf8'))
+        data = data.subarray(at + 1)
+      }
+      carry = Buffer.from(data)
+      return true
+    },
+    end() {
+      if (carry.length > 0) onRecord(carry.toString('utf8'))
+    },
+  }
 }

@@ -1,21 +1,129 @@
-// What pair-loop asks of git, through zx: where the repository is, what changed, and the HANDOFF.md exclude.
-import { existsSync, readFileSync, realpathSync, statSync, appendFileSync, mkdirSync } from 'node:fs'
+// What pair-loop asks of git: where the repository is, what changed, and the HANDOFF.md exclude. Every call goes
+// through safeGit/gitTry/safeGitStream, which turn off what the repository could configure to run a program or to
+// change the bytes git reads (DESIGN.md, Trust): the working tree is the coder's, and so are .git/config and
+// .git/info/attributes.
+import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fail } from './errors.ts'
-import { exec, execOrFail } from './exec.ts'
+import { type ExecOptions, type ExecResult, exec, execStream, nulRecords, type StreamResult } from './exec.ts'
 import { firstLineOf } from './text.ts'
 import type { DiffStat } from './state.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
 /** The temp file of a HANDOFF.md write (lib/fsutil.ts), left behind only by a writer killed half-way: ours too. */
 export const HANDOFF_TEMP_GLOB = `.${HANDOFF_NAME}.*.tmp`
-const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
+export const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
 
-const git = (cwd: string, args: string[]) => execOrFail('git', args, { cwd, code: 'git_error' })
+/**
+ * On every call: no pager, no replace refs (they could swap the base's content), no fsmonitor hook, no hooks (an
+ * index write runs post-index-change), no untracked cache or stat shortcuts the repository could have set to hide a
+ * change, no CRLF conversion. Diffs add --no-ext-diff and --no-textconv themselves; filter and diff drivers the
+ * config names are blanked per repository (driverOverrides).
+ */
+const FIXED = [
+  '--no-pager',
+  '--no-replace-objects',
+  ...['core.fsmonitor=false', 'core.hooksPath=/dev/null', 'core.untrackedCache=false', 'core.splitIndex=false']
+    .concat(['core.quotePath=false', 'core.autocrlf=false', 'core.ignoreStat=false', 'core.trustctime=true'])
+    .concat(['core.checkStat=default'])
+    .flatMap((setting) => ['-c', setting]),
+]
+
+/** The environment of every call: no optional index writes (status leaves the user's index alone), no lazy fetch, no prompt. */
+const safeEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({
+  ...env,
+  GIT_OPTIONAL_LOCKS: '0',
+  GIT_NO_LAZY_FETCH: '1',
+  GIT_TERMINAL_PROMPT: '0',
+})
+
+const overridesByRepo = new Map<string, Promise<string[]>>()
+
+/**
+ * A clean or smudge filter is a program, and a driver's name is whatever the config says: so every `filter.<name>`
+ * the config defines gets its clean, smudge and process blanked (and required off), and every `diff.<name>` its
+ * binary flag back to auto (a text file forced to "binary" would be named only). Read once per repository per process.
+ */
+function driverOverrides(cwd: string): Promise<string[]> {
+  let known = overridesByRepo.get(cwd)
+  if (!known) {
+    const listing = exec('git', [...FIXED, 'config', '-z', '--get-regexp', '^(filter|diff)\\.'], {
+      cwd,
+      env: safeEnv(),
+    })
+    known = listing.then((result) => overridesFrom(result.ok ? result.stdout : ''))
+    overridesByRepo.set(cwd, known)
+  }
+  return known
+}
+
+function overridesFrom(listing: string): string[] {
+  const settings = new Set<string>()
+  for (const record of listing.split('\0')) {
+    const key = record.split('\n', 1)[0]!
+    const [first, last] = [key.indexOf('.'), key.lastIndexOf('.')]
+    if (first < 0 || first === last) continue // diff.external, diff.renames: no driver
+    // `-c` splits at the first '=': a driver named with one could not be blanked, so git is not run there at all
+    if (key.includes('=')) fail('git_error', `the git config names a driver ${JSON.stringify(key)}: not run`, { key })
+    const blanks = key.startsWith('filter.') ? ['clean=', 'smudge=', 'process=', 'required=false'] : ['binary=auto']
+    for (const blank of blanks) settings.add(`${key.slice(0, last)}.${blank}`)
+  }
+  return [...settings].flatMap((setting) => ['-c', setting])
+}
+
+/** The argv and environment of a hardened git call in `cwd` (shared by the buffered and the streamed forms). */
+async function gitInvocation(cwd: string, args: string[], env?: NodeJS.ProcessEnv) {
+  return { args: [...FIXED, ...(await driverOverrides(cwd)), ...args], env: safeEnv(env) }
+}
+
+type GitOptions = Omit<ExecOptions, 'cwd'>
+
+/** A hardened git call whose failure the caller reads. */
+export async function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<ExecResult> {
+  const call = await gitInvocation(cwd, args, options.env)
+  return exec('git', call.args, { ...options, cwd, env: call.env })
+}
+
+const gitFailed = (args: string[], result: { exitCode: number | null; stderr: string }, stdout = ''): never =>
+  fail(
+    'git_error',
+    `git ${args
+      .filter((arg) => !/^-|=/.test(arg))
+      .slice(0, 2)
+      .join(
+        ' ',
+      )} failed: ${firstLineOf(result.stderr) || firstLineOf(stdout) || (result.exitCode === null ? 'did not run' : `exit ${result.exitCode}`)}`,
+    { command: ['git', ...args].join(' '), exit: result.exitCode, stderr: result.stderr.slice(0, 2000) },
+  )
+
+/** A hardened git call: its stdout, or `git_error`. */
+export async function safeGit(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
+  const result = await gitTry(cwd, args, options)
+  if (!result.ok) gitFailed(args, result, result.stdout)
+  return result.stdout
+}
+
+/** A hardened git call read as a stream (execStream): `git_error` on failure, unless the reader stopped it. */
+export async function safeGitStream(
+  cwd: string,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  options: GitOptions = {},
+): Promise<StreamResult> {
+  const call = await gitInvocation(cwd, args, options.env)
+  const result = await execStream('git', call.args, onData, { ...options, cwd, env: call.env })
+  if (!result.ok && !result.stopped)
+    gitFailed(
+      args,
+      result.timedOut ? { ...result, stderr: `timed out after ${options.timeoutMs ?? 60_000} ms` } : result,
+    )
+  return result
+}
 
 export async function topLevel(cwd: string): Promise<string> {
   if (!existsSync(cwd)) fail('git_error', `directory ${cwd} does not exist`, { cwd })
-  const result = await exec('git', ['rev-parse', '--show-toplevel'], { cwd })
+  const result = await gitTry(cwd, ['rev-parse', '--show-toplevel'])
   if (!result.ok) fail('git_error', `${cwd} is not inside a git repository (${firstLineOf(result.stderr)})`, { cwd })
   return realpathSync(result.stdout.trim())
 }
@@ -40,11 +148,11 @@ export function findTopLevelFast(cwd: string): string | undefined {
 }
 
 export async function headSha(cwd: string): Promise<string> {
-  return (await git(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim()
+  return (await safeGit(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim()
 }
 
 export async function resolveCommit(cwd: string, rev: string): Promise<string> {
-  const result = await exec('git', ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`], { cwd })
+  const result = await gitTry(cwd, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])
   if (!result.ok)
     fail('git_error', `unknown base ${JSON.stringify(rev)}: ${firstLineOf(result.stderr)}`, {
       flag: '--base',
@@ -55,18 +163,51 @@ export async function resolveCommit(cwd: string, rev: string): Promise<string> {
 
 /** `rev` as a local branch name, or null when it names a commit, a tag or a remote ref. */
 export async function localBranch(cwd: string, rev: string): Promise<string | null> {
-  const result = await exec('git', ['rev-parse', '--verify', '--quiet', `refs/heads/${rev}`], { cwd })
+  const result = await gitTry(cwd, ['rev-parse', '--verify', '--quiet', `refs/heads/${rev}`])
   return result.ok ? rev : null
 }
 
 export async function currentBranch(cwd: string): Promise<string> {
-  const name = (await git(cwd, ['branch', '--show-current'])).trim()
+  const name = (await safeGit(cwd, ['branch', '--show-current'])).trim()
   return name || 'HEAD'
 }
 
-/** Uncommitted paths, untracked included; HANDOFF.md (and a temp file of its write) is pair-loop's own and never counts. */
-export async function dirtyPaths(cwd: string): Promise<string[]> {
-  const out = await git(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all'])
+/** How deep pair-loop follows submodules inside submodules. */
+export const SUBMODULE_DEPTH = 8
+const STATUS_SUBMODULES = '--ignore-submodules=dirty'
+
+/**
+ * The checked-out submodules of `cwd` (gitlinks of its index with a repository in their folder), each with the commit
+ * `base` records for it (null: the submodule is new since base). git is never left to look inside them itself
+ * (`--ignore-submodules=dirty` everywhere): its own `git status` there would run that repository's configuration.
+ */
+export async function submodules(cwd: string, base?: string): Promise<{ path: string; recorded: string | null }[]> {
+  const paths: string[] = []
+  const listing = nulRecords((record) => {
+    const match = /^160000 [0-9a-f]+ 0\t(.+)$/s.exec(record)
+    if (match && existsSync(join(cwd, match[1]!, '.git'))) paths.push(match[1]!)
+  })
+  await safeGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: 120_000 })
+  listing.end()
+  return Promise.all(
+    paths.map(async (path) => ({ path, recorded: base ? await recordedCommit(cwd, base, path) : null })),
+  )
+}
+
+/** The commit `base` records for the submodule at `path`, or null when base has none there. */
+export async function recordedCommit(cwd: string, base: string, path: string): Promise<string | null> {
+  const out = await safeGit(cwd, ['--literal-pathspecs', 'ls-tree', '-z', '--full-tree', base, '--', path])
+  return /^160000 commit ([0-9a-f]+)\t/.exec(out)?.[1] ?? null
+}
+
+/** The empty tree of the repository's hash (what a new submodule is compared against). */
+export async function emptyTree(cwd: string): Promise<string> {
+  return (await safeGit(cwd, ['hash-object', '--no-filters', '-t', 'tree', '/dev/null'])).trim()
+}
+
+/** Uncommitted paths, untracked included, and each submodule with changes inside; HANDOFF.md (and a temp file of its write) is pair-loop's own and never counts. */
+export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
+  const out = await safeGit(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all', STATUS_SUBMODULES])
   const paths: string[] = []
   const entries = out.split('\0').filter(Boolean)
   for (let i = 0; i < entries.length; i++) {
@@ -75,12 +216,20 @@ export async function dirtyPaths(cwd: string): Promise<string[]> {
     paths.push(entry.slice(3))
     if (status.includes('R') || status.includes('C')) i++ // rename/copy: the next entry is the old path
   }
-  return paths.filter((path) => !isOwnFile(path))
+  if (depth < SUBMODULE_DEPTH)
+    for (const sub of await submodules(cwd))
+      if (!paths.includes(sub.path) && (await dirtyPaths(join(cwd, sub.path), depth + 1)).length > 0)
+        paths.push(sub.path)
+  return depth === 0 ? paths.filter((path) => !isOwnFile(path)) : paths
 }
 
-/** Files changed, lines added and removed between base and the working tree (tracked files). */
-export async function diffStat(cwd: string, base: string): Promise<DiffStat> {
-  const out = await git(cwd, ['diff', '--numstat', '-z', base, '--', '.', `:(exclude)${HANDOFF_NAME}`])
+/**
+ * Files changed, lines added and removed between base and the working tree, untracked files included, and inside
+ * each submodule against the commit base records for it (a new submodule: all of its files).
+ */
+export async function diffStat(cwd: string, base: string, depth = 0): Promise<DiffStat> {
+  const args = ['diff', '--numstat', '-z', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', base]
+  const out = await safeGit(cwd, [...args, '--', '.', `:(top,exclude)${HANDOFF_NAME}`], { timeoutMs: 120_000 })
   const stat = { files: 0, insertions: 0, deletions: 0 }
   for (const record of out.split('\0')) {
     const match = /^(\d+|-)\t(\d+|-)\t/.exec(record)
@@ -89,32 +238,51 @@ export async function diffStat(cwd: string, base: string): Promise<DiffStat> {
     stat.insertions += match[1] === '-' ? 0 : Number(match[1])
     stat.deletions += match[2] === '-' ? 0 : Number(match[2])
   }
-  const untracked = (await git(cwd, ['ls-files', '--others', '--exclude-standard', '-z']))
+  const untracked = (await safeGit(cwd, ['ls-files', '--others', '--exclude-standard', '-z']))
     .split('\0')
-    .filter((p) => p && !isOwnFile(p))
+    .filter((p) => p && !(depth === 0 && isOwnFile(p)))
   for (const path of untracked) {
     stat.files++
-    stat.insertions += countLines(join(cwd, path))
+    stat.insertions += await countLines(join(cwd, path))
   }
+  if (depth < SUBMODULE_DEPTH)
+    for (const sub of await submodules(cwd, base)) {
+      const inner = join(cwd, sub.path)
+      const against = sub.recorded ?? (await emptyTree(inner))
+      const counted = await diffStat(inner, against, depth + 1).catch(() => undefined) // recorded commit not there
+      if (!counted) continue
+      stat.files += counted.files
+      stat.insertions += counted.insertions
+      stat.deletions += counted.deletions
+    }
   return stat
 }
 
-function countLines(path: string): number {
+/** Lines of a file as git counts them, read 1 MiB at a time (any size); a NUL in the first 8000 bytes: binary, 0. */
+async function countLines(path: string): Promise<number> {
+  const file = await open(path, 'r').catch(() => undefined) // gone since git listed it
+  if (!file) return 0
   try {
-    if (statSync(path).size > 50_000_000) return 0
-    const data = readFileSync(path)
-    if (data.includes(0)) return 0 // binary: git counts no lines either
-    let lines = 0
-    for (const byte of data) if (byte === 10) lines++
-    return data.length > 0 && data[data.length - 1] !== 10 ? lines + 1 : lines
+    const buffer = Buffer.alloc(1 << 20)
+    let [lines, last, first] = [0, 10, true]
+    for (let read = (await file.read(buffer)).bytesRead; read > 0; read = (await file.read(buffer)).bytesRead) {
+      const data = buffer.subarray(0, read)
+      if (first && data.subarray(0, 8000).includes(0)) return 0
+      first = false
+      for (let at = data.indexOf(10); at >= 0; at = data.indexOf(10, at + 1)) lines++
+      last = data[read - 1]!
+    }
+    return last === 10 ? lines : lines + 1
   } catch {
-    return 0
+    return 0 // a directory: an embedded repository
+  } finally {
+    await file.close()
   }
 }
 
 /** The repository's own exclude file (shared by worktrees through the common dir), never a tracked .gitignore. */
 export async function excludeFile(cwd: string): Promise<string> {
-  const path = (await git(cwd, ['rev-parse', '--git-path', 'info/exclude'])).trim()
+  const path = (await safeGit(cwd, ['rev-parse', '--git-path', 'info/exclude'])).trim()
   return isAbsolute(path) ? path : resolve(cwd, path)
 }
 

@@ -1,66 +1,264 @@
 // The working tree against the base commit, as the reviewer reads it: stat, diff, and the cap on its size.
-import { mkdtempSync, rmSync } from 'node:fs'
+//
+// Fast: a temporary index starts as a copy of the user's, so git's stat cache spares every unchanged file (the cost is
+// about `git status`'s); untracked files enter it as entries that need a look (the empty blob, no stat), so git reads
+// them from the disk without hashing them into .git/objects. Bounded: one `git diff-index --stat -p` read as a stream,
+// the diff kept up to the cap and git stopped there; files over core.bigFileThreshold are named only, as binaries
+// are. Hardened: every call through lib/git.ts (no textconv, external diff, fsmonitor, hooks or filters), and index
+// flags the coder could have set to hide a file (assume-unchanged, skip-worktree) dropped in the copy.
+import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { execOrFail } from '../exec.ts'
-import { HANDOFF_NAME, HANDOFF_TEMP_GLOB } from '../git.ts'
+import { isAbsolute, join, resolve } from 'node:path'
+import { PairLoopError } from '../errors.ts'
+import { nulRecords } from '../exec.ts'
+import {
+  emptyTree,
+  HANDOFF_NAME,
+  HANDOFF_TEMP_GLOB,
+  isOwnFile,
+  recordedCommit,
+  SUBMODULE_DEPTH,
+  safeGit,
+  safeGitStream,
+} from '../git.ts'
 
 export interface WorkingDiff {
   stat: string
   diff: string
+  /**
+   * The diff's size in bytes. When `truncated`, a lower bound: git is stopped once the diff passes the cap, so what
+   * it would have printed after that is never read (nor counted).
+   */
   bytes: number
   truncated: boolean
 }
 
-const EXCLUDE_HANDOFF = `:(top,exclude)${HANDOFF_NAME}`
-const EXCLUDE_HANDOFF_TEMPS = `:(top,exclude)${HANDOFF_TEMP_GLOB}`
+/** Files larger than this (or than the cap, if larger) are named only: git would hold them whole to diff them. */
+const WHOLE_FILE_LIMIT = 16 * 1024 * 1024
+/** The stat: git lists at most this many files (then `...` and the summary line), and we keep at most these bytes. */
+const STAT_FILES = 1000
+const STAT_MAX_BYTES = 512 * 1024
+const GIT_TIMEOUT_MS = 120_000
+const EXCLUDE_OWN = [`:(top,exclude)${HANDOFF_NAME}`, `:(top,exclude)${HANDOFF_TEMP_GLOB}`]
 
 /**
- * The working tree (untracked files included) against the base commit, through a temporary index,
- * so the user's own index is never touched. Binary files appear by name only (git's default).
+ * The working tree (untracked files included) against the base commit, through a temporary index, so the user's own
+ * index is never touched. Binary files appear by name only (git's default). Each checked-out submodule follows with
+ * its own changes against the commit base records for it.
  */
 export async function workingDiff(repo: string, base: string, maxBytes: number): Promise<WorkingDiff> {
-  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-index-'))
-  const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
-  // core.quotePath off: the reviewer reads `src/файл.ts`, not `"src/\321\204\320\260\320\271\320\273.ts"`
-  const git = (args: string[]) =>
-    execOrFail('git', ['-c', 'core.quotePath=false', ...args], {
-      cwd: repo,
-      env,
-      code: 'git_error',
-      timeoutMs: 120_000,
-    })
-  try {
-    await git(['read-tree', base])
-    await git(['add', '-A', '--', '.']) // HANDOFF.md is git-excluded; the diff below leaves it out in any case
-    const common = [
-      'diff',
-      '--cached',
-      '--no-color',
-      '--no-ext-diff',
-      '--find-renames',
-      base,
-      '--',
-      '.',
-      EXCLUDE_HANDOFF,
-      EXCLUDE_HANDOFF_TEMPS,
-    ]
-    const stat = (await git([...common.slice(0, 5), '--stat=200', ...common.slice(5)])).trimEnd()
-    const full = await git(common)
-    const bytes = Buffer.byteLength(full)
-    if (bytes <= maxBytes) return { stat, diff: full, bytes, truncated: false }
-    return { stat, diff: cutAtLine(full, maxBytes), bytes, truncated: true }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
+  const stat = new Capped(STAT_MAX_BYTES)
+  const patch = new Capped(maxBytes)
+  await diffRepository({ repo, base, label: '', depth: 0, stat, patch, bigFile: Math.max(WHOLE_FILE_LIMIT, maxBytes) })
+  const statText = stat.text().trimEnd()
+  return {
+    stat: stat.truncated ? `${statText}\n[stat truncated at ${STAT_MAX_BYTES} bytes]` : statText,
+    diff: patch.text(),
+    bytes: patch.bytes,
+    truncated: patch.truncated,
   }
 }
 
-/** At most `maxBytes` of UTF-8, ending at a whole line. */
-export function cutAtLine(text: string, maxBytes: number): string {
-  const head = Buffer.from(text)
-    .subarray(0, maxBytes)
-    .toString('utf8')
-    .replace(/\uFFFD$/, '')
-  const lastNewline = head.lastIndexOf('\n')
-  return lastNewline > 0 ? head.slice(0, lastNewline + 1) : head
+interface Walk {
+  repo: string
+  base: string
+  /** The submodule's path from the top repository, with a trailing slash ('' at the top). */
+  label: string
+  depth: number
+  stat: Capped
+  patch: Capped
+  bigFile: number
+}
+
+async function diffRepository(walk: Walk): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-index-'))
+  let gitlinks: string[]
+  try {
+    const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
+    gitlinks = await prepareIndex(walk.repo, env, walk.depth === 0)
+    await streamDiff(walk, env)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+  if (walk.depth < SUBMODULE_DEPTH) for (const path of gitlinks) await diffSubmodule(walk, path)
+}
+
+/**
+ * Copy the user's index into GIT_INDEX_FILE, then make it tell the truth about the working tree: each untracked file
+ * (and each entry the coder flagged assume-unchanged or skip-worktree, or left unmerged) is re-entered without stat
+ * data, so git compares it by content, read from the disk. Returns the checked-out submodules' paths.
+ */
+async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean): Promise<string[]> {
+  const own = (await safeGit(repo, ['rev-parse', '--git-path', 'index'])).trim()
+  const ownPath = isAbsolute(own) ? own : resolve(repo, own)
+  if (existsSync(ownPath)) copyFileSync(ownPath, env.GIT_INDEX_FILE!)
+  const gitlinks: string[] = []
+  const untracked: string[] = []
+  const removed: string[] = [] // unmerged: every stage dropped, the file (if any) entered as new
+  const reentered: string[] = [] // flagged: the same entry again, without its flags or stat data
+  const listing = nulRecords((record) => {
+    if (record.startsWith('? ')) {
+      const path = record.slice(2)
+      if (!(top && isOwnFile(path))) untracked.push(path)
+      return
+    }
+    const entry = /^(\S) (\d{6}) ([0-9a-f]+) (\d)\t(.*)$/s.exec(record)
+    if (!entry) return
+    const [, tag, mode, oid, stage, path] = entry as unknown as [string, string, string, string, string, string]
+    if (stage !== '0') {
+      if (!removed.includes(`0 ${'0'.repeat(oid.length)}\t${path}`))
+        removed.push(`0 ${'0'.repeat(oid.length)}\t${path}`)
+      return
+    }
+    if (mode === '160000') gitlinks.push(path)
+    if (/[a-zS]/.test(tag!) && onDisk(join(repo, path))) reentered.push(`${mode} ${oid}\t${path}`)
+  })
+  const list = ['ls-files', '-z', '--stage', '-v', '--cached', '--others', '--exclude-standard']
+  await safeGitStream(repo, list, listing.onData, { env, timeoutMs: GIT_TIMEOUT_MS })
+  listing.end()
+  for (const line of removed) {
+    const path = line.slice(line.indexOf('\t') + 1)
+    if (onDisk(join(repo, path))) untracked.push(path)
+  }
+  const lines = [...removed, ...reentered]
+  if (untracked.length > 0) {
+    const empty = (await safeGit(repo, ['hash-object', '--no-filters', '-t', 'blob', '/dev/null'])).trim()
+    for (const path of untracked) {
+      const entry = await untrackedEntry(repo, path, empty)
+      if (entry) lines.push(`${entry.mode} ${entry.oid}\t${entry.path}`)
+      if (entry?.mode === '160000') gitlinks.push(entry.path)
+    }
+  }
+  if (lines.length > 0)
+    await safeGit(repo, ['update-index', '-z', '--index-info'], { env, input: `${lines.join('\0')}\0` })
+  return gitlinks.filter((path) => existsSync(join(repo, path, '.git')))
+}
+
+const onDisk = (path: string) => {
+  try {
+    lstatSync(path)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** An untracked path as an index entry git must look at: its mode from the disk, no content hashed. */
+async function untrackedEntry(
+  repo: string,
+  listed: string,
+  emptyBlob: string,
+): Promise<{ mode: string; oid: string; path: string } | undefined> {
+  const path = listed.replace(/\/$/, '')
+  let stats: ReturnType<typeof lstatSync>
+  try {
+    stats = lstatSync(join(repo, path))
+  } catch {
+    return undefined // gone since git listed it
+  }
+  if (stats.isSymbolicLink()) return { mode: '120000', oid: emptyBlob, path }
+  if (stats.isFile()) return { mode: stats.mode & 0o111 ? '100755' : '100644', oid: emptyBlob, path }
+  // a directory git lists is a repository of its own, not yet a submodule: its checked-out commit
+  const head = await safeGit(join(repo, path), ['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')
+  return head.trim() ? { mode: '160000', oid: head.trim(), path } : undefined
+}
+
+/** One `git diff-index --stat [-p]` against base, read as a stream: the stat first, then (if there is room) the diff. */
+async function streamDiff(walk: Walk, env: NodeJS.ProcessEnv): Promise<void> {
+  const withPatch = !walk.patch.truncated
+  const args = [
+    ...['-c', `core.bigFileThreshold=${walk.bigFile}`, 'diff-index', `--stat=200`, `--stat-count=${STAT_FILES}`],
+    ...(withPatch ? ['-p', '--unified=3'] : []),
+    ...['--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', '--find-renames', '-O/dev/null'],
+    ...[`--src-prefix=a/${walk.label}`, `--dst-prefix=b/${walk.label}`, walk.base, '--', '.'],
+    ...(walk.depth === 0 ? EXCLUDE_OWN : []),
+  ]
+  let inStat = true
+  let lineStart = true
+  const onData = (chunk: Buffer): boolean => {
+    if (!inStat) return walk.patch.push(chunk)
+    if (!withPatch) {
+      walk.stat.push(chunk) // the stat is read whole (git bounds it: --stat-count), only its kept part is capped
+      return true
+    }
+    // the stat ends at its first empty line; the diff follows
+    for (let at = 0; at < chunk.length; at++) {
+      if (chunk[at] !== 10) lineStart = false
+      else if (!lineStart) lineStart = true
+      else {
+        inStat = false
+        walk.stat.push(chunk.subarray(0, at))
+        return walk.patch.push(chunk.subarray(at + 1))
+      }
+    }
+    walk.stat.push(chunk)
+    return true
+  }
+  await safeGitStream(walk.repo, args, onData, { env, timeoutMs: GIT_TIMEOUT_MS })
+}
+
+/** A submodule's own changes against the commit base records for it (all of its files when it is new). */
+async function diffSubmodule(walk: Walk, path: string): Promise<void> {
+  const repo = join(walk.repo, path)
+  const label = `${walk.label}${path}`
+  const recorded = await recordedCommit(walk.repo, walk.base, path)
+  const against = recorded ? `its recorded commit ${recorded.slice(0, 12)}` : 'nothing (new since base)'
+  walk.stat.pending = `\nSubmodule ${label}, against ${against}:\n`
+  walk.patch.pending = `Submodule ${label}: its own changes against ${against}\n`
+  try {
+    const base = recorded ?? (await emptyTree(repo))
+    await diffRepository({ ...walk, repo, base, label: `${label}/`, depth: walk.depth + 1 })
+  } catch (error) {
+    if (!(error instanceof PairLoopError)) throw error
+    const note = Buffer.from(`Submodule ${label}: its changes cannot be shown (${error.message})\n`)
+    walk.stat.push(note)
+    walk.patch.push(note)
+  } finally {
+    walk.stat.pending = ''
+    walk.patch.pending = ''
+  }
+}
+
+/** Text kept up to a byte cap while everything offered is counted; `pending` goes in before the first byte that follows. */
+class Capped {
+  private readonly parts: Buffer[] = []
+  private kept = 0
+  bytes = 0
+  pending = ''
+  constructor(private readonly cap: number) {}
+
+  get truncated(): boolean {
+    return this.bytes > this.cap
+  }
+
+  /** False once past the cap: the reader may stop. */
+  push(chunk: Buffer): boolean {
+    if (chunk.length === 0) return !this.truncated
+    if (this.pending) {
+      const header = Buffer.from(this.pending)
+      this.pending = ''
+      this.push(header)
+    }
+    this.bytes += chunk.length
+    const room = this.cap - this.kept
+    if (room > 0) {
+      const part = Buffer.from(chunk.subarray(0, room))
+      this.parts.push(part)
+      this.kept += part.length
+    }
+    return !this.truncated
+  }
+
+  text(): string {
+    const kept = Buffer.concat(this.parts)
+    return this.truncated ? cutAtLine(kept, this.cap) : kept.toString('utf8')
+  }
+}
+
+/** At most `maxBytes` of UTF-8, ending at a whole line (or, for one long line, at a whole character). */
+export function cutAtLine(data: Buffer, maxBytes: number): string {
+  const head = data.subarray(0, maxBytes)
+  const lastNewline = head.lastIndexOf(10)
+  if (lastNewline > 0) return head.subarray(0, lastNewline + 1).toString('utf8')
+  return head.toString('utf8').replace(/\uFFFD$/, '')
 }
