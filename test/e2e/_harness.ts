@@ -215,6 +215,8 @@ export interface MockRequest {
   auth: 'x-api-key' | 'bearer' | 'none'
   scripted: boolean
   label: string | null
+  /** The request asked for a structured final answer (Claude Code's StructuredOutput tool, Codex's text.format). */
+  wants_structured: boolean | null
   status: number
   body_file: string | null
 }
@@ -230,6 +232,8 @@ export interface ScriptEntry {
   stall?: number | true
   drop?: boolean
   label?: string
+  /** The structured answer (see mock-server.mjs); false: text only; absent: read from `text`. */
+  structured?: unknown
 }
 
 export interface MockServer {

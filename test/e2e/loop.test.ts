@@ -115,6 +115,9 @@ describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
       // the reviewer really was codex, through the mock, once
       const calls1 = mock.modelCalls().slice(before)
       expect(calls1.map((c) => [c.api, c.label, c.auth])).toEqual([['openai', 'round-1', 'bearer']])
+      // asked for the answer schema; the mock answered with the object its text describes, and that was read
+      expect(calls1[0]!.wants_structured).toBe(true)
+      expect(review1.json.reviewer.structured).toBe(true)
       expect(mock.script()).toEqual([])
 
       // (d) the prompt the mock received: the untracked file is in the diff, HANDOFF.md is not
@@ -217,9 +220,10 @@ describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
       expect(review.json).toMatchObject({ round: 1, verdict: 'APPROVED', reviewer: { tool: 'claude' }, next: 'finish' })
 
       const calls = mock.modelCalls().slice(before)
-      expect(calls.map((c) => [c.api, c.label, c.auth, c.model])).toEqual([
-        ['anthropic', 'claude-review', 'x-api-key', CLAUDE_MODEL],
+      expect(calls.map((c) => [c.api, c.label, c.auth, c.model, c.wants_structured])).toEqual([
+        ['anthropic', 'claude-review', 'x-api-key', CLAUDE_MODEL, true],
       ])
+      expect(review.json.reviewer.structured).toBe(true)
       expect(promptIn(mock.body(calls[0]!), task)).toContain('// sums numbers')
 
       const state = sb.state(runId)
@@ -291,6 +295,9 @@ describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
         expect(state.rounds[0].reviewer).toBeNull()
         expect(state.failed_reviews).toHaveLength(1)
         expect(state.failed_reviews[0]).toMatchObject({ tool: name, code: 'reviewer_failed' })
+        // the failed attempt's session is known though the model API never answered (claude's named before the
+        // call, codex's from thread.started), so its transcript is never taken for the coder's
+        expect(state.failed_reviews[0].session_id).toMatch(/^[0-9a-f-]{36}$/)
       }
 
       // the same review again, once the model API is back (codex pointed at the live mock): a normal round
