@@ -2,6 +2,7 @@
 import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { fail } from './errors.ts'
+import { stripControl } from './text.ts'
 
 export const MAX_BODY_BYTES = 64 * 1024
 
@@ -19,7 +20,7 @@ export async function readBody(
   }
   if (!text.trim())
     fail('usage', `${describe(source)} given to --${flag} is empty`, { flag: `--${flag}`, file: source })
-  return text.replace(/^\uFEFF/, '').trimEnd()
+  return stripControl(text).trimEnd() // agent text: nothing invisible or escaping reaches state, HANDOFF.md or JSON
 }
 
 const describe = (source: string) => (source === '-' ? 'stdin' : `file ${source}`)

@@ -76,7 +76,7 @@ export async function runScript<A extends ArgsDef>(
   rawArgs: string[],
   io: ScriptIO = processIO,
 ): Promise<number> {
-  if (rawArgs.includes('--help') || rawArgs.includes('-h')) {
+  if (asksForHelp(def, rawArgs)) {
     io.stdout(
       `${stripControl(
         await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args }),
@@ -105,6 +105,19 @@ export async function runScript<A extends ArgsDef>(
 /** Entry point of a script file: run with the process's argv and set the exit code. */
 export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = process.argv.slice(2)): Promise<void> {
   process.exitCode = await runScript(def, rawArgs)
+}
+
+/** `--help` (or `-h`) where a flag goes, not as another flag's value: `start --task -h` is a task named "-h". */
+function asksForHelp<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[]): boolean {
+  const flags = describeFlags(def.args)
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!
+    if (token === '--help' || token === '-h') return true
+    if (token === '--') return false
+    const [name, inline] = splitFlag(token)
+    if (token.startsWith('-') && inline === undefined && flags.get(name)?.takesValue) i++ // its value, whatever it looks like
+  }
+  return false
 }
 
 function isRawOutput(value: Document | Outcome | RawOutput): value is RawOutput {
@@ -212,10 +225,15 @@ export function integerFlag(
 }
 
 /** A non-negative decimal flag, e.g. `--budget-usd 2.50`. */
-export function decimalFlag(value: string | undefined, flag: string, { min = 0 } = {}): number | undefined {
+export function decimalFlag(
+  value: string | undefined,
+  flag: string,
+  { min = 0, positive = false } = {},
+): number | undefined {
   if (value === undefined) return undefined
-  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min) {
-    fail('usage', `--${flag} must be a number ≥ ${min}, got ${JSON.stringify(value)}`, { flag: `--${flag}` })
+  if (!/^\d+(\.\d+)?$/.test(value) || Number(value) < min || (positive && Number(value) <= 0)) {
+    const range = positive ? 'greater than 0' : `≥ ${min}`
+    fail('usage', `--${flag} must be a number ${range}, got ${JSON.stringify(value)}`, { flag: `--${flag}` })
   }
   return Number(value)
 }

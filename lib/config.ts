@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
 import { fail } from './errors.ts'
+import { ioFailure } from './fsutil.ts'
 import { configPath } from './paths.ts'
 import { trustedSha } from './trust.ts'
 import { parseJson, validate } from './validate.ts'
@@ -130,7 +131,7 @@ export function readConfig(path: string): ConfigText | undefined {
     bytes = readFileSync(path)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    fail('config_invalid', `cannot read ${path}: ${(error as Error).message}`, { path })
+    ioFailure(path, error, 'read')
   }
   const parsed = parseConfigText(bytes.toString('utf8'), path)
   return { path, sha256: createHash('sha256').update(bytes).digest('hex'), parsed }

@@ -86,15 +86,15 @@ export function isProcessAlive(pid: number): boolean {
 }
 
 /**
- * A filesystem that refused a write (full, read-only, over quota or the file-size limit, no permission) said plainly;
- * the caller wrote atomically, so the old file is intact.
+ * A filesystem that refused a read or a write (full, read-only, over quota or the file-size limit, no permission, a
+ * file where a folder should be) said plainly as `io_error`; writers write atomically, so the old file is intact.
  */
-export function cannotWrite(path: string, error: unknown): never {
+export function ioFailure(path: string, error: unknown, verb: 'read' | 'write' = 'write'): never {
   const errno = (error as NodeJS.ErrnoException).code
   if (typeof errno !== 'string') throw error
-  fail(
-    'internal',
-    `cannot write ${path} (${(error as Error).message}); the run's previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again`,
-    { path, errno },
-  )
+  const fix =
+    verb === 'write'
+      ? 'the previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again'
+      : 'check its permissions, and that PAIR_LOOP_HOME is a directory'
+  fail('io_error', `cannot ${verb} ${path} (${(error as Error).message}); ${fix}`, { path, errno })
 }

@@ -1,6 +1,6 @@
 // A path's lock (proper-lockfile): a bounded wait, then `locked`; stale locks of killed processes reclaimed.
 import { fail } from './errors.ts'
-import { cannotWrite } from './fsutil.ts'
+import { ioFailure } from './fsutil.ts'
 
 const STALE_MS = 10_000
 
@@ -43,7 +43,7 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>): Pro
         waited_ms: waitMs,
       })
     }
-    cannotWrite(`${path}.lock`, error)
+    ioFailure(`${path}.lock`, error)
   }
   try {
     const result = await work()

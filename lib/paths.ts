@@ -1,18 +1,33 @@
 // Where pair-loop keeps things: $PAIR_LOOP_HOME (default ~/.pair-loop) with config.json, runs/ and caches.
 import { homedir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative, resolve, isAbsolute } from 'node:path'
 import { fail } from './errors.ts'
 
 /** Run ids look like 20261130-051500-a1b2c3: anything else can't name a state file. */
 export const RUN_ID_PATTERN = /^\d{8}-\d{6}-[0-9a-f]{6}$/
 
+/** `$PAIR_LOOP_HOME`, made absolute against the directory the command started in (it never changes directory). */
 export function pairLoopHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.PAIR_LOOP_HOME || join(homedir(), '.pair-loop')
+  return env.PAIR_LOOP_HOME ? resolve(env.PAIR_LOOP_HOME) : join(homedir(), '.pair-loop')
 }
 
 export const runsDir = (home = pairLoopHome()) => join(home, 'runs')
 export const configPath = (home = pairLoopHome()) => join(home, 'config.json')
 export const cacheDir = (home = pairLoopHome()) => join(home, 'cache')
+
+/** The run's state must not lie in the change under review: a home inside the repository is `usage`. */
+export function checkHomeOutside(repo: string, home = pairLoopHome()): void {
+  const inside = relative(repo, home)
+  if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside)))
+    fail(
+      'usage',
+      `PAIR_LOOP_HOME (${home}) lies inside the repository under review (${repo}); set it outside, e.g. ~/.pair-loop`,
+      {
+        home,
+        repo,
+      },
+    )
+}
 
 /** A run id can never name a path outside runs/: anything not shaped like one is `usage`. */
 export function checkRunId(id: string): string {

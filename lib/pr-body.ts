@@ -31,18 +31,19 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
     '',
     `**Total cost:** ${cost ? usd(cost.total_usd) : 'not measured'}`,
   ]
+  const extras: string[] = []
   for (const override of run.budget_overrides) {
-    head.push(
+    extras.push(
       '',
       `> Budget: the person chose to go on at ${usd(override.spent_usd)} of ${usd(override.limit_usd)} (${override.command}, round ${override.round}).`,
     )
   }
   const overCap = run.rounds.filter((r) => r.coder.over_cap).map((r) => r.n)
   if (overCap.length)
-    head.push('', `> Rounds past the cap of ${run.max_rounds}, by the person's choice: ${overCap.join(', ')}.`)
+    extras.push('', `> Rounds past the cap of ${run.max_rounds}, by the person's choice: ${overCap.join(', ')}.`)
   const open = run.outcome?.verdict === 'APPROVED' ? [] : openFindings(run)
   if (open.length) {
-    head.push(
+    extras.push(
       '',
       '### Findings still open',
       '',
@@ -52,9 +53,18 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
       ),
     )
   }
-  const summary = head.join('\n')
-  const transcript = renderHandoff(run)
-  return fitToLimit(summary, transcript, limit)
+  // heading, outcome, rounds and cost always stay; the notes and open findings give way before them (half the room)
+  const essentials = head.join('\n')
+  const summary = essentials + cutToFit(extras.join('\n'), Math.floor(limit / 2) - essentials.length)
+  return fitToLimit(summary, renderHandoff(run), limit)
+}
+
+/** At most `room` characters of `text`, ending at a whole line, with a visible note when anything was left out. */
+function cutToFit(text: string, room: number): string {
+  if (text.length <= room) return text
+  const kept = text.slice(0, Math.max(0, room - 200))
+  const cut = kept.slice(0, kept.lastIndexOf('\n') + 1)
+  return `${cut}\n_[… ${text.length - cut.length} more characters of notes and open findings: see \`pair-loop findings\`]_`
 }
 
 /** The summary always stays whole; the transcript is shortened in the middle, visibly, to fit GitHub's limit. */

@@ -1,13 +1,13 @@
 // Which run a command means (`--run`, or the active run of the repository here), and changing it under its lock
 // with HANDOFF.md re-rendered from what was written.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Config, loadConfig, readConfig, REPO_CONFIG_NAME } from './config.ts'
 import { fail } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
-import { findTopLevelFast, HANDOFF_NAME } from './git.ts'
+import { currentBranch, findTopLevelFast, HANDOFF_NAME } from './git.ts'
 import { renderHandoff } from './handoff.ts'
-import { checkRunId, configPath, pairLoopHome } from './paths.ts'
+import { checkHomeOutside, checkRunId, configPath, pairLoopHome } from './paths.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
 import { listRuns, readRun, updateRun } from './store.ts'
@@ -29,10 +29,12 @@ export function resolveRun(
   const dir = cwd ?? process.cwd()
   const top = findTopLevelFast(dir)
   if (!top) fail('run_not_found', `${dir} is not inside a git repository, and no --run was given`, { cwd: dir })
+  checkHomeOutside(top, home)
   const runs = runsOfRepo(top, home)
   const here = runs.filter(isActive)
-  // finish, status and friends may look back at the newest finished run when none is active
-  if (here.length === 0 && allowFinished && runs[0]) return runs[0]
+  // finish, status and friends may look back at the newest finished run (by when it started) when none is active
+  const newest = runs.reduce<RunState | undefined>((a, b) => (a && a.created_at >= b.created_at ? a : b), undefined)
+  if (here.length === 0 && allowFinished && newest) return newest
   if (here.length === 0)
     fail('run_not_found', `no active run in ${top}; start one with \`pair-loop start --task ...\` or pass --run`, {
       repo: top,
@@ -57,13 +59,46 @@ export function writeHandoff(run: RunState): void {
   }
 }
 
-/** Change a run under its lock and re-render HANDOFF.md from what was written. */
+/**
+ * Change a run under its lock and re-render HANDOFF.md from what was written. HANDOFF.md belongs to the repository's
+ * active run: a run that was already finished (a later `finish --pr`, `reply --post-pr`) never rewrites it.
+ */
 export function changeRun<T>(
   id: string,
   mutate: Parameters<typeof updateRun<T>>[1],
   home = pairLoopHome(),
 ): Promise<T> {
-  return updateRun(id, mutate, { home, afterWrite: writeHandoff })
+  return updateRun(id, mutate, {
+    home,
+    afterWrite: (next, previous) => {
+      if (previous === null || isActive(previous)) writeHandoff(next)
+    },
+  })
+}
+
+/** The work reviewed and the PR's head must be one branch: on another one, `branch_moved`. */
+export async function checkBranch(run: RunState, command: string): Promise<void> {
+  const actual = await currentBranch(run.repo)
+  if (actual !== run.branch)
+    fail(
+      'branch_moved',
+      `run ${run.run_id} works on branch ${run.branch}, but ${run.repo} is on ${actual}; switch back (\`git switch ${run.branch}\`) before ${command}`,
+      { run_id: run.run_id, expected: run.branch, actual },
+    )
+}
+
+/** A HANDOFF.md that no pair-loop run of this repository rendered is the person's: never overwritten. */
+export function foreignHandoff(repo: string, runs: RunState[]): string | null {
+  const path = join(repo, HANDOFF_NAME)
+  let first: string
+  try {
+    first = readFileSync(path, 'utf8').slice(0, 200).split('\n')[0]!
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    return path
+  }
+  const id = /^# Pair-Loop Handoff — (\S+)$/.exec(first)?.[1]
+  return id && runs.some((run) => run.run_id === id) ? null : path
 }
 
 export const nowIso = () => new Date().toISOString()

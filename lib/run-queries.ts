@@ -2,7 +2,7 @@
 import { findingKey, type ParsedFinding } from './review/grammar.ts'
 import type { Finding, RunState } from './state.ts'
 
-export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'ask-user' | null
+export type NextStep = 'coder-done' | 'review' | 'wait' | 'reply' | 'finish' | 'ask-user' | null
 
 export const isActive = (run: RunState) => run.phase !== 'finished'
 
@@ -24,7 +24,7 @@ export function nextStep(run: RunState): NextStep {
     case 'coding':
       return openFindings(run).length > 0 ? 'reply' : 'coder-done'
     case 'reviewing':
-      return 'review'
+      return run.review_claim ? 'wait' : 'review' // a review is in flight: its result decides what comes next
     case 'approved':
       return 'finish'
     case 'capped':

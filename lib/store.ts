@@ -2,7 +2,7 @@
 import { lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import * as v from 'valibot'
 import { fail, PairLoopError } from './errors.ts'
-import { cannotWrite, writeFileAtomic } from './fsutil.ts'
+import { ioFailure, writeFileAtomic } from './fsutil.ts'
 import { withLock } from './lock.ts'
 import { pairLoopHome, RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
 import { RunState } from './state.ts'
@@ -11,7 +11,7 @@ import { parseJson, validate } from './validate.ts'
 export interface StoreOptions {
   home?: string
   /** Called inside the lock after every write: HANDOFF.md is rendered from the state just written. */
-  afterWrite?: (state: RunState) => void
+  afterWrite?: (state: RunState, previous: RunState | null) => void
 }
 
 export function readRun(id: string, home = pairLoopHome()): RunState {
@@ -86,7 +86,7 @@ export async function updateRun<T>(id: string, mutate: Mutation<T>, options: Sto
     if (state) {
       const next = v.parse(RunState, { ...state, revision: current.revision + 1, updated_at: new Date().toISOString() })
       writeState(path, `${JSON.stringify(next, null, 2)}\n`)
-      options.afterWrite?.(next)
+      options.afterWrite?.(next, current)
     }
     return result
   })
@@ -99,7 +99,7 @@ export async function createRun(state: RunState, options: StoreOptions = {}): Pr
   return withLock(path, () => {
     const checked = v.parse(RunState, state)
     writeState(path, `${JSON.stringify(checked, null, 2)}\n`)
-    options.afterWrite?.(checked)
+    options.afterWrite?.(checked, null)
     return checked
   })
 }
@@ -112,7 +112,7 @@ function writeState(path: string, text: string): void {
   try {
     writeFileAtomic(path, text)
   } catch (error) {
-    cannotWrite(path, error)
+    ioFailure(path, error)
   }
 }
 
@@ -121,7 +121,7 @@ export function ensureRunsDir(home = pairLoopHome()): void {
   try {
     mkdirSync(runsDir(home), { recursive: true })
   } catch (error) {
-    cannotWrite(runsDir(home), error)
+    ioFailure(runsDir(home), error)
   }
 }
 

@@ -12,7 +12,6 @@ import type {
   Outcome,
   Phase,
   Reply,
-  ReviewClaim,
   ReviewerRound,
   RunState,
 } from './state.ts'
@@ -113,41 +112,6 @@ export function openRound(run: RunState, input: OpenRoundInput): Step<RunState> 
 
 // ---------------------------------------------------------------- review
 
-export interface ClaimInput {
-  claim: ReviewClaim
-  /** Whether the claim already on the run belongs to a review that is still running (another live process). */
-  heldElsewhere: boolean
-  override: BudgetOverride | null
-}
-
-/** One review at a time: a claim held by a live review is `review_in_progress`; a dead one is taken over. */
-export function claimReview(run: RunState, input: ClaimInput): Step<RunState> {
-  expectPhase(run, ['reviewing'], 'review')
-  const held = run.review_claim
-  if (held && held.pid !== input.claim.pid && input.heldElsewhere) {
-    fail(
-      'review_in_progress',
-      `another review of run ${run.run_id} is running (pid ${held.pid} since ${held.started_at})`,
-      {
-        run_id: run.run_id,
-        claim: held,
-      },
-    )
-  }
-  const next = structuredClone(run)
-  next.review_claim = input.claim
-  if (input.override) next.budget_overrides.push(input.override)
-  return changed(next, next)
-}
-
-/** The claim learns the reviewer's process group, for the next review to end if this one is killed outright. */
-export function noteReviewerGroup(run: RunState, input: { pid: number; pgid: number; start: string | null }) {
-  if (run.review_claim?.pid !== input.pid) return unchanged(undefined)
-  const next = structuredClone(run)
-  next.review_claim = { ...run.review_claim, reviewer_pgid: input.pgid, reviewer_start: input.start }
-  return changed(next, undefined)
-}
-
 export type ReviewInput = Omit<ReviewerRound, 'findings'> & { findings: ParsedFinding[] }
 
 /**
@@ -176,12 +140,6 @@ export function recordFailedReview(run: RunState, input: { failure: Omit<FailedR
   next.failed_reviews.push({ ...input.failure, round: next.rounds.length })
   if (next.review_claim?.pid === input.pid) next.review_claim = null
   return changed(next, undefined)
-}
-
-/** A review that ends without recording lets go of its claim (and only its own). */
-export function releaseClaim(run: RunState, input: { pid: number }): Step<undefined> {
-  if (run.review_claim?.pid !== input.pid) return unchanged(undefined)
-  return changed({ ...structuredClone(run), review_claim: null }, undefined)
 }
 
 // ---------------------------------------------------------------- reply
@@ -276,13 +234,29 @@ export function checkVerdict(run: RunState, verdict: Outcome): void {
   if (verdict === 'APPROVED') expectPhase(run, ['approved'], 'finish --verdict APPROVED')
 }
 
-/** Close the run with its verdict (and the PR number, if given); a replay of the same finish changes nothing. */
-export function closeRun(run: RunState, input: { verdict: Outcome; pr: number | null; now: string }): Step<RunState> {
+/**
+ * Close the run with its verdict (and the PR number, if given); a replay of the same finish changes nothing. A recorded
+ * PR is changed only with `replace_pr`, and the URL recorded with it goes with it (number and URL always agree).
+ */
+export function closeRun(
+  run: RunState,
+  input: { verdict: Outcome; pr: number | null; replace_pr?: boolean; now: string },
+): Step<RunState> {
   checkVerdict(run, input.verdict)
+  if (input.pr !== null && run.pr !== null && input.pr !== run.pr && !input.replace_pr)
+    fail('usage', `run ${run.run_id} already has PR #${run.pr}; pass --replace-pr to record #${input.pr} instead`, {
+      flag: '--replace-pr',
+      run_id: run.run_id,
+      pr: run.pr,
+      pr_url: run.pr_url,
+    })
   const alreadyClosed = run.phase === 'finished'
   if (alreadyClosed && (input.pr === null || input.pr === run.pr)) return unchanged(run)
   const next = structuredClone(run)
-  if (input.pr !== null) next.pr = input.pr
+  if (input.pr !== null && input.pr !== run.pr) {
+    next.pr = input.pr
+    next.pr_url = null
+  }
   if (!alreadyClosed) {
     next.phase = 'finished'
     next.outcome = { verdict: input.verdict, finished_at: input.now }

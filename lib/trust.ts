@@ -3,8 +3,7 @@
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
-import { fail } from './errors.ts'
-import { writeFileAtomic } from './fsutil.ts'
+import { ioFailure, writeFileAtomic } from './fsutil.ts'
 import { pairLoopHome } from './paths.ts'
 import { withLock } from './lock.ts'
 import { parseJson, validate } from './validate.ts'
@@ -26,7 +25,7 @@ function readTrust(home: string): TrustFile {
     text = readFileSync(path, 'utf8')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, trusted: {} }
-    fail('config_invalid', `cannot read ${path}: ${(error as Error).message}`, { path })
+    ioFailure(path, error, 'read')
   }
   return validate(TrustFile, parseJson(text, 'config_invalid', path), 'config_invalid', path)
 }
@@ -39,7 +38,11 @@ export function trustedSha(path: string, home = pairLoopHome()): string | null {
 /** Trust `sha256` for `path`, or take the trust back (`null`); true when that changed anything. */
 export async function setTrust(path: string, sha256: string | null, home = pairLoopHome()): Promise<boolean> {
   const file = trustPath(home)
-  mkdirSync(home, { recursive: true })
+  try {
+    mkdirSync(home, { recursive: true })
+  } catch (error) {
+    ioFailure(home, error)
+  }
   return withLock(file, () => {
     const trust = readTrust(home)
     const before = trust.trusted[path]?.sha256 ?? null

@@ -5,8 +5,9 @@ import { readBody } from '../lib/body-input.ts'
 import { checkBudgetBrake } from '../lib/cost/brake.ts'
 import { newestCoderSession } from '../lib/cost/locate.ts'
 import { fail } from '../lib/errors.ts'
+import { stripControl } from '../lib/text.ts'
 import { diffStat } from '../lib/git.ts'
-import { changeRun, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
+import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { nextStep } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
@@ -40,10 +41,11 @@ const coderDone = defineScript({
     const summary =
       args['summary-file'] !== undefined
         ? await readBody(args['summary-file'], 'summary-file', { cwd: args.cwd, stdin: io.stdin })
-        : (args.summary ?? '').trim()
+        : stripControl(args.summary ?? '').trim()
     const overCap = args['over-cap'] ?? false
 
     const run = resolveRun(args)
+    await checkBranch(run, 'coder-done')
     checkCanOpenRound(run, overCap) // before the costly parts; again under the lock, where it counts
     const { override } = await checkBudgetBrake(run, configOf(run), {
       overBudget: args['over-budget'] ?? false,

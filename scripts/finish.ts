@@ -5,7 +5,7 @@ import { cachedCostSummary } from '../lib/cost/status-snapshot.ts'
 import { fail } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
 import { createPr } from '../lib/gh.ts'
-import { changeRun, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
+import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
@@ -28,19 +28,23 @@ const finish = defineScript({
       description: 'open the PR with gh (title: the task; body: the PR body), once per run',
     },
     draft: { type: 'boolean', description: 'with --create-pr: open it as a draft' },
+    'replace-pr': { type: 'boolean', description: 'with --pr N: replace the PR already recorded on the run' },
   },
   async run(args) {
     const pr = integerFlag(args.pr, 'pr', { min: 1 }) ?? null
     const createPrWanted = args['create-pr'] ?? false
     if (pr !== null && createPrWanted) fail('usage', 'give --pr N or --create-pr, not both', { flag: '--create-pr' })
+    const replacePr = args['replace-pr'] ?? false
+    if (replacePr && pr === null) fail('usage', '--replace-pr only goes with --pr N', { flag: '--replace-pr' })
     if (args.draft && !createPrWanted) fail('usage', '--draft only goes with --create-pr', { flag: '--draft' })
     const run = resolveRun(args, { allowFinished: true })
     checkVerdict(run, args.verdict)
+    if (createPrWanted && run.pr === null) await checkBranch(run, 'finish --create-pr')
     const cost = await cachedCostSummary(run, () => configOf(run))
     const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
 
     const closed = await changeRun(run.run_id, (state) => {
-      const step = closeRun(state, { verdict: args.verdict, pr, now: nowIso() })
+      const step = closeRun(state, { verdict: args.verdict, pr, replace_pr: replacePr, now: nowIso() })
       if (step.state) writeBody(step.state)
       return step
     })

@@ -3,7 +3,7 @@
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { parseReviewerCmd } from '../lib/review/reviewers.ts'
 import { reviewSession } from '../lib/review/session.ts'
-import { configOf, resolveRun } from '../lib/run-access.ts'
+import { checkBranch, configOf, resolveRun } from '../lib/run-access.ts'
 import { expectPhase } from '../lib/transitions.ts'
 
 const review = defineScript({
@@ -28,6 +28,7 @@ const review = defineScript({
     const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 86_400 })
     const run = resolveRun(args)
     expectPhase(run, ['reviewing'], 'review')
+    await checkBranch(run, 'review')
     return reviewSession(run, {
       config: configOf(run),
       reviewerCmd,

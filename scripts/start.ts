@@ -5,13 +5,26 @@ import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { AGENTS, loadConfig } from '../lib/config.ts'
 import { fail } from '../lib/errors.ts'
-import { currentBranch, dirtyPaths, ensureExcluded, headSha, localBranch, resolveCommit, topLevel } from '../lib/git.ts'
-import { handoffPath, nowIso, runsOfRepo, writeHandoff } from '../lib/run-access.ts'
+import { stripControl } from '../lib/text.ts'
+import {
+  currentBranch,
+  dirtyPaths,
+  ensureExcluded,
+  HANDOFF_NAME,
+  headSha,
+  localBranch,
+  resolveCommit,
+  topLevel,
+} from '../lib/git.ts'
+import { foreignHandoff, handoffPath, nowIso, runsOfRepo, writeHandoff } from '../lib/run-access.ts'
 import { isActive, nextStep } from '../lib/run-queries.ts'
-import { newRunId, runStatePath, runsDir } from '../lib/paths.ts'
+import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../lib/paths.ts'
 import { withLock } from '../lib/lock.ts'
 import { createRun, ensureRunsDir } from '../lib/store.ts'
 import { newRun } from '../lib/transitions.ts'
+
+/** The task heads HANDOFF.md and the PR body: a paragraph, not a document. */
+const MAX_TASK_BYTES = 8 * 1024
 
 const start = defineScript({
   name: 'start',
@@ -35,10 +48,18 @@ const start = defineScript({
   },
   async run(args) {
     const repo = await topLevel(args.cwd ?? process.cwd())
+    checkHomeOutside(repo)
     const config = loadConfig({ repo })
     const maxRounds = integerFlag(args['max-rounds'], 'max-rounds', { min: 1, max: 100 }) ?? config.pair_loop.max_rounds
-    const budget = decimalFlag(args['budget-usd'], 'budget-usd') ?? config.budget.per_run_usd
+    const budget = decimalFlag(args['budget-usd'], 'budget-usd', { positive: true }) ?? config.budget.per_run_usd
     if (!args.task.trim()) fail('usage', '--task needs a value', { flag: '--task' })
+    const taskBytes = Buffer.byteLength(args.task)
+    if (taskBytes > MAX_TASK_BYTES)
+      fail('usage', `--task has ${taskBytes} bytes; the limit is ${MAX_TASK_BYTES} (8 KiB): put the detail in a file`, {
+        flag: '--task',
+        bytes: taskBytes,
+        limit: MAX_TASK_BYTES,
+      })
 
     const dirty = await dirtyPaths(repo)
     if (dirty.length > 0) {
@@ -49,11 +70,22 @@ const start = defineScript({
       })
     }
     checkNoActiveRun(repo)
+    const theirs = foreignHandoff(repo, runsOfRepo(repo))
+    if (theirs)
+      fail(
+        'dirty_tree',
+        `${theirs} exists and no pair-loop run wrote it; move or rename it first (start would overwrite it)`,
+        {
+          repo,
+          paths: [HANDOFF_NAME],
+          count: 1,
+        },
+      )
 
     const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
     const state = newRun({
       run_id: newRunId(),
-      task: args.task.trim(),
+      task: stripControl(args.task).trim(),
       repo,
       branch: await currentBranch(repo),
       base_sha: baseSha,

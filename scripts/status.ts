@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // status: where a run stands (or every run, with --all); --wait blocks until it changes.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { fail } from '../lib/errors.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
 import { currentRound, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
@@ -20,6 +21,8 @@ const status = defineScript({
   },
   async run(args) {
     const waitS = integerFlag(args.wait, 'wait', { max: 86_400 })
+    if (args.all && args.run !== undefined)
+      fail('usage', '--all lists every run; give --all or --run, not both', { flag: '--run' })
     if (args.all) {
       const before = allRunsDocument()
       if (waitS === undefined) return before

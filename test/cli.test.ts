@@ -231,8 +231,12 @@ describe('codes', () => {
     reviewer_timeout: [16, true],
     review_in_progress: [17, true],
     gh_error: [18, true],
+    config_untrusted: [19, false],
+    branch_moved: [20, false],
     internal: [70, false],
+    io_error: [74, false],
     locked: [75, true],
+    interrupted: [130, true],
   }
 
   it('prints every code of lib/errors with a distinct exit status, never 1', async () => {

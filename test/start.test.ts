@@ -144,12 +144,27 @@ describe('start', () => {
       })
     }
 
-    it('does not count HANDOFF.md itself', async () => {
+    it('does not count a HANDOFF.md an earlier run rendered, and renders its own over it', async () => {
       const sb = sandbox()
-      writeFiles(sb.repo, { 'HANDOFF.md': 'left over from an earlier run\n' })
+      await startRun(sb)
+      expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
       const runId = await startRun(sb)
       expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe(renderHandoff(sb.state(runId)))
     })
+
+    it.each([
+      ['untracked', false],
+      ['tracked and edited', true],
+    ])(
+      'refuses a HANDOFF.md the person wrote (%s) with dirty_tree naming it, and leaves it as it was',
+      async (_n, tracked) => {
+        const sb = tracked ? sandbox({ 'HANDOFF.md': 'my notes\n' }) : sandbox()
+        writeFiles(sb.repo, { 'HANDOFF.md': 'my own notes, not a run\n' })
+        const error = expectError(await sb.cli(['start', '--task', 'x']), 'dirty_tree')
+        expect(error.paths).toEqual(['HANDOFF.md'])
+        expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe('my own notes, not a run\n')
+      },
+    )
   })
 
   it('refuses a second run in the same repository with run_active and the active id', async () => {

@@ -4,18 +4,16 @@ import { PairLoopError } from '../lib/errors.ts'
 import type { ParsedFinding } from '../lib/review/grammar.ts'
 import type { Phase, ReviewClaim, RunState } from '../lib/state.ts'
 import type { Step } from '../lib/store.ts'
+import { claimReview, noteReviewerGroup, releaseClaim } from '../lib/review/claim.ts'
 import {
   applyReview,
   attachPr,
-  claimReview,
   closeRun,
   newRun,
-  noteReviewerGroup,
   openRound,
   type OpenRoundInput,
   recordFailedReview,
   recordReply,
-  releaseClaim,
   type ReviewInput,
 } from '../lib/transitions.ts'
 

@@ -11,14 +11,8 @@ import { runArtifactsDir } from '../paths.ts'
 import { changeRun, nowIso } from '../run-access.ts'
 import { nextStep, roundsLeft } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
-import {
-  applyReview,
-  claimReview,
-  expectPhase,
-  noteReviewerGroup,
-  recordFailedReview,
-  releaseClaim,
-} from '../transitions.ts'
+import { applyReview, expectPhase, recordFailedReview } from '../transitions.ts'
+import { claimReview, noteReviewerGroup, releaseClaim } from './claim.ts'
 import { type CallRecord, type CostOfCall, conductReview } from './conduct.ts'
 import { processStartTime, reapReviewerGroup } from './process.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'

@@ -90,9 +90,9 @@ describe('filesystem: PAIR_LOOP_HOME unwritable', () => {
     const result = await runCli(['start', '--task', 't'], { cwd: repo, env })
     expect(result.code, `${how}: ${result.stdout}`).not.toBe(0)
     const error = result.json.errors[0]
-    // the table has no code for "the home is not writable": config_invalid (its config cannot be read) or internal with
-    // a message that says what is wrong and where; never a stack trace only
-    expect(['config_invalid', 'internal']).toContain(error.code)
+    // the disk refused: io_error (74) with the path and errno, a message that says what is wrong and where
+    expect(error.code).toBe('io_error')
+    expect(result.code).toBe(74)
     expect(error.message).toContain(home)
     expect(error.message).toMatch(/PAIR_LOOP_HOME|ENOTDIR|EACCES|not a directory|permission denied/i)
     expect(result.stderr.trim().split('\n')).toHaveLength(1)
@@ -100,13 +100,13 @@ describe('filesystem: PAIR_LOOP_HOME unwritable', () => {
     expect(git(repo, ['status', '--porcelain'])).toBe('')
   })
 
-  it('refuses start with internal saying what is wrong when PAIR_LOOP_HOME/runs cannot be created', async () => {
+  it('refuses start with io_error saying what is wrong when PAIR_LOOP_HOME/runs cannot be created', async () => {
     const home = tempDir('pl-home-')
     writeFileSync(join(home, 'runs'), 'a file where the runs folder should be\n')
     const repo = makeRepo()
     const error = expectError(
       await runCli(['start', '--task', 't'], { cwd: repo, env: isolatedEnv({ PAIR_LOOP_HOME: home }) }),
-      'internal',
+      'io_error',
     )
     expect(error).toMatchObject({ path: join(home, 'runs'), errno: expect.stringMatching(/^E/) })
     expect(error.message).toMatch(/PAIR_LOOP_HOME is a writable directory/)
@@ -138,9 +138,9 @@ describe('filesystem: a write that fails half-way (disk full)', () => {
     const args = ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', body]
     // 32 blocks = 16 kB: the old state fits, the new one (with a 60 kB reply) does not
     const failed = await cliWithFileLimit(args, 32, sb.repo, sb.env)
-    // no death by SIGXFSZ: an error document, saying the old state is intact (the table has no code for a full disk)
+    // no death by SIGXFSZ: an io_error document, saying the old state is intact
     expect(failed.signal, failed.stderr).toBeNull()
-    const error = expectError(failed, 'internal')
+    const error = expectError(failed, 'io_error')
     expect(error).toMatchObject({ errno: 'EFBIG', path })
     expect(error.message).toMatch(/previous state is intact/)
     expect(readFileSync(path, 'utf8')).toBe(stateBefore)

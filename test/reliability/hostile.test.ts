@@ -246,11 +246,18 @@ describe('hostile text through a whole loop', () => {
     })
   })
 
-  it("stores the agents' text whole (100 kB line and NUL bytes included) and neutralises it only when rendering", () => {
+  it("stores the agents' text whole but for control bytes and escapes (100 kB lines kept), and neutralises it when rendering", () => {
     const rounds = state().rounds
-    expect(rounds[0]!.coder.summary).toBe(`Summary one.\n${FORGED_NUL}`.trimEnd())
-    expect(rounds[1]!.coder.summary).toBe(`Summary two. ${LONG}\n${FORGED}`)
-    expect(state().replies['2.1']!.body).toBe(FORGED_NUL.trimEnd())
+    // by hand: NULs dropped, ESC sequences dropped, a bare CR, NEL or U+2028 a line break; the rest as written
+    const stored = (text: string) =>
+      text
+        .replace(/\x1b\[[0-9;]*[A-Za-z]/g, '')
+        .replace(/\x1b\][^\x07]*\x07/g, '')
+        .replace(/[\r\u2028\x85]/g, '\n')
+        .replace(/\x00/g, '')
+    expect(rounds[0]!.coder.summary).toBe(stored(`Summary one.\n${FORGED_NUL}`).trimEnd())
+    expect(rounds[1]!.coder.summary).toBe(stored(`Summary two. ${LONG}\n${FORGED}`))
+    expect(state().replies['2.1']!.body).toBe(stored(FORGED_NUL).trimEnd())
     expect(handoffText(sb)).toContain(`Summary two. ${LONG}`)
     expect(handoffText(sb)).toContain('Q'.repeat(60 * 1024))
   })

@@ -1,0 +1,47 @@
+// The review claim, as pure moves on the run: one review at a time; a dead claim is taken over; only the review
+// that holds the claim releases it. (The phase never changes here: see lib/transitions.ts.)
+import { fail } from '../errors.ts'
+import type { BudgetOverride, ReviewClaim, RunState } from '../state.ts'
+import type { Step } from '../store.ts'
+import { expectPhase } from '../transitions.ts'
+
+export interface ClaimInput {
+  claim: ReviewClaim
+  /** Whether the claim already on the run belongs to a review that is still running (another live process). */
+  heldElsewhere: boolean
+  override: BudgetOverride | null
+}
+
+/** One review at a time: a claim held by a live review is `review_in_progress`; a dead one is taken over. */
+export function claimReview(run: RunState, input: ClaimInput): Step<RunState> {
+  expectPhase(run, ['reviewing'], 'review')
+  const held = run.review_claim
+  if (held && held.pid !== input.claim.pid && input.heldElsewhere) {
+    fail(
+      'review_in_progress',
+      `another review of run ${run.run_id} is running (pid ${held.pid} since ${held.started_at})`,
+      {
+        run_id: run.run_id,
+        claim: held,
+      },
+    )
+  }
+  const next = structuredClone(run)
+  next.review_claim = input.claim
+  if (input.override) next.budget_overrides.push(input.override)
+  return { state: next, result: next }
+}
+
+/** The claim learns the reviewer's process group, for the next review to end if this one is killed outright. */
+export function noteReviewerGroup(run: RunState, input: { pid: number; pgid: number; start: string | null }) {
+  if (run.review_claim?.pid !== input.pid) return { result: undefined }
+  const next = structuredClone(run)
+  next.review_claim = { ...run.review_claim, reviewer_pgid: input.pgid, reviewer_start: input.start }
+  return { state: next, result: undefined }
+}
+
+/** A review that ends without recording lets go of its claim (and only its own). */
+export function releaseClaim(run: RunState, input: { pid: number }): Step<undefined> {
+  if (run.review_claim?.pid !== input.pid) return { result: undefined }
+  return { state: { ...structuredClone(run), review_claim: null }, result: undefined }
+}
