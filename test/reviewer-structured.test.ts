@@ -286,11 +286,16 @@ if (args[0] === '--help') {
 const prompt = fs.readFileSync(0, 'utf8')
 const env = process.env
 fs.writeFileSync(env.FAKE_LOG, JSON.stringify({ args, cwd: process.cwd(), prompt, addDirsMd: env.CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD ?? null }))
+fs.appendFileSync(env.FAKE_LOG + '.all', JSON.stringify(args) + '\\n')
 const at = args.indexOf('--session-id')
 const failed = env.FAKE_FAIL === '1'
-const structured = env.FAKE_STRUCTURED ? { structured_output: JSON.parse(env.FAKE_STRUCTURED) } : {}
+// FAKE_FIRST_TEXT: the first call answers with this text alone (no verdict, no object), the next as configured
+const first = env.FAKE_FIRST_TEXT && !fs.existsSync(env.FAKE_LOG + '.first')
+if (first) fs.writeFileSync(env.FAKE_LOG + '.first', '')
+const structured = env.FAKE_STRUCTURED && !first ? { structured_output: JSON.parse(env.FAKE_STRUCTURED) } : {}
 console.log(JSON.stringify({
-  type: 'result', subtype: 'success', is_error: failed, result: failed ? 'API Error: 500 mock' : env.FAKE_TEXT,
+  type: 'result', subtype: 'success', is_error: failed,
+  result: failed ? 'API Error: 500 mock' : first ? env.FAKE_FIRST_TEXT : env.FAKE_TEXT,
   session_id: at >= 0 ? args[at + 1] : 'unnamed', total_cost_usd: 0.001,
   usage: { input_tokens: 10, output_tokens: 5 }, ...(failed ? {} : structured),
 }))
@@ -382,6 +387,36 @@ describe('review with a claude that answers in the schema', () => {
         reviewer: { structured: false },
       })
       expect(doc.findings.map((f: any) => f.text)).toEqual(['free-text finding'])
+    },
+    SLOW,
+  )
+
+  it(
+    'asks again when the first answer states no verdict, each call a session of its own, both recorded',
+    async () => {
+      const { sb, runId, env } = await fakeClaudeRun()
+      const doc = expectOk(
+        await sb.cli(['review'], {
+          env: {
+            ...env,
+            FAKE_FIRST_TEXT: 'I looked around but forgot the verdict.',
+            FAKE_TEXT: 'see the object',
+            FAKE_STRUCTURED: JSON.stringify(STRUCTURED),
+          },
+        }),
+      )
+      expect(doc).toMatchObject({ verdict: 'CHANGES_REQUESTED', reviewer: { calls: 2, structured: true } })
+      const named = readFileSync(`${env.FAKE_LOG}.all`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => {
+          const args = JSON.parse(line) as string[]
+          return args[args.indexOf('--session-id') + 1]
+        })
+      expect(new Set(named).size).toBe(2)
+      const round = sb.state(runId).rounds[0]!.reviewer!
+      expect(round.session_ids).toEqual(named)
+      expect(round.session_id).toBe(named[1])
     },
     SLOW,
   )

@@ -1,9 +1,9 @@
 // The files a reviewer CLI would load from a repository as instructions, settings or hooks. The reviewer runs
 // without them (reviewers.ts); it gets the base commit's instruction files as context, and is told which of these
-// files the change touches. git reads bytes only here: no filters, no fsmonitor, nothing written to .git/objects.
+// files the change touches. git reads bytes only here (safeGit, hash-object --no-filters), writing no objects.
 import { lstatSync, readlinkSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { execOrFail } from '../exec.ts'
+import { safeGit } from '../git.ts'
 
 export interface InstructionFile {
   path: string
@@ -51,8 +51,7 @@ interface BaseEntry {
 }
 
 export async function reviewerInstructions(repo: string, base: string): Promise<ReviewerInstructions> {
-  const git = (args: string[]) =>
-    execOrFail('git', ['-c', 'core.fsmonitor=false', ...args], { cwd: repo, code: 'git_error', timeoutMs: 120_000 })
+  const git = (args: string[]) => safeGit(repo, args, { timeoutMs: 120_000 })
   const atBase = new Map<string, BaseEntry>()
   for (const entry of (await git(['ls-tree', '-r', '-z', '--full-tree', base])).split('\0')) {
     const tab = entry.indexOf('\t')
