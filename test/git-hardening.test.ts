@@ -1,0 +1,200 @@
+// git runs nothing the repository configures (DESIGN.md, Trust): each trap below is something a coder can set in
+// .git/config or .git/info/attributes. Each test first shows that plain git springs the trap, then runs `start`,
+// `coder-done` and `review` and checks that none of them did, and that the reviewer got the bytes on disk.
+import { createHash } from 'node:crypto'
+import { chmodSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { git, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { expectOk, type Sandbox } from './_expect.ts'
+import { reviewArgs, SLOW } from './_review.ts'
+
+interface Trap {
+  name: string
+  /** Set the trap in the repository (before `start`). */
+  arm: (t: Armed) => void
+  /** Plain git, shown to spring it: the marker appears, or the diff it prints is not the bytes on disk. */
+  springs: (t: Armed) => void
+  /** The coder's change (after `start`). */
+  change: (t: Armed) => void
+  /** What the review prompt must show (the bytes on disk) and must not. */
+  shows: string[]
+  hides: string[]
+}
+
+interface Armed {
+  sb: Sandbox
+  marker: string
+  /** A shell script that touches the marker, then runs `then`. */
+  script: (name: string, then: string) => string
+  plainGit: (args: string[]) => string
+}
+
+const BASE_TEXT = 'base line\n'
+const REAL_TEXT = 'base line\nREAL-BYTES-ON-DISK-7c21\n'
+const setAttributes = (t: Armed, line: string) => writeFiles(t.sb.repo, { '.git/info/attributes': `${line}\n` })
+const setConfig = (t: Armed, key: string, value: string) => t.plainGit(['config', key, value])
+const writeNotes = (t: Armed, text = REAL_TEXT) => writeFileSync(join(t.sb.repo, 'notes.txt'), text)
+const expectMarker = (t: Armed) => {
+  expect(existsSync(t.marker), 'plain git springs the trap').toBe(true)
+  rmSync(t.marker)
+}
+
+const TRAPS: Trap[] = [
+  {
+    name: 'a textconv driver does not replace what the reviewer reads',
+    arm: (t) => {
+      setAttributes(t, '*.txt diff=fake')
+      setConfig(t, 'diff.fake.textconv', t.script('textconv.sh', 'sed s/REAL-BYTES/harmless/ "$1"'))
+    },
+    springs: (t) => {
+      writeNotes(t)
+      expect(t.plainGit(['diff'])).toContain('+harmless-ON-DISK-7c21')
+      expectMarker(t)
+      t.plainGit(['checkout', '--', 'notes.txt'])
+    },
+    change: writeNotes,
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: ['harmless'],
+  },
+  {
+    name: 'a core.fsmonitor hook never runs',
+    arm: (t) => setConfig(t, 'core.fsmonitor', t.script('fsmonitor.sh', 'exit 1')),
+    springs: (t) => {
+      t.plainGit(['status', '--porcelain'])
+      expectMarker(t)
+    },
+    change: writeNotes,
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: [],
+  },
+  {
+    name: 'a clean filter neither runs nor changes the bytes shown',
+    arm: (t) => {
+      setAttributes(t, '*.txt filter=evil')
+      setConfig(t, 'filter.evil.clean', t.script('clean.sh', 'sed s/REAL-BYTES/laundered/'))
+    },
+    springs: (t) => {
+      writeNotes(t)
+      expect(t.plainGit(['diff'])).toContain('+laundered-ON-DISK-7c21')
+      expectMarker(t)
+      writeNotes(t, BASE_TEXT)
+      utimesSync(join(t.sb.repo, 'notes.txt'), 1_000_000, 1_000_000) // stat-dirty: `git status` in start hashes it
+    },
+    change: writeNotes,
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: ['laundered'],
+  },
+  {
+    name: 'an external diff (diff.external) never runs',
+    arm: (t) => setConfig(t, 'diff.external', t.script('external.sh', 'echo EXTERNAL-DIFF-OUTPUT')),
+    springs: (t) => {
+      writeNotes(t)
+      expect(t.plainGit(['diff'])).toContain('EXTERNAL-DIFF-OUTPUT')
+      expectMarker(t)
+      t.plainGit(['checkout', '--', 'notes.txt'])
+    },
+    change: writeNotes,
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: ['EXTERNAL-DIFF-OUTPUT'],
+  },
+  {
+    name: 'a diff driver marked binary does not hide a text file',
+    arm: (t) => {
+      setAttributes(t, '*.txt diff=opaque')
+      setConfig(t, 'diff.opaque.binary', 'true')
+    },
+    springs: (t) => {
+      writeNotes(t)
+      expect(t.plainGit(['diff'])).toContain('Binary files a/notes.txt and b/notes.txt differ')
+      t.plainGit(['checkout', '--', 'notes.txt'])
+    },
+    change: writeNotes,
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: ['Binary files'],
+  },
+  {
+    name: "a replace ref does not swap the base's content for the change",
+    arm: () => {},
+    springs: () => {},
+    change: (t) => {
+      writeNotes(t)
+      const base = t.plainGit(['rev-parse', 'HEAD:notes.txt']).trim()
+      const changed = t.plainGit(['hash-object', '-w', 'notes.txt']).trim()
+      t.plainGit(['replace', base, changed])
+      expect(t.plainGit(['diff', 'HEAD', '--', 'notes.txt']), 'plain git sees no change').not.toContain('REAL-BYTES')
+    },
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: [],
+  },
+  {
+    name: 'a file flagged assume-unchanged in the index is still shown',
+    arm: () => {},
+    springs: () => {},
+    change: (t) => {
+      writeNotes(t)
+      t.plainGit(['update-index', '--assume-unchanged', 'notes.txt'])
+      expect(t.plainGit(['diff', 'HEAD']), 'plain git sees no change').toBe('')
+    },
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: [],
+  },
+  {
+    name: 'a file flagged skip-worktree in the index is still shown',
+    arm: () => {},
+    springs: () => {},
+    change: (t) => {
+      writeNotes(t)
+      t.plainGit(['update-index', '--skip-worktree', 'notes.txt'])
+      expect(t.plainGit(['diff', 'HEAD']), 'plain git sees no change').toBe('')
+    },
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: [],
+  },
+]
+
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
+
+describe('git runs nothing the repository configures', () => {
+  for (const trap of TRAPS)
+    it(
+      trap.name,
+      async () => {
+        const sb = sandbox({ 'README.md': '# demo\n', 'notes.txt': BASE_TEXT })
+        const dir = tempDir('pl-trap-')
+        const marker = join(dir, 'sprung')
+        const t: Armed = {
+          sb,
+          marker,
+          script: (name, then) => {
+            const path = join(dir, name)
+            writeFileSync(path, `#!/bin/sh\ntouch '${marker}'\n${then}\n`)
+            chmodSync(path, 0o755)
+            return path
+          },
+          plainGit: (args) => git(sb.repo, args, sb.env),
+        }
+        trap.arm(t)
+        trap.springs(t)
+        // each command on its own: the marker must not appear while it runs
+        const quietly = async (command: string[], env: Record<string, string> = {}) => {
+          rmSync(marker, { force: true })
+          const doc = expectOk(await sb.cli(command, { env }))
+          expect(existsSync(marker), `${command[0]} sprang the trap`).toBe(false)
+          return doc
+        }
+        await quietly(['start', '--task', 'demo task'])
+        trap.change(t)
+        await quietly(['coder-done', '--summary', 'changed notes.txt'])
+        const index = join(sb.repo, '.git', 'index')
+        const indexBefore = sha256(index)
+        const promptFile = join(dir, 'prompt.txt')
+        await quietly(reviewArgs('approve'), { STUB_PROMPT_FILE: promptFile })
+        const prompt = readFileSync(promptFile, 'utf8')
+        for (const text of trap.shows) expect(prompt).toContain(text)
+        for (const text of trap.hides) expect(prompt).not.toContain(text)
+        expect(sha256(index), "the user's index is left byte-identical").toBe(indexBefore)
+      },
+      SLOW,
+    )
+})

@@ -1,0 +1,230 @@
+// The diff the reviewer reads (lib/review/diff.ts): submodules shown, nothing of the change written into
+// .git/objects, the cap applied while git is read (git stopped there), large files named only, and coder-done's count
+// of a large untracked file. Expected values come from git itself or from a hand count of what the test wrote.
+import { createHash } from 'node:crypto'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { workingDiff } from '../lib/review/diff.ts'
+import { git, makeRepo, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { expectError, expectOk, startRun } from './_expect.ts'
+import { reviewArgs, SLOW } from './_review.ts'
+
+// workingDiff runs here, in the test's own process: keep the developer's git config out of it
+const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM }
+beforeAll(() => {
+  process.env.GIT_CONFIG_GLOBAL = '/dev/null'
+  process.env.GIT_CONFIG_NOSYSTEM = '1'
+})
+afterAll(() => {
+  for (const [key, value] of Object.entries(saved))
+    if (value === undefined) delete process.env[key]
+    else process.env[key] = value
+})
+
+const head = (repo: string) => git(repo, ['rev-parse', 'HEAD']).trim()
+const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
+/** `count` lines of `width` bytes each (newline included), numbered so that each is distinct. */
+const numberedLines = (count: number, width: number) => {
+  const lines: string[] = []
+  for (let i = 0; i < count; i++) lines.push(`line ${i} `.padEnd(width - 1, 'x'))
+  return `${lines.join('\n')}\n`
+}
+
+async function reviewPrompt(sb: ReturnType<typeof sandbox>): Promise<string> {
+  const promptFile = join(tempDir('pl-prompt-'), 'prompt.txt')
+  expectOk(await sb.cli(reviewArgs('approve'), { env: { STUB_PROMPT_FILE: promptFile } }))
+  return readFileSync(promptFile, 'utf8')
+}
+
+/** A repository with a submodule `vendor/lib` (from a local repository), committed. */
+function withSubmodule() {
+  const upstream = makeRepo({ 'lib.txt': 'one\n' }, 'upstream')
+  const sb = sandbox({ 'README.md': '# demo\n' })
+  git(sb.repo, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'vendor/lib'], sb.env)
+  git(sb.repo, ['commit', '-qm', 'add the submodule'], sb.env)
+  return { sb, sub: join(sb.repo, 'vendor', 'lib') }
+}
+
+describe('the review diff: submodules', () => {
+  it(
+    'shows a submodule whose commit moved, with its own diff (committed, uncommitted and untracked) against the recorded commit',
+    async () => {
+      const { sb, sub } = withSubmodule()
+      await startRun(sb)
+      const recorded = git(sb.repo, ['rev-parse', 'HEAD:vendor/lib']).trim()
+      writeFiles(sub, { 'lib.txt': 'one\nCOMMITTED-IN-SUB-31a0\n' })
+      git(sub, ['commit', '-qam', 'inside the submodule'], sb.env)
+      writeFiles(sub, { 'lib.txt': 'one\nCOMMITTED-IN-SUB-31a0\nUNCOMMITTED-IN-SUB-8b44\n' })
+      writeFiles(sub, { 'new.txt': 'UNTRACKED-IN-SUB-c9d2\n' })
+      const done = expectOk(await sb.cli(['coder-done', '--summary', 'moved the submodule']))
+      // the gitlink as git counts it (1 file, +1 -1), and inside: lib.txt +2, new.txt +1
+      expect(done.diff).toEqual({ files: 3, insertions: 4, deletions: 1 })
+      const prompt = await reviewPrompt(sb)
+      expect(prompt).toMatch(/ vendor\/lib \| 2 \+-/)
+      expect(prompt).toContain(`-Subproject commit ${recorded}`)
+      expect(prompt).toContain(`+Subproject commit ${head(sub)}`)
+      expect(prompt).toMatch(/ lib\.txt \| 2 \+\+\n new\.txt \| 1 \+/)
+      expect(prompt).toContain('diff --git a/vendor/lib/lib.txt b/vendor/lib/lib.txt')
+      expect(prompt).toContain('+COMMITTED-IN-SUB-31a0\n+UNCOMMITTED-IN-SUB-8b44\n')
+      expect(prompt).toContain('diff --git a/vendor/lib/new.txt b/vendor/lib/new.txt')
+      expect(prompt).toContain('+UNTRACKED-IN-SUB-c9d2')
+    },
+    SLOW,
+  )
+
+  it(
+    'shows an uncommitted edit inside a submodule whose commit did not move',
+    async () => {
+      const { sb, sub } = withSubmodule()
+      await startRun(sb)
+      writeFiles(sub, { 'lib.txt': 'one\nEDIT-ONLY-5e7f\n' })
+      const done = expectOk(await sb.cli(['coder-done', '--summary', 'edited inside the submodule']))
+      expect(done.diff).toEqual({ files: 1, insertions: 1, deletions: 0 })
+      const prompt = await reviewPrompt(sb)
+      expect(prompt).toContain(`Submodule vendor/lib, against its recorded commit ${head(sub).slice(0, 12)}:`)
+      expect(prompt).toMatch(/ lib\.txt \| 1 \+/)
+      expect(prompt).toContain('--- a/vendor/lib/lib.txt\n+++ b/vendor/lib/lib.txt')
+      expect(prompt).toContain('+EDIT-ONLY-5e7f')
+    },
+    SLOW,
+  )
+
+  it(
+    'refuses to start while a submodule has changes inside',
+    async () => {
+      const { sb, sub } = withSubmodule()
+      writeFiles(sub, { 'stray.txt': 'left over\n' })
+      const error = expectError(await sb.cli(['start', '--task', 'demo task']), 'dirty_tree')
+      expect(error.paths).toEqual(['vendor/lib'])
+    },
+    SLOW,
+  )
+})
+
+describe('the review diff: what it writes and what it reads', () => {
+  it(
+    "writes nothing of an untracked file into .git/objects (the secret's blob does not exist after review)",
+    async () => {
+      const sb = sandbox()
+      await startRun(sb)
+      writeFiles(sb.repo, { 'secret.env': 'API_KEY=SECRET-VALUE-9f2e\n' })
+      const blob = git(sb.repo, ['hash-object', 'secret.env']).trim() // hashed, not written
+      expectOk(await sb.cli(['coder-done', '--summary', 'added a secret']))
+      expect(await reviewPrompt(sb)).toContain('+API_KEY=SECRET-VALUE-9f2e')
+      expect(() => git(sb.repo, ['cat-file', '-e', blob])).toThrow()
+    },
+    SLOW,
+  )
+
+  it('shows a file left unmerged by a merge, with its conflict markers, and leaves the index alone', async () => {
+    const repo = makeRepo({ 'notes.txt': 'base\n' })
+    const base = head(repo)
+    git(repo, ['checkout', '-qb', 'other'])
+    writeFiles(repo, { 'notes.txt': 'THEIRS-6a1c\n' })
+    git(repo, ['commit', '-qam', 'theirs'])
+    git(repo, ['checkout', '-q', 'main'])
+    writeFiles(repo, { 'notes.txt': 'OURS-0d93\n' })
+    git(repo, ['commit', '-qam', 'ours'])
+    expect(() => git(repo, ['merge', '-q', 'other'])).toThrow()
+    expect(git(repo, ['status', '--porcelain'])).toBe('UU notes.txt\n')
+    const index = sha256(join(repo, '.git', 'index'))
+    const diff = await workingDiff(repo, base, 200_000)
+    expect(diff.diff).toContain('+<<<<<<< HEAD\n+OURS-0d93\n+=======\n+THEIRS-6a1c\n+>>>>>>> other\n')
+    expect(sha256(join(repo, '.git', 'index'))).toBe(index)
+  })
+})
+
+/** git's own diff of a repository with tracked changes only: what workingDiff must agree with. */
+function changedRepo() {
+  const before: Record<string, string> = {}
+  const after: Record<string, string> = {}
+  for (let i = 0; i < 6; i++) {
+    before[`src/f${i}.txt`] = numberedLines(20, 30)
+    after[`src/f${i}.txt`] = numberedLines(20, 30).replace(`line ${i * 3} `, `CHANGED ${i} ü€ `)
+  }
+  const repo = makeRepo(before)
+  const base = head(repo)
+  writeFiles(repo, after)
+  const args = ['diff', '--no-color', '--find-renames', base]
+  return { repo, base, full: Buffer.from(git(repo, args)), stat: git(repo, [...args, '--stat=200']).trimEnd() }
+}
+
+/** The longest head of `full` within `cap` bytes that ends at a whole line (independent of lib's cutAtLine). */
+function expectedHead(full: Buffer, cap: number): string {
+  let end = 0
+  for (let at = full.indexOf(10); at >= 0 && at < cap; at = full.indexOf(10, at + 1)) end = at + 1
+  return full.subarray(0, end).toString('utf8')
+}
+
+describe('the review diff: the cap', () => {
+  const { repo, base, full, stat } = changedRepo()
+  const size = full.length
+  const cases = [
+    { cap: 80, why: 'less than the first file' },
+    { cap: 500, why: 'a few hunks' },
+    { cap: full.indexOf('€') + 1, why: 'inside a multi-byte character' },
+    { cap: size - 1, why: 'one byte short' },
+    { cap: size, why: 'exactly the diff' },
+    { cap: size * 4, why: 'far more than the diff' },
+  ]
+  for (const { cap, why } of cases)
+    it(`keeps whole lines within a cap of ${why}, with git's own stat, and says whether it cut`, async () => {
+      const diff = await workingDiff(repo, base, cap)
+      expect(diff.stat).toBe(stat)
+      expect(diff.truncated).toBe(size > cap)
+      expect(diff.diff).toBe(size > cap ? expectedHead(full, cap) : full.toString('utf8'))
+      expect(Buffer.byteLength(diff.diff)).toBeLessThanOrEqual(cap)
+      if (size > cap) expect(diff.bytes).toBeGreaterThan(cap)
+      else expect(diff.bytes).toBe(size)
+    })
+})
+
+describe('the review diff: large files', () => {
+  it('stops reading git once past the cap: a 5 MB untracked file, 200 kB kept, git stopped well before its end', async () => {
+    const repo = makeRepo()
+    const base = head(repo)
+    const text = numberedLines(100_000, 50)
+    writeFileSync(join(repo, 'big.txt'), text)
+    const diff = await workingDiff(repo, base, 200_000)
+    expect(diff.stat).toMatch(/ big\.txt \| 100000 \+/)
+    expect(diff.truncated).toBe(true)
+    expect(Buffer.byteLength(diff.diff)).toBeLessThanOrEqual(200_000)
+    expect(diff.diff.endsWith('\n')).toBe(true)
+    const header = 'diff --git a/big.txt b/big.txt\nnew file mode 100644\n'
+    expect(diff.diff.startsWith(header)).toBe(true)
+    const shown = diff.diff.split('\n').slice(6, -1) // past diff --git, new file mode, index, ---, +++ and @@
+    expect(shown.join('\n')).toBe(
+      text
+        .split('\n')
+        .slice(0, shown.length)
+        .map((line) => `+${line}`)
+        .join('\n'),
+    )
+    expect(diff.bytes).toBeGreaterThan(200_000)
+    expect(diff.bytes).toBeLessThan(text.length / 2)
+  })
+
+  it('names a text file over 16 MiB only, by its size, as git names a binary', async () => {
+    const repo = makeRepo()
+    const base = head(repo)
+    const size = 17 * 1024 * 1024
+    writeFileSync(join(repo, 'huge.txt'), numberedLines(size / 64, 64))
+    const diff = await workingDiff(repo, base, 200_000)
+    expect(diff.stat).toContain(` huge.txt | Bin 0 -> ${size} bytes`)
+    expect(diff.diff).toContain('Binary files /dev/null and b/huge.txt differ')
+    expect(diff.truncated).toBe(false)
+  })
+
+  it(
+    "counts every line of a 60 MB untracked file in coder-done's diff stat",
+    async () => {
+      const sb = sandbox()
+      await startRun(sb)
+      writeFileSync(join(sb.repo, 'data.csv'), numberedLines(1_000_000, 60))
+      const done = expectOk(await sb.cli(['coder-done', '--summary', 'a large data file']))
+      expect(done.diff).toEqual({ files: 1, insertions: 1_000_000, deletions: 0 })
+    },
+    SLOW,
+  )
+})
