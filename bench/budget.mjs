@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 // bench/budget: the cost of `budget-check` on a run whose coder transcript is 200 MB.
 //
-//   node bench/budget.mjs [--mb 200] [--runs 9] [--keep]      (needs a built dist/: npm run build)
+//   node bench/budget.mjs [--mb 200] [--runs 9] [--dist DIR] [--keep]      (needs a build: npm run build)
 //
 // 1. cold: the first check reads the whole transcript (no cache) → MB/s, wall clock of the whole command.
-// 2. warm: 1 MB is appended, then the check runs again (reads only what was appended); measured alternately
-//    with `node -e 0`, medians, as a ratio to it.
-// 3. the peer: `ccusage claude session --offline --json` on the same folder (HOME an empty temp dir).
-// Targets: cold ≥ 150 MB/s; warm ≤ 3× node -e 0; warm ≥ 20× faster than ccusage.
+// 2. warm: 1 MB is appended, then the check runs again (reads only what was appended, adds only the new responses
+//    to the sums its cache kept); measured alternately with `node -e 0`, medians, as a ratio to it.
+// 3. the peer: `ccusage claude session --offline --json` (20.0.24, a native binary) on the same folder (HOME an empty
+//    temp dir), as a ratio to the warm check: reported, not a target (no Node process starts as fast as it).
+// Targets: cold ≥ 500 MB/s; warm ≤ 2.5× node -e 0.
 import { spawnSync } from 'node:child_process'
 import {
   closeSync,
@@ -208,7 +209,7 @@ const cacheDir = join(env.PAIR_LOOP_HOME, 'cache')
 // cold: no cache (the page cache is warm after generation, as for a transcript just written)
 const cold = []
 let coldDoc
-for (let i = 0; i < 3; i++) {
+for (let i = 0; i < RUNS; i++) {
   rmSync(cacheDir, { recursive: true, force: true })
   const r = check()
   cold.push(r.ms)
@@ -240,7 +241,7 @@ log(
 const peerHome = mkdtempSync(join(tmpdir(), 'pl-bench-ccusage-home-'))
 const peer = []
 let peerDoc
-for (let i = 0; i < 3; i++) {
+for (let i = 0; i < RUNS; i++) {
   const r = timed(CCUSAGE, ['claude', 'session', '--offline', '--json'], {
     cwd: peerHome,
     env: { PATH: env.PATH, HOME: peerHome, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR },
@@ -261,21 +262,16 @@ const rows = [
   [
     `cold first check (${(size / 1024 / 1024).toFixed(0)} MB)`,
     `${coldMs.toFixed(0)} ms = ${coldMBs.toFixed(0)} MB/s`,
-    '≥ 150 MB/s',
-    coldMBs >= 150,
+    '≥ 500 MB/s',
+    coldMBs >= 500,
   ],
   [
     'warm check after +1 MB',
     `${warmMs.toFixed(0)} ms = ${(warmMs / bareMs).toFixed(2)}× node -e 0 (${bareMs.toFixed(0)} ms)`,
-    '≤ 3×',
-    warmMs / bareMs <= 3,
+    '≤ 2.5×',
+    warmMs / bareMs <= 2.5,
   ],
-  [
-    'ccusage claude session',
-    `${peerMs.toFixed(0)} ms = ${(peerMs / warmMs).toFixed(1)}× the warm check`,
-    '≥ 20×',
-    peerMs / warmMs >= 20,
-  ],
+  ['ccusage claude session', `${peerMs.toFixed(0)} ms = ${(peerMs / warmMs).toFixed(1)}× the warm check`, '-', '-'],
 ]
 const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)))
 console.log(
