@@ -2,7 +2,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { parseArgs, renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
-import { ERROR_CODES, PairLoopError, errorDocument, fail, toPairLoopError } from './errors.ts'
+import { ERROR_CODES, PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
 import { stripControl } from './text.ts'
 
 export const VERSION = 1 as const
@@ -55,14 +55,36 @@ export interface ScriptIO {
   stdin: AsyncIterable<Uint8Array | string>
   stdout: (text: string) => void
   stderr: (text: string) => void
+  /** Aborted by SIGINT/SIGTERM (with the signal's name as its reason): a command that waits stops on it. */
+  signal?: AbortSignal
 }
 
-const processIO: ScriptIO = {
-  get stdin() {
-    return process.stdin // a getter: touching process.stdin sets the stream up, so only a command that reads it does
-  },
-  stdout: (text) => process.stdout.write(text),
-  stderr: (text) => process.stderr.write(text),
+/** How long a command has, after a signal, to stop on its own (a review ends its reviewer and records the attempt). */
+const INTERRUPT_GRACE_MS = 4_000
+
+/** The process's own streams, with SIGINT and SIGTERM turned into an aborted `signal` while the command runs. */
+function processIO(): ScriptIO & { dispose: () => void } {
+  const controller = new AbortController()
+  const onSignal = (name: NodeJS.Signals) => controller.abort(name)
+  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+  return {
+    get stdin() {
+      return process.stdin // a getter: touching process.stdin sets the stream up, so only a command that reads it does
+    },
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+    signal: controller.signal,
+    dispose: () => process.off('SIGINT', onSignal).off('SIGTERM', onSignal),
+  }
+}
+
+/** Settles (rejecting) once the signal has been aborted for `graceMs`: a command that does not stop by then is cut. */
+function cutAfterSignal(signal: AbortSignal, graceMs: number): Promise<never> {
+  return new Promise((_, reject) => {
+    const cut = () => setTimeout(() => reject(interruptedError(signal)), graceMs)
+    if (signal.aborted) cut()
+    else signal.addEventListener('abort', cut, { once: true })
+  })
 }
 
 /** stdin for an in-process call: the given text, once. */
@@ -74,7 +96,7 @@ export async function* textInput(text: string): AsyncIterable<Uint8Array> {
 export async function runScript<A extends ArgsDef>(
   def: ScriptDef<A>,
   rawArgs: string[],
-  io: ScriptIO = processIO,
+  io: ScriptIO = processIO(),
 ): Promise<number> {
   if (asksForHelp(def, rawArgs)) {
     io.stdout(
@@ -86,7 +108,10 @@ export async function runScript<A extends ArgsDef>(
   }
   try {
     const args = parseFlags(def, rawArgs)
-    const result = await def.run(args, io)
+    const running = def.run(args, io)
+    const result = io.signal
+      ? await Promise.race([running, cutAfterSignal(io.signal, INTERRUPT_GRACE_MS)])
+      : await running
     if (isRawOutput(result)) {
       io.stdout(result.raw)
       return 0
@@ -104,7 +129,13 @@ export async function runScript<A extends ArgsDef>(
 
 /** Entry point of a script file: run with the process's argv and set the exit code. */
 export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = process.argv.slice(2)): Promise<void> {
-  process.exitCode = await runScript(def, rawArgs)
+  await exitWith(runScript(def, rawArgs, processIO()))
+}
+
+/** Set the exit status; after a signal, end the process once the document is out (nothing else may still print). */
+export async function exitWith(status: Promise<number>): Promise<void> {
+  process.exitCode = await status
+  if (process.exitCode === ERROR_CODES.interrupted.exit) process.stdout.write('', () => process.exit())
 }
 
 /** `--help` (or `-h`) where a flag goes, not as another flag's value: `start --task -h` is a task named "-h". */

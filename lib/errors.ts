@@ -118,3 +118,11 @@ export function errorDocument(error: PairLoopError) {
 export function codeTable() {
   return Object.entries(ERROR_CODES).map(([code, { exit, retryable, meaning }]) => ({ code, exit, retryable, meaning }))
 }
+
+/** The `interrupted` error a signal becomes. */
+export function interruptedError(signal: AbortSignal, what = 'the command'): PairLoopError {
+  const name = typeof signal.reason === 'string' ? signal.reason : 'a signal'
+  return new PairLoopError('interrupted', `${what} was stopped by ${name}; nothing half-done was kept`, {
+    signal: name,
+  })
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pair-loop <command> ...: the dispatcher. Loads only the command it runs, so start-up stays cheap.
-import { isMain, runScript } from '../lib/cli.ts'
+import { exitWith, isMain, runScript } from '../lib/cli.ts'
 import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
 
@@ -12,7 +12,8 @@ export async function dispatch(argv: string[]): Promise<number> {
     )
     return 0
   }
-  const load = command === undefined ? undefined : COMMANDS[command]
+  // own keys only: `pair-loop toString` is an unknown command, not Object.prototype's method
+  const load = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
   if (!load) {
     // no command is a usage error like any other: one JSON document, one stderr line, exit 2
     const what = command === undefined ? 'no command given' : `unknown command ${JSON.stringify(command)}`
@@ -27,4 +28,4 @@ export async function dispatch(argv: string[]): Promise<number> {
   return runScript((await load()).default, rest)
 }
 
-if (isMain(import.meta)) process.exitCode = await dispatch(process.argv.slice(2))
+if (isMain(import.meta)) await exitWith(dispatch(process.argv.slice(2)))

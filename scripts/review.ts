@@ -35,6 +35,7 @@ const review = defineScript({
       timeoutS,
       overBudget: args['over-budget'] ?? false,
       log: (line) => io.stderr(`pair-loop review: ${line}\n`),
+      signal: io.signal,
     })
   },
 })

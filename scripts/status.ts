@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // status: where a run stands (or every run, with --all); --wait blocks until it changes.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { fail } from '../lib/errors.ts'
+import { fail, interruptedError } from '../lib/errors.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
 import { currentRound, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
@@ -19,19 +19,19 @@ const status = defineScript({
     all: { type: 'boolean', description: 'list every run (for dashboards and jq)' },
     wait: { type: 'string', description: 'block up to S seconds for a change, then report `changed`', valueHint: 'S' },
   },
-  async run(args) {
+  async run(args, io) {
     const waitS = integerFlag(args.wait, 'wait', { max: 86_400 })
     if (args.all && args.run !== undefined)
       fail('usage', '--all lists every run; give --all or --run, not both', { flag: '--run' })
     if (args.all) {
       const before = allRunsDocument()
       if (waitS === undefined) return before
-      const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS)
+      const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS, io.signal)
       return { ...allRunsDocument(), changed }
     }
     const run = resolveRun(args, { allowFinished: true })
     if (waitS === undefined) return runDocument(run)
-    const changed = await waitFor(() => readRun(run.run_id).revision !== run.revision, waitS)
+    const changed = await waitFor(() => readRun(run.run_id).revision !== run.revision, waitS, io.signal)
     return { ...(await runDocument(readRun(run.run_id))), changed }
   },
 })
@@ -107,9 +107,11 @@ const fingerprint = (doc: ReturnType<typeof allRunsDocument>) =>
   JSON.stringify([doc.runs.map((r) => `${r.run_id}:${r.revision}`), doc.unreadable.map((u) => u.run_id)])
 
 /** Poll (fs.watch differs across runtimes and filesystems) until `changed()` or the deadline. */
-async function waitFor(changed: () => boolean, seconds: number): Promise<boolean> {
+/** Poll until `changed` or the time is up; a signal stops the wait with `interrupted` (a cron loop still reads JSON). */
+async function waitFor(changed: () => boolean, seconds: number, signal?: AbortSignal): Promise<boolean> {
   const deadline = Date.now() + seconds * 1000
   for (;;) {
+    if (signal?.aborted) throw interruptedError(signal, 'status --wait')
     if (changed()) return true
     const left = deadline - Date.now()
     if (left <= 0) return false

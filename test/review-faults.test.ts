@@ -167,9 +167,10 @@ describe('review: a reviewer that fails is never a verdict', () => {
       const code = await closed
       expect(Date.now() - started).toBeLessThan(5_000)
       expect(await goneWithin(childPid), `the reviewer's child ${childPid} is still running`).toBe(true)
-      expect(code).toBe(15)
-      expect(JSON.parse(Buffer.concat(out).toString('utf8')).errors[0].code).toBe('reviewer_failed')
-      await expectFailureKept(sb, runId, 'reviewer_failed', /killed by SIGTERM/)
+      // the person's stop, not the reviewer's failure: interrupted (130), the attempt kept as interrupted
+      expect(code).toBe(130)
+      expect(JSON.parse(Buffer.concat(out).toString('utf8')).errors[0].code).toBe('interrupted')
+      await expectFailureKept(sb, runId, 'interrupted', /stopped by SIGTERM/)
     },
     SLOW,
   )

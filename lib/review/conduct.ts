@@ -2,15 +2,16 @@
 import { randomUUID } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import type { ErrorCode } from '../errors.ts'
+import type { ErrorCode, ErrorDetails } from '../errors.ts'
 import { firstLineOf, stripControl } from '../text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from './grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../state.ts'
-import { isBinary, parseReviewerOutput, troubleLine, type ReviewerReply } from './output.ts'
+import { isBinary, parseCodexJsonl, parseReviewerOutput, troubleLine, type ReviewerReply } from './output.ts'
 import { runReviewerProcess, type RunResult } from './process.ts'
 import { reviewerInstructions } from './instructions.ts'
-import { buildPrompt, buildReask, workingDiff } from './prompt.ts'
+import { workingDiff } from './diff.ts'
+import { buildPrompt, buildReask } from './prompt.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
@@ -52,7 +53,7 @@ export interface ReviewVerdict {
 
 export type Conducted =
   | { ok: true; review: ReviewVerdict; calls: CallRecord[] }
-  | { ok: false; code: ErrorCode; message: string; calls: CallRecord[] }
+  | { ok: false; code: ErrorCode; message: string; details?: ErrorDetails; calls: CallRecord[] }
 
 export const FORMAT_FINDING =
   'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
@@ -106,7 +107,14 @@ interface Called {
   text?: string
   /** The verdict it stated: in a structured answer, or in a verdict line of its text; none → ask again. */
   answer?: ReadAnswer & { structured: boolean }
-  failure?: { code: ErrorCode; message: string }
+  failure?: Failure
+}
+
+/** Not a review: the error's code and message, and details for machines (`reason: "output_too_large"`). */
+export interface Failure {
+  code: ErrorCode
+  message: string
+  details?: ErrorDetails
 }
 
 async function callReviewer(
@@ -151,8 +159,8 @@ async function callReviewer(
   const lastMessage = readIfThere(lastMessageFile)
   rmSync(lastMessageFile, { force: true })
 
-  const stdout = result.stdout.toString('utf8')
-  const reply = result.stdout.length || lastMessage ? parseReviewerOutput(stdout, lastMessage) : null
+  // output past its cap is never parsed: a verdict is only ever read from complete output
+  const reply = result.truncated ? null : readReply(result.stdout, lastMessage)
   const cost = reply ? safeCost(options, reply) : null
   const record: CallRecord = {
     reply,
@@ -160,7 +168,7 @@ async function callReviewer(
     cost,
     duration_ms: result.durationMs,
     raw_output_path: rawPath,
-    session_id: reply?.session_id ?? sessionId,
+    session_id: reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(result.stdout) : null),
   }
   const structured = choice.structured && reply && !reply.error ? readStructured(structuredObject(reply)) : null
   if (choice.structured && reply?.text && !reply.error && !structured)
@@ -178,6 +186,16 @@ async function callReviewer(
   return { record, text, answer }
 }
 
+function readReply(stdout: Buffer, lastMessage: string | null): ReviewerReply | null {
+  return stdout.length || lastMessage ? parseReviewerOutput(stdout.toString('utf8'), lastMessage) : null
+}
+
+/** A codex thread id from the first lines of output cut at its cap (`thread.started` comes first), for the record only. */
+function threadOfHead(stdout: Buffer): string | null {
+  const head = stdout.subarray(0, 64 * 1024).toString('utf8')
+  return parseCodexJsonl(head.slice(0, head.lastIndexOf('\n') + 1))?.session_id ?? null
+}
+
 function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost | null {
   try {
     return options.costOf(reply, options.choice.tool)
@@ -193,8 +211,14 @@ export function judgeFailure(
   result: RunResult,
   reply: ReviewerReply | null,
   timeoutMs: number,
-): { code: ErrorCode; message: string } | null {
+): Failure | null {
   const said = firstLineOf(result.stderr.toString('utf8'))
+  if (result.truncated)
+    return {
+      code: 'reviewer_failed',
+      message: `the ${tool} reviewer's output was too large: more than ${sizeOf(result.maxOutputBytes ?? result.stdout.length)}, so it was stopped and not read for a verdict`,
+      details: { reason: 'output_too_large' },
+    }
   if (result.timedOut)
     return {
       code: 'reviewer_timeout',
@@ -242,6 +266,8 @@ export function judgeFailure(
   }
   return null
 }
+
+const sizeOf = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`)
 
 function readIfThere(path: string): string | null {
   try {

@@ -7,7 +7,6 @@ import type { RunState } from '../state.ts'
 import type { WorkingDiff } from './diff.ts'
 import type { ReviewerInstructions } from './instructions.ts'
 
-export { type WorkingDiff, workingDiff } from './diff.ts'
 
 export interface PromptContext {
   /** The base commit's instruction files, and the reviewer-loaded files the change touches. */

@@ -5,7 +5,7 @@ import type { Config } from '../config.ts'
 import { assessBudget, checkBudgetBrake } from '../cost/brake.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { sumCalls } from '../cost/review-calls.ts'
-import { PairLoopError } from '../errors.ts'
+import { interruptedError, PairLoopError } from '../errors.ts'
 import { isProcessAlive } from '../fsutil.ts'
 import { runArtifactsDir } from '../paths.ts'
 import { changeRun, nowIso } from '../run-access.ts'
@@ -24,6 +24,8 @@ export interface ReviewSessionOptions {
   timeoutS: number | undefined
   overBudget: boolean
   log: (line: string) => void
+  /** SIGINT/SIGTERM of the person: the reviewer's group is ended and the attempt kept as interrupted. */
+  signal?: AbortSignal
 }
 
 /** The whole `review` command past its flags: returns the review document, or throws the failure's error. */
@@ -50,7 +52,8 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
     relay.kill?.()
   }
   let noted: Promise<void> = Promise.resolve()
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+  options.signal?.addEventListener('abort', onSignal, { once: true })
+  if (options.signal?.aborted) onSignal()
   try {
     const conducted = await conductReview(claimed, {
       choice,
@@ -69,6 +72,12 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
       },
     })
     await noted
+    if (!conducted.ok && relay.interrupted && options.signal) {
+      // the person stopped it: not the reviewer's failure, and not retried as one
+      const error = interruptedError(options.signal, 'the review')
+      await keepFailure(run.run_id, choice.tool, 'interrupted', error.message, conducted.calls)
+      throw error
+    }
     if (!conducted.ok) {
       await keepFailure(run.run_id, choice.tool, conducted.code, conducted.message, conducted.calls)
       throw new PairLoopError(conducted.code, conducted.message, {
@@ -111,7 +120,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
     await changeRun(run.run_id, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
     throw error
   } finally {
-    process.off('SIGINT', onSignal).off('SIGTERM', onSignal)
+    options.signal?.removeEventListener('abort', onSignal)
   }
 }
 
