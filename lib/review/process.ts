@@ -1,4 +1,7 @@
-// Running a reviewer: prompt on stdin, a wall-clock timeout that kills the whole process group, a heartbeat.
+// Running a reviewer: prompt on stdin, a wall-clock timeout that kills the whole process group, a heartbeat, and
+// bounds that hold whatever the reviewer's descendants do: output is buffered up to a cap only (past it the reviewer
+// is stopped), and once the reviewer exits, or a kill's grace is over, its pipes are read for a short grace at most
+// and then closed, so a descendant that left the group (setsid) and keeps them open cannot hold the review.
 // node:child_process rather than zx here: the reviewer needs its own process group so nothing it spawns outlives it.
 import { spawn } from 'node:child_process'
 import { readFileSync } from 'node:fs'
@@ -10,8 +13,10 @@ export interface RunResult {
   stderr: Buffer
   timedOut: boolean
   durationMs: number
-  /** stdout was larger than the cap; what was kept is its beginning. */
+  /** stdout went past its cap: what was kept is its beginning, the reviewer was stopped; never read for a verdict. */
   truncated: boolean
+  /** The cap stdout was held to. */
+  maxOutputBytes?: number
 }
 
 export interface RunOptions {
@@ -21,6 +26,7 @@ export interface RunOptions {
   timeoutMs: number
   heartbeatMs?: number
   onHeartbeat?: (elapsedMs: number, bytes: number) => void
+  /** Default: `outputCap()`. */
   maxOutputBytes?: number
   /** Lets a SIGTERM of pair-loop itself take the reviewer down with it. */
   signalRelay?: { kill: (() => void) | null; interrupted?: boolean }
@@ -28,11 +34,24 @@ export interface RunOptions {
   onSpawn?: (pid: number) => void
 }
 
+/** From SIGTERM to SIGKILL of the group; at the SIGKILL the pipes are closed whatever holds them. */
 const KILL_GRACE_MS = 2_000
+/** How long output is still read after the reviewer's own process exited (a descendant may hold the pipes). */
+export const OUTPUT_GRACE_MS = 2_000
+/** After the SIGKILL, how long to wait for the reviewer's exit status before settling without it. */
+const EXIT_WAIT_MS = 500
+const STDERR_CAP = 1024 * 1024
+const DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
+
+/** The cap on a reviewer's stdout: 64 MiB, or PAIR_LOOP_REVIEWER_MAX_OUTPUT_BYTES (a positive integer) for tests. */
+export function outputCap(env: NodeJS.ProcessEnv = process.env): number {
+  const bytes = Number(env.PAIR_LOOP_REVIEWER_MAX_OUTPUT_BYTES)
+  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : DEFAULT_OUTPUT_CAP
+}
 
 export function runReviewerProcess(argv: string[], options: RunOptions): Promise<RunResult> {
   const started = Date.now()
-  const maxBytes = options.maxOutputBytes ?? 64 * 1024 * 1024
+  const maxBytes = options.maxOutputBytes ?? outputCap()
   if (options.signalRelay?.interrupted) {
     return Promise.resolve({
       exitCode: null,
@@ -42,6 +61,7 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
       timedOut: false,
       durationMs: 0,
       truncated: false,
+      maxOutputBytes: maxBytes,
     })
   }
   return new Promise((resolve) => {
@@ -54,10 +74,15 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
     const out: Buffer[] = []
     const err: Buffer[] = []
     let outBytes = 0
+    let kept = 0
     let errBytes = 0
     let truncated = false
     let timedOut = false
     let settled = false
+    let stopping = false
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null
+    const timers: NodeJS.Timeout[] = []
+    const later = (ms: number, fn: () => void) => timers.push(setTimeout(fn, ms))
 
     const killGroup = (signal: NodeJS.Signals) => {
       if (child.pid === undefined) return
@@ -65,40 +90,64 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
         process.kill(-child.pid, signal)
       } catch {}
     }
+    /** Stop reading: whatever still holds the pipes (a descendant outside the group) no longer holds the review. */
+    const closePipes = () => {
+      child.stdin.destroy()
+      child.stdout.destroy()
+      child.stderr.destroy()
+    }
+    const settleWithoutExit = () => finish(exited?.code ?? null, exited?.signal ?? 'SIGKILL')
     const stop = () => {
+      if (stopping || settled) return
+      stopping = true
       killGroup('SIGTERM')
-      setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS).unref()
+      later(KILL_GRACE_MS, () => {
+        killGroup('SIGKILL')
+        closePipes()
+        if (exited) finish(exited.code, exited.signal)
+        else later(EXIT_WAIT_MS, settleWithoutExit) // SIGKILL: its exit is a matter of moments
+      })
     }
     if (options.signalRelay) options.signalRelay.kill = stop
     if (child.pid !== undefined) options.onSpawn?.(child.pid)
 
     child.stdout.on('data', (chunk: Buffer) => {
       outBytes += chunk.length
-      if (outBytes <= maxBytes) out.push(chunk)
-      else truncated = true
+      if (truncated) return // drained, not kept: the reviewer is being stopped
+      if (kept + chunk.length <= maxBytes) {
+        out.push(chunk)
+        kept += chunk.length
+        return
+      }
+      out.push(chunk.subarray(0, maxBytes - kept))
+      kept = maxBytes
+      truncated = true // output past its cap can't be a review: a verdict is only ever read from complete output
+      stop()
     })
     child.stderr.on('data', (chunk: Buffer) => {
+      if (errBytes < STDERR_CAP) err.push(chunk.subarray(0, STDERR_CAP - errBytes))
       errBytes += chunk.length
-      if (errBytes <= 1024 * 1024) err.push(chunk)
     })
     child.stdin.on('error', () => {}) // a reviewer that exits without reading its prompt is judged by its exit, not EPIPE
     child.stdin.end(options.input)
 
-    const timer = setTimeout(() => {
+    later(options.timeoutMs, () => {
+      if (exited) return // it already exited: only its output grace is running
       timedOut = true
       stop()
-    }, options.timeoutMs)
+    })
     const heartbeat = options.onHeartbeat
       ? setInterval(() => options.onHeartbeat!(Date.now() - started, outBytes), options.heartbeatMs ?? 10_000)
       : undefined
 
-    const finish = (exitCode: number | null, signal: NodeJS.Signals | null) => {
+    function finish(exitCode: number | null, signal: NodeJS.Signals | null) {
       if (settled) return
       settled = true
-      clearTimeout(timer)
+      for (const timer of timers) clearTimeout(timer)
       if (heartbeat) clearInterval(heartbeat)
       if (options.signalRelay) options.signalRelay.kill = null
       killGroup('SIGKILL') // whatever the reviewer left running in its group goes with it
+      closePipes()
       resolve({
         exitCode,
         signal,
@@ -107,18 +156,22 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
         timedOut,
         durationMs: Date.now() - started,
         truncated,
+        maxOutputBytes: maxBytes,
       })
     }
     child.on('error', (error) => {
       err.push(Buffer.from(String(error.message)))
       finish(null, null)
     })
-    // children that inherited the pipes would hold 'close' back: when the reviewer itself exits, its group goes
-    child.on('exit', () => killGroup('SIGKILL'))
-    child.on('close', finish)
+    child.on('exit', (code, signal) => {
+      exited = { code, signal }
+      // its group goes with it; a descendant that left the group may still hold the pipes: read them a moment more
+      killGroup('SIGKILL')
+      later(OUTPUT_GRACE_MS, () => finish(code, signal))
+    })
+    child.on('close', (code: number | null, signal: NodeJS.Signals | null) => finish(code, signal))
   })
 }
-
 /** A process's start time as the kernel counts it (Linux), to tell a pid from a recycled one; null where unknown. */
 export function processStartTime(pid: number): string | null {
   try {
