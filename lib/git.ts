@@ -1,12 +1,11 @@
-// What pair-loop asks of git: where the repository is, what changed, and the HANDOFF.md exclude. Every call goes
-// through safeGit/gitTry/safeGitStream, which turn off what the repository could configure to run a program or to
-// change the bytes git reads (DESIGN.md, Trust): the working tree is the coder's, and so are .git/config and
-// .git/info/attributes.
+// What pair-loop asks of git: where the repository is, what changed, and the HANDOFF.md exclude. Every call goes through
+// safeGit/gitTry/safeGitStream, which turn off what the repository could configure to run a program or change the bytes
+// git reads (DESIGN.md, Trust): the working tree is the coder's, and so are .git/config and .git/info/attributes.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import { open } from 'node:fs/promises'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fail } from './errors.ts'
-import { type ExecOptions, type ExecResult, exec, execStream, nulRecords, type StreamResult } from './exec.ts'
+import { type ExecOptions, type ExecResult, execStream, nulRecords, type StreamResult } from './exec.ts'
 import { firstLineOf } from './text.ts'
 import type { DiffStat } from './state.ts'
 
@@ -24,10 +23,9 @@ export const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\
 const FIXED = [
   '--no-pager',
   '--no-replace-objects',
-  ...['core.fsmonitor=false', 'core.hooksPath=/dev/null', 'core.untrackedCache=false', 'core.splitIndex=false']
-    .concat(['core.quotePath=false', 'core.autocrlf=false', 'core.ignoreStat=false', 'core.trustctime=true'])
-    .concat(['core.checkStat=default'])
-    .flatMap((setting) => ['-c', setting]),
+  ...['fsmonitor=false', 'hooksPath=/dev/null', 'untrackedCache=false', 'splitIndex=false', 'quotePath=false']
+    .concat(['autocrlf=false', 'ignoreStat=false', 'trustctime=true', 'checkStat=default'])
+    .flatMap((setting) => ['-c', `core.${setting}`]),
 ]
 
 /** The environment of every call: no optional index writes (status leaves the user's index alone), no lazy fetch, no prompt. */
@@ -48,10 +46,7 @@ const overridesByRepo = new Map<string, Promise<string[]>>()
 function driverOverrides(cwd: string): Promise<string[]> {
   let known = overridesByRepo.get(cwd)
   if (!known) {
-    const listing = exec('git', [...FIXED, 'config', '-z', '--get-regexp', '^(filter|diff)\\.'], {
-      cwd,
-      env: safeEnv(),
-    })
+    const listing = collect(cwd, ['config', '-z', '--get-regexp', '^(filter|diff)\\.'], {}, false)
     known = listing.then((result) => overridesFrom(result.ok ? result.stdout : ''))
     overridesByRepo.set(cwd, known)
   }
@@ -72,34 +67,42 @@ function overridesFrom(listing: string): string[] {
   return [...settings].flatMap((setting) => ['-c', setting])
 }
 
-/** The argv and environment of a hardened git call in `cwd` (shared by the buffered and the streamed forms). */
-async function gitInvocation(cwd: string, args: string[], env?: NodeJS.ProcessEnv) {
-  return { args: [...FIXED, ...(await driverOverrides(cwd)), ...args], env: safeEnv(env) }
-}
-
 type GitOptions = Omit<ExecOptions, 'cwd'>
 
-/** A hardened git call whose failure the caller reads. */
-export async function gitTry(cwd: string, args: string[], options: GitOptions = {}): Promise<ExecResult> {
-  const call = await gitInvocation(cwd, args, options.env)
-  return exec('git', call.args, { ...options, cwd, env: call.env })
+/** git spawned directly (no shell: a call costs one process), hardened; the drivers left out only to list them. */
+async function spawnGit(
+  cwd: string,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  options: GitOptions,
+  drivers = true,
+): Promise<StreamResult> {
+  const blanks = drivers ? await driverOverrides(cwd) : []
+  const env = safeEnv(options.env)
+  const result = await execStream('git', [...FIXED, ...blanks, ...args], onData, { ...options, cwd, env })
+  return result.timedOut ? { ...result, stderr: `timed out after ${options.timeoutMs ?? 60_000} ms` } : result
 }
 
-const gitFailed = (args: string[], result: { exitCode: number | null; stderr: string }, stdout = ''): never =>
-  fail(
-    'git_error',
-    `git ${args
-      .filter((arg) => !/^-|=/.test(arg))
-      .slice(0, 2)
-      .join(
-        ' ',
-      )} failed: ${firstLineOf(result.stderr) || firstLineOf(stdout) || (result.exitCode === null ? 'did not run' : `exit ${result.exitCode}`)}`,
-    { command: ['git', ...args].join(' '), exit: result.exitCode, stderr: result.stderr.slice(0, 2000) },
-  )
+async function collect(cwd: string, args: string[], options: GitOptions, drivers = true): Promise<ExecResult> {
+  const chunks: Buffer[] = []
+  const { ok, exitCode, stderr } = await spawnGit(cwd, args, (chunk) => chunks.push(chunk) > 0, options, drivers)
+  return { ok, exitCode, stdout: Buffer.concat(chunks).toString('utf8'), stderr }
+}
+
+function gitFailed(args: string[], result: { exitCode: number | null; stderr: string }, stdout = ''): never {
+  const named = args.filter((arg) => !/^-|=/.test(arg)).slice(0, 2) // past global options: the subcommand
+  const said = firstLineOf(result.stderr) || firstLineOf(stdout) || `exit ${result.exitCode ?? 'by signal'}`
+  const details = { command: ['git', ...args].join(' '), exit: result.exitCode, stderr: result.stderr.slice(0, 2000) }
+  return fail('git_error', `git ${named.join(' ')} failed: ${said}`, details)
+}
+
+/** A hardened git call whose failure the caller reads. */
+export const gitTry = (cwd: string, args: string[], options: GitOptions = {}): Promise<ExecResult> =>
+  collect(cwd, args, options)
 
 /** A hardened git call: its stdout, or `git_error`. */
 export async function safeGit(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
-  const result = await gitTry(cwd, args, options)
+  const result = await collect(cwd, args, options)
   if (!result.ok) gitFailed(args, result, result.stdout)
   return result.stdout
 }
@@ -111,13 +114,8 @@ export async function safeGitStream(
   onData: (chunk: Buffer) => boolean,
   options: GitOptions = {},
 ): Promise<StreamResult> {
-  const call = await gitInvocation(cwd, args, options.env)
-  const result = await execStream('git', call.args, onData, { ...options, cwd, env: call.env })
-  if (!result.ok && !result.stopped)
-    gitFailed(
-      args,
-      result.timedOut ? { ...result, stderr: `timed out after ${options.timeoutMs ?? 60_000} ms` } : result,
-    )
+  const result = await spawnGit(cwd, args, onData, options)
+  if (!result.ok && !result.stopped) gitFailed(args, result)
   return result
 }
 
@@ -174,7 +172,6 @@ export async function currentBranch(cwd: string): Promise<string> {
 
 /** How deep pair-loop follows submodules inside submodules. */
 export const SUBMODULE_DEPTH = 8
-const STATUS_SUBMODULES = '--ignore-submodules=dirty'
 
 /**
  * The checked-out submodules of `cwd` (gitlinks of its index with a repository in their folder), each with the commit
@@ -189,9 +186,8 @@ export async function submodules(cwd: string, base?: string): Promise<{ path: st
   })
   await safeGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: 120_000 })
   listing.end()
-  return Promise.all(
-    paths.map(async (path) => ({ path, recorded: base ? await recordedCommit(cwd, base, path) : null })),
-  )
+  const recorded = (path: string) => (base ? recordedCommit(cwd, base, path) : null)
+  return Promise.all(paths.map(async (path) => ({ path, recorded: await recorded(path) })))
 }
 
 /** The commit `base` records for the submodule at `path`, or null when base has none there. */
@@ -207,7 +203,13 @@ export async function emptyTree(cwd: string): Promise<string> {
 
 /** Uncommitted paths, untracked included, and each submodule with changes inside; HANDOFF.md (and a temp file of its write) is pair-loop's own and never counts. */
 export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
-  const out = await safeGit(cwd, ['status', '--porcelain=v1', '-z', '--untracked-files=all', STATUS_SUBMODULES])
+  const out = await safeGit(cwd, [
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--ignore-submodules=dirty',
+  ])
   const paths: string[] = []
   const entries = out.split('\0').filter(Boolean)
   for (let i = 0; i < entries.length; i++) {

@@ -6,6 +6,7 @@
 // the diff kept up to the cap and git stopped there; files over core.bigFileThreshold are named only, as binaries
 // are. Hardened: every call through lib/git.ts (no textconv, external diff, fsmonitor, hooks or filters), and index
 // flags the coder could have set to hide a file (assume-unchanged, skip-worktree) dropped in the copy.
+import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
@@ -89,8 +90,8 @@ async function diffRepository(walk: Walk): Promise<void> {
  * data, so git compares it by content, read from the disk. Returns the checked-out submodules' paths.
  */
 async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean): Promise<string[]> {
-  const own = (await safeGit(repo, ['rev-parse', '--git-path', 'index'])).trim()
-  const ownPath = isAbsolute(own) ? own : resolve(repo, own)
+  const [format, own] = (await safeGit(repo, ['rev-parse', '--show-object-format', '--git-path', 'index'])).split('\n')
+  const ownPath = isAbsolute(own!) ? own! : resolve(repo, own!)
   if (existsSync(ownPath)) copyFileSync(ownPath, env.GIT_INDEX_FILE!)
   const gitlinks: string[] = []
   const untracked: string[] = []
@@ -122,7 +123,9 @@ async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean):
   }
   const lines = [...removed, ...reentered]
   if (untracked.length > 0) {
-    const empty = (await safeGit(repo, ['hash-object', '--no-filters', '-t', 'blob', '/dev/null'])).trim()
+    const empty = createHash(format === 'sha256' ? 'sha256' : 'sha1')
+      .update('blob 0\0')
+      .digest('hex') // the empty blob
     for (const path of untracked) {
       const entry = await untrackedEntry(repo, path, empty)
       if (entry) lines.push(`${entry.mode} ${entry.oid}\t${entry.path}`)
