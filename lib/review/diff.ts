@@ -95,28 +95,28 @@ async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean):
   if (existsSync(ownPath)) copyFileSync(ownPath, env.GIT_INDEX_FILE!)
   const gitlinks: string[] = []
   const untracked: string[] = []
-  const removed: string[] = [] // unmerged: every stage dropped, the file (if any) entered as new
+  const removed = new Set<string>() // unmerged: every stage dropped, the file (if any) entered as new
   const reentered: string[] = [] // flagged: the same entry again, without its flags or stat data
-  const listing = nulRecords((record) => {
-    if (record.startsWith('? ')) {
-      const path = record.slice(2)
-      if (!(top && isOwnFile(path))) untracked.push(path)
-      return
-    }
+  const cached = nulRecords((record) => {
+    if (/^H (100644|100755|120000) [0-9a-f]+ 0\t/.test(record)) return // a plain file, staged: nothing to do
     const entry = /^(\S) (\d{6}) ([0-9a-f]+) (\d)\t(.*)$/s.exec(record)
     if (!entry) return
     const [, tag, mode, oid, stage, path] = entry as unknown as [string, string, string, string, string, string]
-    if (stage !== '0') {
-      if (!removed.includes(`0 ${'0'.repeat(oid.length)}\t${path}`))
-        removed.push(`0 ${'0'.repeat(oid.length)}\t${path}`)
-      return
-    }
-    if (mode === '160000') gitlinks.push(path)
-    if (/[a-zS]/.test(tag!) && onDisk(join(repo, path))) reentered.push(`${mode} ${oid}\t${path}`)
+    if (stage !== '0') removed.add(`0 ${'0'.repeat(oid.length)}\t${path}`)
+    else if (mode === '160000') gitlinks.push(path)
+    if (stage === '0' && /[a-zS]/.test(tag) && onDisk(join(repo, path))) reentered.push(`${mode} ${oid}\t${path}`)
   })
-  const list = ['ls-files', '-z', '--stage', '-v', '--cached', '--others', '--exclude-standard']
-  await safeGitStream(repo, list, listing.onData, { env, timeoutMs: GIT_TIMEOUT_MS })
-  listing.end()
+  const others = nulRecords((path) => {
+    if (path && !(top && isOwnFile(path))) untracked.push(path)
+  })
+  // the index listing and the untracked scan are independent: side by side
+  const options = { env, timeoutMs: GIT_TIMEOUT_MS }
+  await Promise.all([
+    safeGitStream(repo, ['ls-files', '-z', '--stage', '-v'], cached.onData, options),
+    safeGitStream(repo, ['ls-files', '-z', '--others', '--exclude-standard'], others.onData, options),
+  ])
+  cached.end()
+  others.end()
   for (const line of removed) {
     const path = line.slice(line.indexOf('\t') + 1)
     if (onDisk(join(repo, path))) untracked.push(path)
