@@ -2,6 +2,7 @@
 import * as v from 'valibot'
 import { AGENTS, Config } from './config.ts'
 import { RUN_ID_PATTERN } from './paths.ts'
+import { PrWatch, SideClaim } from './pr/schema.ts'
 
 export const REVIEWER_TOOLS = ['claude', 'codex', 'custom'] as const
 export const PHASES = ['coding', 'reviewing', 'approved', 'capped', 'finished'] as const
@@ -116,6 +117,10 @@ export const ReviewClaim = v.object({
   pid: v.pipe(v.number(), v.integer()),
   host: v.string(),
   started_at: Timestamp,
+  /** When the claiming process started (Linux /proc): a pid reused by another process is not the claimer. */
+  pid_start: v.optional(v.nullable(v.string()), null),
+  /** No claim outlives its reviewer's timeout (twice: a re-ask) plus a grace, whatever host wrote it. */
+  expires_at: v.optional(v.nullable(Timestamp), null),
   /** The reviewer's process group, so a review killed outright does not leave it running: the next one ends it. */
   reviewer_pgid: v.optional(v.nullable(v.pipe(v.number(), v.integer())), null),
   /** When that process started (Linux /proc), so a recycled pid is never mistaken for it. */
@@ -158,6 +163,12 @@ export const RunState = v.object({
   updated_at: Timestamp,
   /** The effective config frozen at `start` (runs started before it existed have none: they read it live). */
   config: v.optional(v.nullable(Config), null),
+  /** gh side effects in flight, by key (a PR being opened, a reply being posted): see lib/claims.ts. */
+  claims: v.optional(v.record(v.string(), SideClaim)),
+  /** The PR phase: what `pr-check` saw, and what was posted or resolved on the PR (lib/pr/). */
+  pr_watch: v.optional(v.nullable(PrWatch)),
+  /** The optional final round (`review --pr`) on the pushed PR diff; its findings go on the PR as one review. */
+  final_review: v.optional(v.nullable(v.object({ review: ReviewerRound, diff_path: v.nullable(v.string()) }))),
 })
 
 export type RunState = v.InferOutput<typeof RunState>

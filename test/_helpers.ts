@@ -192,7 +192,15 @@ export async function recordReview(
         const now = new Date().toISOString()
         const claimed = {
           ...state,
-          review_claim: { pid: process.pid, host: 'test', started_at: now, reviewer_pgid: null, reviewer_start: null },
+          review_claim: {
+            pid: process.pid,
+            host: 'test',
+            started_at: now,
+            pid_start: null,
+            expires_at: null,
+            reviewer_pgid: null,
+            reviewer_start: null,
+          },
         }
         const review = {
           tool,

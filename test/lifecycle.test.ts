@@ -1,11 +1,12 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
 import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { runStatePath } from '../lib/paths.ts'
 import type { RunState } from '../lib/state.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun } from './_expect.ts'
-import { git, makeRepo, recordReview, sandbox, tempDir } from './_helpers.ts'
+import { git, makeRepo, ROOT, recordReview, sandbox, tempDir } from './_helpers.ts'
 import { handoffText, reviewArgs } from './_review.ts'
 
 // What a run owns and how it ends stay consistent, whatever order people act in (issue 11).
@@ -172,6 +173,75 @@ describe('status while a review is in flight', () => {
     }
     writeFileSync(path, JSON.stringify({ ...state, review_claim: claim }))
     expect(expectOk(await sb.cli(['status'])).next).toBe('wait')
+  })
+})
+
+describe('a review claim', () => {
+  const inFuture = new Date(Date.now() + 3_600_000).toISOString()
+  const inPast = new Date(Date.now() - 1_000).toISOString()
+  const claim = (over: object) => ({
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date().toISOString(),
+    pid_start: null,
+    expires_at: inFuture,
+    reviewer_pgid: null,
+    reviewer_start: null,
+    ...over,
+  })
+
+  it.each<[string, 'held' | 'taken over', object]>([
+    ['from another host, not yet expired', 'held', { host: 'another-container', pid: 1 }],
+    ['from another host, expired', 'taken over', { host: 'another-container', pid: 1, expires_at: inPast }],
+    ['from this host, its process alive', 'held', {}],
+    ['from this host, its pid now another process', 'taken over', { pid_start: 'not-the-same-start' }],
+    ['from this host, its process alive but expired', 'taken over', { expires_at: inPast }],
+  ])('%s, is %s', async (_name, outcome, over) => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const path = runStatePath(runId, sb.home)
+    writeFileSync(path, JSON.stringify({ ...JSON.parse(readFileSync(path, 'utf8')), review_claim: claim(over) }))
+    const result = await sb.cli(reviewArgs('approve'))
+    if (outcome === 'held') expectError(result, 'review_in_progress')
+    else expect(expectOk(result).verdict).toBe('APPROVED')
+  })
+
+  it('records when it expires: twice the reviewer timeout and a minute', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const path = runStatePath(runId, sb.home)
+    const seen: string[] = []
+    const watcher = setInterval(() => {
+      const claimed = JSON.parse(readFileSync(path, 'utf8')).review_claim
+      if (claimed) seen.push(JSON.stringify(claimed))
+    }, 20)
+    await sb.cli(reviewArgs('slow-drip', '--timeout', '2'))
+    clearInterval(watcher)
+    const recorded = JSON.parse(seen[0]!)
+    expect(Date.parse(recorded.expires_at) - Date.parse(recorded.started_at)).toBe(2 * 2_000 + 60_000)
+    expect(recorded.pid_start).toMatch(/^\d+$/)
+  })
+})
+
+describe('a run finished while its review runs', () => {
+  it('keeps the cost of the review that came back after the close, and records no verdict', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const slow = ['sh', '-c', `sleep 2; exec sh ${join(ROOT, 'fixtures', 'reviewers', 'claude-json.sh')}`]
+    const reviewing = sb.cli(['review', '--reviewer-cmd', JSON.stringify(slow)])
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
+    expect(expectError(await reviewing, 'wrong_phase').phase).toBe('finished')
+    const state = sb.state(runId)
+    expect(state.rounds[0]!.reviewer).toBeNull()
+    expect(state.failed_reviews).toEqual([
+      expect.objectContaining({
+        code: 'finished_during_review',
+        cost: expect.objectContaining({ reported_usd: 0.00603 }),
+      }),
+    ])
+    // the stub's own figure: total_cost_usd 0.00603, counted in the run's spend
+    expect(expectOk(await sb.cli(['status', '--run', runId])).budget.spent_usd).toBeGreaterThan(0)
   })
 })
 

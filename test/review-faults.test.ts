@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ErrorCode } from '../lib/errors.ts'
 import { CLI_COMMAND, tempDir } from './_helpers.ts'
-import { expectError, type Sandbox } from './_expect.ts'
+import { expectError, runDisk, type Sandbox } from './_expect.ts'
 import { approveNow, goneWithin, handoffText, reviewArgs, sandboxInReview, SLOW, waitFor } from './_review.ts'
 
 /** A failed review changed nothing but the failed-attempt log: still reviewing, no round, no claim, and it can be run again. */
@@ -73,7 +73,8 @@ describe('review: a reviewer that fails is never a verdict', () => {
           tool: 'custom',
           phase: 'reviewing',
           next: 'review',
-          retryable: true,
+          // honest: a rejected key is not fixed by running the same review again
+          retryable: stub !== 'auth',
         })
         await expectFailureKept(sb, runId, code, message)
       },
@@ -132,14 +133,15 @@ describe('review: a reviewer that fails is never a verdict', () => {
   )
 
   it(
-    'gives reviewer_failed, not internal, when the reviewer command cannot be started',
+    'gives reviewer_unavailable (not retryable), not a failed review, when the reviewer command does not exist',
     async () => {
-      const { sb, runId } = await sandboxInReview()
+      const { sb } = await sandboxInReview()
       const missing = join(tempDir('pl-none-'), 'no-such-reviewer')
+      const before = runDisk(sb)
       const result = await sb.cli(['review', '--reviewer-cmd', JSON.stringify([missing])])
-      expect(result.code).toBe(15)
-      expect(expectError(result, 'reviewer_failed').message).toMatch(/could not be started.*ENOENT/)
-      await expectFailureKept(sb, runId, 'reviewer_failed', /could not be started/)
+      expect(result.code).toBe(14)
+      expect(expectError(result, 'reviewer_unavailable')).toMatchObject({ retryable: false, command: [missing] })
+      expect(runDisk(sb)).toEqual(before)
     },
     SLOW,
   )

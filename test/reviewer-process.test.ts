@@ -120,7 +120,7 @@ describe('review: a verdict is only ever read from complete output', () => {
         })
         const error = expectError(result, 'reviewer_failed')
         expect(error.message).toMatch(/output.*too large|more than .* bytes/i)
-        expect(error).toMatchObject({ run_id: runId, round: 1, phase: 'reviewing', next: 'review', retryable: true })
+        expect(error).toMatchObject({ run_id: runId, round: 1, phase: 'reviewing', next: 'review', retryable: true, reason: 'output_too_large' })
         expectFailureKept(sb, runId, 'reviewer_failed', /too large|more than/)
         expect(await goneWithin(reviewerPid), `reviewer ${reviewerPid} still runs`).toBe(true)
       },

@@ -52,7 +52,15 @@ const roundInput = (over: Partial<OpenRoundInput> = {}): OpenRoundInput => ({
   ...over,
 })
 
-const claim = (pid = ME): ReviewClaim => ({ pid, host: 'h', started_at: T1, reviewer_pgid: null, reviewer_start: null })
+const claim = (pid = ME): ReviewClaim => ({
+  pid,
+  host: 'h',
+  started_at: T1,
+  pid_start: null,
+  expires_at: null,
+  reviewer_pgid: null,
+  reviewer_start: null,
+})
 
 const parsed = (text: string, over: Partial<ParsedFinding> = {}): ParsedFinding => ({
   n: 1,

@@ -225,12 +225,17 @@ export function judgeFailure(
       message: `the ${tool} reviewer outran its ${Math.round(timeoutMs / 1000)} s timeout; its process group was killed`,
     }
   if (reply?.error)
-    return {
+    return honest({
       code: 'reviewer_failed',
       message: `the ${tool} reviewer reported an error: ${stripControl(reply.error)
         .replace(/\s*\n\s*/g, ' ')
         .trim()
         .slice(0, 500)}`,
+    })
+  if (result.exitCode === null && !result.signal)
+    return {
+      code: 'reviewer_unavailable',
+      message: `the ${tool} reviewer could not be started${said ? ` (${said})` : ''}: check the command or install its CLI`,
     }
   if (result.exitCode !== 0) {
     const why =
@@ -240,10 +245,10 @@ export function judgeFailure(
           : `could not be started${said ? ` (${said})` : ''}`
         : `exited with status ${result.exitCode}`
     const trouble = troubleLine(result.stdout.toString('utf8')) ?? troubleLine(result.stderr.toString('utf8'))
-    return {
+    return honest({
       code: 'reviewer_failed',
       message: `the ${tool} reviewer ${why}${trouble ? `: ${trouble}` : said ? `: ${said}` : ''}`,
-    }
+    })
   }
   if (!reply?.text?.trim())
     return {
@@ -259,12 +264,22 @@ export function judgeFailure(
   if (!parseVerdict(stripControl(reply.text))) {
     const trouble = troubleLine(reply.text)
     if (trouble && reply.text.length < 2_000)
-      return {
+      return honest({
         code: 'reviewer_failed',
         message: `the ${tool} reviewer reported a problem instead of a review: ${trouble}`,
-      }
+      })
   }
   return null
+}
+
+const AUTH_TROUBLE =
+  /\b401\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in/i
+
+/** `retryable` is honest: running the same review again cannot fix a rejected key or a logged-out CLI. */
+function honest(failure: Failure): Failure {
+  return AUTH_TROUBLE.test(failure.message)
+    ? { ...failure, details: { ...failure.details, retryable: false, reason: 'auth' } }
+    : failure
 }
 
 const sizeOf = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`)

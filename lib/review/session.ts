@@ -38,7 +38,8 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
 
   const claimed = await changeRun(run.run_id, (state) => {
     const held = state.review_claim
-    const step = claimReview(state, { claim: ownClaim(), heldElsewhere: isHeldElsewhere(held), override })
+    const claim = ownClaim(options.timeoutS ?? config.pair_loop.reviewer_timeout_s)
+    const step = claimReview(state, { claim, heldElsewhere: isHeldElsewhere(held), override })
     // the review holding a dead claim was killed outright (SIGKILL can't be relayed): its reviewer may still run
     if (held && reapReviewerGroup(held.reviewer_pgid, held.reviewer_start))
       log(`ended the reviewer left running by a killed review (process group ${held.reviewer_pgid})`)
@@ -87,34 +88,47 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
         phase: claimed.phase,
         next: 'review',
         raw_output_path: conducted.calls.at(-1)?.raw_output_path ?? null,
+        ...conducted.details,
       })
     }
     const { usage, cost, duration_ms } = sumCalls(conducted.calls)
     const { review } = conducted
-    const recorded = await changeRun(run.run_id, (state) =>
-      applyReview(state, {
-        pid: process.pid,
-        review: {
-          tool: choice.tool,
-          fallback_used: choice.fallback_used,
-          verdict: review.verdict,
-          findings: review.findings,
-          summary: review.summary,
-          session_id: conducted.calls.at(-1)!.session_id,
-          model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
-          usage,
-          cost,
-          calls: conducted.calls.length,
-          duration_ms,
-          raw_output_path: conducted.calls.at(-1)!.raw_output_path,
-          over_budget: override !== null,
-          at: nowIso(),
-          structured: review.structured,
-          ...(conducted.calls.length > 1 ? { session_ids: sessionIds(conducted.calls) } : {}),
-          touches_reviewer_instructions: review.touches_reviewer_instructions,
-        },
-      }),
+    const late = `run ${run.run_id} was finished while this review ran: its verdict was not recorded, its cost was`
+    const recorded = await changeRun<RunState | null>(run.run_id, (state) =>
+      state.phase === 'finished'
+        ? // the verdict comes too late to count, but the call was paid for
+          {
+            state: recordFailedReview(state, {
+              failure: failureOf(choice.tool, 'finished_during_review', late, conducted.calls),
+              pid: process.pid,
+            }).state,
+            result: null,
+          }
+        : applyReview(state, {
+            pid: process.pid,
+            review: {
+              tool: choice.tool,
+              fallback_used: choice.fallback_used,
+              verdict: review.verdict,
+              findings: review.findings,
+              summary: review.summary,
+              session_id: conducted.calls.at(-1)!.session_id,
+              model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
+              usage,
+              cost,
+              calls: conducted.calls.length,
+              duration_ms,
+              raw_output_path: conducted.calls.at(-1)!.raw_output_path,
+              over_budget: override !== null,
+              at: nowIso(),
+              structured: review.structured,
+              ...(conducted.calls.length > 1 ? { session_ids: sessionIds(conducted.calls) } : {}),
+              touches_reviewer_instructions: review.touches_reviewer_instructions,
+            },
+          }),
     )
+    if (recorded === null)
+      throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: 'finished', next: null })
     return reviewDocument(recorded)
   } catch (error) {
     await changeRun(run.run_id, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
@@ -148,17 +162,36 @@ function reviewDocument(state: RunState) {
   }
 }
 
-const ownClaim = (): ReviewClaim => ({
-  pid: process.pid,
-  host: hostname(),
-  started_at: nowIso(),
-  reviewer_pgid: null,
-  reviewer_start: null,
-})
+/** A review may call its reviewer twice (a re-ask), each up to its timeout; a minute on top for the rest. */
+const CLAIM_GRACE_MS = 60_000
 
-/** A claim is held by another review when its process is not this one and is alive (or on a host we can't see). */
-function isHeldElsewhere(claim: ReviewClaim | null): boolean {
-  return claim !== null && claim.pid !== process.pid && (claim.host !== hostname() || isProcessAlive(claim.pid))
+function ownClaim(timeoutS: number): ReviewClaim {
+  const now = Date.now()
+  return {
+    pid: process.pid,
+    host: hostname(),
+    started_at: new Date(now).toISOString(),
+    pid_start: processStartTime(process.pid),
+    expires_at: new Date(now + 2 * timeoutS * 1000 + CLAIM_GRACE_MS).toISOString(),
+    reviewer_pgid: null,
+    reviewer_start: null,
+  }
+}
+
+/**
+ * A claim is held by another review while it has not expired and its process runs: on this host, the same pid
+ * started at the same time (a recycled pid is not it); on another host (a container sharing PAIR_LOOP_HOME), until
+ * it expires. A claim from before claims expired runs out after the default timeout's span.
+ */
+export function isHeldElsewhere(claim: ReviewClaim | null, now = Date.now()): boolean {
+  if (claim === null || (claim.pid === process.pid && claim.host === hostname())) return false
+  const expires = claim.expires_at
+    ? Date.parse(claim.expires_at)
+    : Date.parse(claim.started_at) + 2 * 900_000 + CLAIM_GRACE_MS
+  if (now > expires) return false
+  if (claim.host !== hostname()) return true
+  if (!isProcessAlive(claim.pid)) return false
+  return !claim.pid_start || processStartTime(claim.pid) === claim.pid_start
 }
 
 function costOfCall(choice: ReviewerChoice, config: Config): CostOfCall {
@@ -177,15 +210,9 @@ function costOfCall(choice: ReviewerChoice, config: Config): CostOfCall {
 }
 
 /** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
-async function keepFailure(
-  runId: string,
-  tool: ReviewerChoice['tool'],
-  code: string,
-  message: string,
-  calls: CallRecord[],
-) {
+function failureOf(tool: ReviewerChoice['tool'], code: string, message: string, calls: CallRecord[]) {
   const last = calls.at(-1)
-  const failure = {
+  return {
     at: nowIso(),
     tool,
     code,
@@ -194,6 +221,17 @@ async function keepFailure(
     raw_output_path: last?.raw_output_path ?? null,
     session_id: last?.session_id ?? null,
   }
+}
+
+/** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
+async function keepFailure(
+  runId: string,
+  tool: ReviewerChoice['tool'],
+  code: string,
+  message: string,
+  calls: CallRecord[],
+) {
+  const failure = failureOf(tool, code, message, calls)
   await changeRun(runId, (state) => recordFailedReview(state, { failure, pid: process.pid }))
 }
 

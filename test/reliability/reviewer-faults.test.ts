@@ -217,8 +217,8 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
     review.child.kill('SIGTERM')
     const result = await review.done
     expect(Date.now() - started).toBeLessThan(5_000)
-    // the interrupted call is a failed attempt (it may have been paid for), never a verdict
-    expect(expectError(result, 'reviewer_failed').message).toMatch(/SIGTERM/)
+    // the interrupted call is a kept attempt (it may have been paid for), never a verdict
+    expect(expectError(result, 'interrupted').message).toMatch(/SIGTERM/)
     await expectNoOrphans(pidFile)
     const after = sb.state(runId)
     expect(after).toMatchObject({ phase: 'reviewing', review_claim: null })
