@@ -1,0 +1,249 @@
+#!/usr/bin/env node
+// The review diff's cost (not a test): on a generated repository of 30k files / 350 MB with 20 changed and 5 untracked
+// files, the diff build (lib/review/diff.ts workingDiff, bundled with esbuild and called in this process) and the
+// whole `review` command (dist/pair-loop.mjs, stub reviewer) against `git status` on the same tree, measured
+// alternately in the same run; then the peak RSS of each with a 1 GiB untracked text file (/usr/bin/time -v: the
+// largest process of the tree, git included). Targets (issue 10): diff ≤ 3× `git status`; peak RSS ≤ 150 MB.
+//
+//   node bench/diff.mjs [--runs 7] [--files 30000] [--mb 350] [--rss-mb 1024] [--skip-rss] [--keep] [--json]
+//
+// Needs a built CLI (dist/pair-loop.mjs, or PAIR_LOOP_CLI=<path>) and esbuild (a dev dependency of unbuild), which
+// bundles lib/review/diff.ts into .cache/bench-diff/ (git-ignored). Everything else runs in a temp folder with its own
+// HOME and PAIR_LOOP_HOME, removed after unless --keep.
+import { spawnSync } from 'node:child_process'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  closeSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
+const CLI = resolve(process.env.PAIR_LOOP_CLI || join(ROOT, 'dist', 'pair-loop.mjs'))
+const option = (name, fallback) => {
+  const at = process.argv.indexOf(`--${name}`)
+  return at === -1 ? fallback : Number(process.argv[at + 1])
+}
+const RUNS = option('runs', 7)
+const FILES = option('files', 30_000)
+const TOTAL_MB = option('mb', 350)
+const RSS_MB = option('rss-mb', 1024)
+const flag = (name) => process.argv.includes(`--${name}`)
+if (!existsSync(CLI)) {
+  console.error(`${CLI} is missing: build first (npm run build, or PAIR_LOOP_CLI=<a built pair-loop.mjs>)`)
+  process.exit(1)
+}
+
+const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-diff-')))
+const home = join(scratch, 'home')
+const env = {
+  PATH: process.env.PATH ?? '/usr/bin:/bin',
+  HOME: home,
+  PAIR_LOOP_HOME: join(home, '.pair-loop'),
+  CLAUDE_CONFIG_DIR: join(home, '.claude'),
+  CODEX_HOME: join(home, '.codex'),
+  TMPDIR: scratch,
+  GIT_AUTHOR_NAME: 'Bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'Bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
+  GIT_CONFIG_NOSYSTEM: '1',
+  NO_COLOR: '1',
+}
+mkdirSync(home, { recursive: true })
+// workingDiff runs in this process: give it the same environment as the commands
+for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key]
+Object.assign(process.env, env)
+
+function run(command, args, cwd, extra = {}) {
+  const out = spawnSync(command, args, { cwd, env, encoding: 'utf8', maxBuffer: 1 << 28, ...extra })
+  if (out.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${out.status}: ${out.stderr}`)
+  return out
+}
+const git = (cwd, ...args) => run('git', ['-c', 'core.compression=1', ...args], cwd).stdout
+const cli = (cwd, ...args) => JSON.parse(run(process.execPath, [CLI, ...args], cwd).stdout)
+const stub = (name) => JSON.stringify(['sh', join(ROOT, 'fixtures', 'reviewers', `${name}.sh`)])
+const ms = () => Number(process.hrtime.bigint()) / 1e6
+
+/** Text of `bytes` bytes, lines of code-like text, distinct per `seed`. */
+function text(seed, bytes) {
+  const lines = []
+  let size = 0
+  for (let i = 0; size < bytes; i++) {
+    const line = `export const value_${seed}_${i} = compute(${(seed * 7919 + i * 104729) % 1_000_003}, 'item ${i}')\n`
+    lines.push(line)
+    size += line.length
+  }
+  return lines.join('').slice(0, bytes)
+}
+
+function generate(repo) {
+  mkdirSync(repo, { recursive: true })
+  git(repo, '-c', 'init.defaultBranch=main', 'init', '-q')
+  const average = Math.floor((TOTAL_MB * 1024 * 1024) / FILES)
+  const block = text(0, 2 * average + 4096)
+  for (let i = 0; i < FILES; i++) {
+    const dir = join(repo, `pkg${String(Math.floor(i / 100)).padStart(3, '0')}`)
+    if (i % 100 === 0) mkdirSync(dir, { recursive: true })
+    const size = Math.floor(average * (0.2 + (1.6 * ((i * 7) % 100)) / 100))
+    const offset = (i * 131) % (block.length - size)
+    writeFileSync(join(dir, `file${i}.ts`), `// file ${i}\n${block.slice(offset, offset + size)}`)
+  }
+  git(repo, 'add', '-A')
+  git(repo, '-c', 'commit.gpgsign=false', 'commit', '-qm', 'generated')
+  git(repo, 'status', '--porcelain') // refresh the index once, as any git command would: no racily clean entries
+}
+
+function change(repo) {
+  for (let i = 0; i < 20; i++) {
+    const n = Math.floor((i * FILES) / 20) + 7
+    const path = join(repo, `pkg${String(Math.floor(n / 100)).padStart(3, '0')}`, `file${n}.ts`)
+    writeFileSync(path, `${text(n, 2000)}// changed by the bench\n`, { flag: 'a' })
+  }
+  for (let i = 0; i < 5; i++) writeFileSync(join(repo, `untracked-${i}.ts`), text(100_000 + i, 8000))
+}
+
+async function bundleWorkingDiff() {
+  const { build } = await import('esbuild')
+  const outfile = join(ROOT, '.cache', 'bench-diff', 'diff.mjs') // under ROOT: zx resolves from its node_modules
+  await build({
+    entryPoints: [join(ROOT, 'lib', 'review', 'diff.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    outfile,
+    logLevel: 'error',
+  })
+  return (await import(pathToFileURL(outfile).href)).workingDiff
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** Maximum resident set size of a command and everything it ran (GNU time reports the largest process). */
+function peakRss(command, args, cwd) {
+  const out = run('/usr/bin/time', ['-v', command, ...args], cwd)
+  const kb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(out.stderr)?.[1])
+  return { mb: kb / 1024, stdout: out.stdout }
+}
+
+async function speed(workingDiff) {
+  const repo = join(scratch, 'big-tree')
+  let begin = ms()
+  generate(repo)
+  const generated = ms() - begin
+  cli(repo, 'start', '--task', 'diff bench', '--max-rounds', '100')
+  change(repo)
+  const base = git(repo, 'rev-parse', 'HEAD').trim()
+  const samples = { status: [], diff: [], review: [] }
+  const subjects = {
+    status: () => run('git', ['status', '--porcelain'], repo),
+    diff: () => workingDiff(repo, base, 200_000),
+    review: () => {
+      cli(repo, 'coder-done', '--summary', 'bench round')
+      begin = ms()
+      cli(repo, 'review', '--reviewer-cmd', stub('changes'))
+      return ms() - begin
+    },
+  }
+  let shown
+  const names = ['status', 'diff', 'review']
+  for (let round = 0; round < RUNS + 2; round++)
+    for (let i = 0; i < names.length; i++) {
+      const name = names[(round + i) % names.length] // rotated: none always first, or always after another
+      begin = ms()
+      const result = await subjects[name]()
+      const took = typeof result === 'number' ? result : ms() - begin
+      if (name === 'diff') shown = result
+      if (round >= 2) samples[name].push(took) // two warm-up rounds
+    }
+  const status = median(samples.status)
+  return {
+    generated_s: generated / 1000,
+    diff_stat: shown.stat.split('\n').at(-1),
+    git_status_ms: status,
+    diff_ms: median(samples.diff),
+    diff_ratio: median(samples.diff) / status,
+    review_ms: median(samples.review),
+    review_ratio: median(samples.review) / status,
+  }
+}
+
+function memory() {
+  const repo = join(scratch, 'huge-file')
+  mkdirSync(repo)
+  git(repo, '-c', 'init.defaultBranch=main', 'init', '-q')
+  writeFileSync(join(repo, 'README.md'), '# bench\n')
+  git(repo, 'add', '-A')
+  git(repo, '-c', 'commit.gpgsign=false', 'commit', '-qm', 'initial')
+  cli(repo, 'start', '--task', 'rss bench')
+  const fd = openSync(join(repo, 'huge.txt'), 'w')
+  const chunk = Buffer.from(text(7, 1 << 20))
+  for (let i = 0; i < RSS_MB; i++) writeSync(fd, chunk)
+  closeSync(fd)
+  const base = git(repo, 'rev-parse', 'HEAD').trim()
+  const entry = join(ROOT, '.cache', 'bench-diff', 'diff.mjs')
+  const probe = `const { workingDiff } = await import(${JSON.stringify(pathToFileURL(entry).href)}); const d = await workingDiff(${JSON.stringify(repo)}, ${JSON.stringify(base)}, 200000); console.log(JSON.stringify({ node_mb: process.resourceUsage().maxRSS / 1024, stat: d.stat.split('\\n').at(-1) }))`
+  const diff = peakRss(process.execPath, ['--input-type=module', '-e', probe], repo)
+  cli(repo, 'coder-done', '--summary', 'a 1 GiB file')
+  const review = peakRss(process.execPath, [CLI, 'review', '--reviewer-cmd', stub('approve')], repo)
+  return {
+    file_mb: RSS_MB,
+    diff_tree_mb: diff.mb,
+    diff_node_mb: JSON.parse(diff.stdout).node_mb,
+    review_tree_mb: review.mb,
+  }
+}
+
+try {
+  const workingDiff = await bundleWorkingDiff()
+  const result = {
+    node: process.version,
+    git: git(scratch, '--version').trim(),
+    runs: RUNS,
+    files: FILES,
+    mb: TOTAL_MB,
+  }
+  result.speed = await speed(workingDiff)
+  if (!flag('skip-rss')) result.rss = memory()
+  if (flag('json')) console.log(JSON.stringify(result, null, 2))
+  else {
+    const s = result.speed
+    const f = (value) => value.toFixed(1)
+    console.log(
+      `review diff bench: ${FILES} files / ${TOTAL_MB} MB, 20 changed + 5 untracked; ${RUNS} runs, medians; ${result.node}, ${result.git}`,
+    )
+    console.log(`  tree generated in ${f(s.generated_s)} s; diff stat: ${s.diff_stat}`)
+    console.log(`  git status --porcelain   ${f(s.git_status_ms)} ms`)
+    console.log(
+      `  diff build (workingDiff) ${f(s.diff_ms)} ms = ${s.diff_ratio.toFixed(2)}× git status (target ≤ 3×: ${s.diff_ratio <= 3 ? 'met' : 'NOT met'})`,
+    )
+    console.log(`  pair-loop review (stub)  ${f(s.review_ms)} ms = ${s.review_ratio.toFixed(2)}× git status`)
+    if (result.rss) {
+      const r = result.rss
+      const met = Math.max(r.diff_tree_mb, r.review_tree_mb) <= 150 ? 'met' : 'NOT met'
+      console.log(
+        `  peak RSS, ${r.file_mb} MiB untracked text file (largest process, git included; target ≤ 150 MB: ${met}):`,
+      )
+      console.log(
+        `    diff build ${f(r.diff_tree_mb)} MB (node alone ${f(r.diff_node_mb)} MB); pair-loop review ${f(r.review_tree_mb)} MB`,
+      )
+    }
+  }
+} finally {
+  if (flag('keep')) console.error(`kept ${scratch}`)
+  else rmSync(scratch, { recursive: true, force: true })
+}
