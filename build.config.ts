@@ -15,12 +15,13 @@ const scripts = readdirSync('scripts')
 // `core` is what every command needs (flags, errors), `lib` the loop's bookkeeping, and the heavy parts that only
 // some commands run (the cost ledger, the reviewer call, the exporters) one chunk each. zx and proper-lockfile stay
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
-const CORE = ['/lib/cli.ts', '/lib/errors.ts', '/lib/text.ts']
+const CORE = ['/lib/cli.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
 // status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
 const IN_LIB = ['/lib/cost/status-snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts']
 function chunkOf(id: string): string | undefined {
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
+  if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
   const area = /\/lib\/(cost|review|export)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined

@@ -1,8 +1,10 @@
-// One way every script parses its flags (citty underneath) and prints its one JSON document.
+// How every script runs: its flags read (lib/flags.ts), its one document printed (JSON, or text for a person with
+// --text), every failure a code from the table, and SIGINT/SIGTERM an `interrupted` document.
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { parseArgs, renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
-import { ERROR_CODES, PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
+import { renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
+import { ERROR_CODES, type PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
+import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
 import { stripControl } from './text.ts'
 
 export const VERSION = 1 as const
@@ -98,34 +100,42 @@ export async function runScript<A extends ArgsDef>(
   rawArgs: string[],
   io: ScriptIO = processIO(),
 ): Promise<number> {
-  if (asksForHelp(def, rawArgs)) {
-    io.stdout(
-      `${stripControl(
-        await renderUsage({ meta: { name: `pair-loop ${def.name}`, description: def.description }, args: def.args }),
-      )}\n`,
-    )
+  const args = withCommonArgs(def.args)
+  if (flagGiven(args, rawArgs, ['--help', '-h'])) {
+    const meta = { name: `pair-loop ${def.name}`, description: def.description }
+    io.stdout(`${stripControl(await renderUsage({ meta, args }))}\n`)
     return 0
   }
+  // JSON unless the person asked for text: never decided by a terminal (some agents run commands in a pseudo-terminal)
+  const asText = flagGiven(args, rawArgs, ['--text'])
   try {
-    const args = parseFlags(def, rawArgs)
-    const running = def.run(args, io)
+    const parsed = parseFlags({ args }, rawArgs) as ParsedArgs<A>
+    const running = def.run(parsed, io)
     const result = io.signal
       ? await Promise.race([running, cutAfterSignal(io.signal, INTERRUPT_GRACE_MS)])
       : await running
     if (isRawOutput(result)) {
-      io.stdout(result.raw)
+      io.stdout(result.raw) // another tool's format (SARIF, rdjsonl) is printed as it is, --text or not
       return 0
     }
     const { document, exit } = isOutcome(result) ? result : { document: result, exit: 0 }
-    io.stdout(`${JSON.stringify({ version: VERSION, ...document })}\n`)
+    io.stdout(
+      asText
+        ? (await import('./text-view.ts')).documentText(def.name, document)
+        : `${JSON.stringify({ version: VERSION, ...document })}\n`,
+    )
     return exit
   } catch (caught) {
     const error = toPairLoopError(caught)
-    io.stdout(`${JSON.stringify(errorDocument(error))}\n`)
+    io.stdout(asText ? errorText(error) : `${JSON.stringify(errorDocument(error))}\n`)
     io.stderr(`pair-loop ${def.name}: ${error.code}: ${oneLine(error.message)}\n`)
     return ERROR_CODES[error.code].exit
   }
 }
+
+/** An error for a person: one line, the code and its exit status, then what went wrong. */
+const errorText = (error: PairLoopError) =>
+  `error: ${error.code} (exit ${ERROR_CODES[error.code].exit}): ${oneLine(error.message)}\n`
 
 /** Entry point of a script file: run with the process's argv and set the exit code. */
 export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = process.argv.slice(2)): Promise<void> {
@@ -136,19 +146,6 @@ export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = proce
 export async function exitWith(status: Promise<number>): Promise<void> {
   process.exitCode = await status
   if (process.exitCode === ERROR_CODES.interrupted.exit) process.stdout.write('', () => process.exit())
-}
-
-/** `--help` (or `-h`) where a flag goes, not as another flag's value: `start --task -h` is a task named "-h". */
-function asksForHelp<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[]): boolean {
-  const flags = describeFlags(def.args)
-  for (let i = 0; i < rawArgs.length; i++) {
-    const token = rawArgs[i]!
-    if (token === '--help' || token === '-h') return true
-    if (token === '--') return false
-    const [name, inline] = splitFlag(token)
-    if (token.startsWith('-') && inline === undefined && flags.get(name)?.takesValue) i++ // its value, whatever it looks like
-  }
-  return false
 }
 
 function isRawOutput(value: Document | Outcome | RawOutput): value is RawOutput {
@@ -163,74 +160,6 @@ function isOutcome(value: Document | Outcome): value is Outcome {
     Object.keys(value).length === 2
   )
 }
-
-/** citty accepts unknown flags and ignores `required` on enums: check both ourselves so a typo is `usage`, not a silent pass. */
-export function parseFlags<A extends ArgsDef>(def: ScriptDef<A>, rawArgs: string[]): ParsedArgs<A> {
-  const flags = describeFlags(def.args)
-  for (let i = 0; i < rawArgs.length; i++) {
-    const token = rawArgs[i]!
-    if (token === '--') fail('usage', `unexpected arguments after --: ${rawArgs.slice(i + 1).join(' ')}`)
-    if (!token.startsWith('-') || token === '-')
-      fail('usage', `unexpected argument ${JSON.stringify(token)}`, { argument: token })
-    const [name, inlineValue] = splitFlag(token)
-    const flag = flags.get(name)
-    if (!flag)
-      fail('usage', `unknown flag ${token.split('=')[0]}`, {
-        flag: token.split('=')[0],
-        known: [...new Set([...flags.values()].map((f) => `--${f.name}`))],
-      })
-    if (flag.takesValue && inlineValue === undefined) {
-      const value = rawArgs[i + 1]
-      if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0])))
-        fail('usage', `--${flag.name} needs a value`, { flag: `--${flag.name}` })
-      i++
-    }
-    if (!flag.takesValue && inlineValue !== undefined && !['true', 'false'].includes(inlineValue)) {
-      fail('usage', `--${flag.name} takes no value`, { flag: `--${flag.name}` })
-    }
-  }
-  let parsed: ParsedArgs<A>
-  try {
-    parsed = parseArgs(rawArgs, def.args)
-  } catch (error) {
-    throw new PairLoopError('usage', stripControl((error as Error).message))
-  }
-  for (const [name, arg] of Object.entries(def.args)) {
-    const value = (parsed as Record<string, unknown>)[name]
-    if (arg.type === 'string' || arg.type === 'enum') {
-      if (value === false) fail('usage', `--${name} cannot be negated`, { flag: `--${name}` })
-      if (value === '') fail('usage', `--${name} needs a value`, { flag: `--${name}` })
-    }
-    if (arg.required && value === undefined) fail('usage', `missing required flag --${name}`, { flag: `--${name}` })
-  }
-  return parsed
-}
-
-interface FlagInfo {
-  name: string
-  takesValue: boolean
-}
-
-function describeFlags(args: ArgsDef): Map<string, FlagInfo> {
-  const flags = new Map<string, FlagInfo>()
-  for (const [name, arg] of Object.entries(args)) {
-    if (arg.type === 'positional') continue
-    const info = { name, takesValue: arg.type !== 'boolean' }
-    const aliases = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
-    for (const spelling of [name, kebab(name), camel(name), ...aliases]) flags.set(spelling, info)
-    if (arg.type === 'boolean') flags.set(`no-${name}`, info)
-  }
-  return flags
-}
-
-function splitFlag(token: string): [string, string | undefined] {
-  const body = token.replace(/^--?/, '')
-  const eq = body.indexOf('=')
-  return eq === -1 ? [body, undefined] : [body.slice(0, eq), body.slice(eq + 1)]
-}
-
-const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
-const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
 
 /** The stderr line is one line, whatever the message holds, and carries no escape sequence to the terminal. */
 export const oneLine = (text: string) =>

@@ -8,7 +8,7 @@ import { fail } from './errors.ts'
 import { ioFailure } from './fsutil.ts'
 import { configPath } from './paths.ts'
 import { trustedSha } from './trust.ts'
-import { parseJson, validate } from './validate.ts'
+import { type ConfigProblem, configProblems, notAnObject, notJson } from './config-issues.ts'
 
 /** The two agents, in either role. */
 export const AGENTS = ['claude', 'codex'] as const
@@ -142,7 +142,27 @@ export function readConfigFile(file: string): ConfigFile | undefined {
 }
 
 function parseConfigText(text: string, file: string): ConfigFile {
-  return validate(ConfigFile, parseJson(text, 'config_invalid', file), 'config_invalid', file)
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    configInvalid(file, [notJson(text, file, (error as Error).message)])
+  }
+  if (typeof json !== 'object' || json === null || Array.isArray(json)) configInvalid(file, [notAnObject(file)])
+  const result = v.safeParse(ConfigFile, json)
+  if (!result.success) configInvalid(file, configProblems(ConfigFile, result.issues, file))
+  return result.output
+}
+
+/** `config_invalid` in the person's words: the first problems in the message, all of them (and their keys) in details. */
+function configInvalid(file: string, problems: ConfigProblem[]): never {
+  const shown = problems.slice(0, 3).map((problem) => problem.message)
+  const more = problems.length > 3 ? ` (and ${problems.length - 3} more)` : ''
+  fail('config_invalid', `${shown.join('; ')}${more}`, {
+    path: file,
+    keys: problems.map((problem) => problem.key).filter(Boolean),
+    issues: problems.map((problem) => problem.message),
+  })
 }
 
 /**

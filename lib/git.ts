@@ -6,7 +6,7 @@ import { open } from 'node:fs/promises'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fail } from './errors.ts'
 import { type ExecOptions, type ExecResult, execStream, nulRecords, type StreamResult } from './exec.ts'
-import { firstLineOf } from './text.ts'
+import { gitFailed, headFailed, unknownBase } from './git-messages.ts'
 import type { DiffStat } from './state.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
@@ -89,13 +89,6 @@ async function collect(cwd: string, args: string[], options: GitOptions, drivers
   return { ok, exitCode, stdout: Buffer.concat(chunks).toString('utf8'), stderr }
 }
 
-function gitFailed(args: string[], result: { exitCode: number | null; stderr: string }, stdout = ''): never {
-  const named = args.filter((arg) => !/^-|=/.test(arg)).slice(0, 2) // past global options: the subcommand
-  const said = firstLineOf(result.stderr) || firstLineOf(stdout) || `exit ${result.exitCode ?? 'by signal'}`
-  const details = { command: ['git', ...args].join(' '), exit: result.exitCode, stderr: result.stderr.slice(0, 2000) }
-  return fail('git_error', `git ${named.join(' ')} failed: ${said}`, details)
-}
-
 /** A hardened git call whose failure the caller reads. */
 export const gitTry = (cwd: string, args: string[], options: GitOptions = {}): Promise<ExecResult> =>
   collect(cwd, args, options)
@@ -103,7 +96,7 @@ export const gitTry = (cwd: string, args: string[], options: GitOptions = {}): P
 /** A hardened git call: its stdout, or `git_error`. */
 export async function safeGit(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
   const result = await collect(cwd, args, options)
-  if (!result.ok) gitFailed(args, result, result.stdout)
+  if (!result.ok) gitFailed(cwd, args, result, result.stdout)
   return result.stdout
 }
 
@@ -115,14 +108,14 @@ export async function safeGitStream(
   options: GitOptions = {},
 ): Promise<StreamResult> {
   const result = await spawnGit(cwd, args, onData, options)
-  if (!result.ok && !result.stopped) gitFailed(args, result)
+  if (!result.ok && !result.stopped) gitFailed(cwd, args, result)
   return result
 }
 
 export async function topLevel(cwd: string): Promise<string> {
   if (!existsSync(cwd)) fail('git_error', `directory ${cwd} does not exist`, { cwd })
   const result = await gitTry(cwd, ['rev-parse', '--show-toplevel'])
-  if (!result.ok) fail('git_error', `${cwd} is not inside a git repository (${firstLineOf(result.stderr)})`, { cwd })
+  if (!result.ok) gitFailed(cwd, ['rev-parse'], { ...result, stderr: result.stderr || 'not a git repository' })
   return realpathSync(result.stdout.trim())
 }
 
@@ -146,16 +139,13 @@ export function findTopLevelFast(cwd: string): string | undefined {
 }
 
 export async function headSha(cwd: string): Promise<string> {
-  return (await safeGit(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim()
+  const result = await gitTry(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])
+  return result.ok ? result.stdout.trim() : headFailed(cwd, ['rev-parse', 'HEAD'], result)
 }
 
 export async function resolveCommit(cwd: string, rev: string): Promise<string> {
   const result = await gitTry(cwd, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])
-  if (!result.ok)
-    fail('git_error', `unknown base ${JSON.stringify(rev)}: ${firstLineOf(result.stderr)}`, {
-      flag: '--base',
-      base: rev,
-    })
+  if (!result.ok) unknownBase(cwd, rev, result)
   return result.stdout.trim()
 }
 

@@ -10,6 +10,18 @@ export interface PackageJson {
   name?: string
   version?: string
   homepage?: string
+  repository?: string | { url?: string }
+}
+
+/** The project's web page from package.json (`homepage`, else the `repository` as an https URL), or null: never a guess. */
+export function projectUrl(json: PackageJson | undefined): string | null {
+  if (json?.homepage) return json.homepage
+  const repository = typeof json?.repository === 'string' ? json.repository : json?.repository?.url
+  if (!repository) return null
+  const shorthand = /^(?:github:)?([\w.-]+\/[\w.-]+)$/.exec(repository)
+  if (shorthand) return `https://github.com/${shorthand[1]!.replace(/\.git$/, '')}`
+  const url = repository.replace(/^git\+/, '').replace(/\.git$/, '')
+  return /^https:\/\//.test(url) ? url : null
 }
 
 /** The nearest folder above `moduleUrl` whose package.json is pair-loop's, or null. */

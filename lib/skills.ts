@@ -1,10 +1,19 @@
 // The agent skill (skills/pair-loop): where this package keeps it, and where Claude Code and Codex look for skills.
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, rmdirSync, unlinkSync } from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmdirSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { fail } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
-import { topLevel } from './git.ts'
+import { ensureExcluded, excludeFile, topLevel } from './git.ts'
 import { packageRoot } from './package.ts'
 
 export const SKILL_NAME = 'pair-loop'
@@ -67,6 +76,9 @@ export type InstallResult = {
   updated: string[]
   removed: string[]
   changed: boolean
+  /** A project install listed in .git/info/exclude, so `start` finds a clean tree (false with --commit, or for the user). */
+  excluded: boolean
+  exclude_file: string | null
 }
 
 /** Copy the skill folder to `target`: each file through temp+rename, unchanged files untouched, stale files removed. */
@@ -109,11 +121,30 @@ export function installSkillFiles(
 
 export async function installSkill(
   agent: SkillAgent,
-  options: TargetOptions & { source?: string } = {},
+  options: TargetOptions & { source?: string; commit?: boolean } = {},
 ): Promise<InstallResult> {
   const source = options.source ?? skillSource()
   const target = await skillTarget(agent, options)
-  return { agent, scope: options.project ? 'project' : 'user', skill_dir: target, ...installSkillFiles(source, target) }
+  const files = installSkillFiles(source, target)
+  const exclusion = options.project
+    ? await projectExclusion(target, options.cwd ?? process.cwd(), options.commit === true)
+    : { excluded: false, exclude_file: null }
+  return { agent, scope: options.project ? 'project' : 'user', skill_dir: target, ...files, ...exclusion }
+}
+
+/**
+ * A project install is the person's tooling, not part of the change under review: it goes into the repository's
+ * .git/info/exclude (never a tracked file), so `start` finds a clean tree. With `commit` the person wants it tracked:
+ * the line is taken out again if an earlier install put it there.
+ */
+async function projectExclusion(target: string, cwd: string, commit: boolean) {
+  const top = await topLevel(cwd)
+  const name = `${relative(top, target).split(sep).join('/')}/`
+  if (!commit) return { excluded: true, exclude_file: await ensureExcluded(top, name) }
+  const file = await excludeFile(top)
+  const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n') : []
+  if (lines.includes(`/${name}`)) writeFileSync(file, lines.filter((line) => line !== `/${name}`).join('\n'))
+  return { excluded: false, exclude_file: file }
 }
 
 function isSameFile(path: string, content: Buffer): boolean {

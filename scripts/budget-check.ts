@@ -8,8 +8,7 @@ import { expectPhase } from '../lib/transitions.ts'
 
 const budgetCheck = defineScript({
   name: 'budget-check',
-  description:
-    "The run's cost so far, per round, role and model, from the agents' transcripts and the reviewer calls; exit 13 at or over the limit.",
+  description: "The run's cost so far by round, role and model, from the agents' own records; exit 13 at the limit.",
   args: {
     ...runArgs,
     limit: {
@@ -18,14 +17,14 @@ const budgetCheck = defineScript({
       valueHint: 'USD',
     },
   },
-  async run(args) {
+  async run(args, io) {
     const limit = decimalFlag(args.limit, 'limit')
     const run = resolveRun(args)
     expectPhase(run, ['coding', 'reviewing', 'approved', 'capped'], 'budget-check')
     const budget = assessBudget(run, configOf(run), { limit })
     const { ledger } = budget
     for (const model of ledger.unpriced_models) {
-      process.stderr.write(
+      io.stderr(
         `pair-loop budget-check: warning: no price for model ${model}; it is counted as $0 (add it under "pricing" in config)\n`,
       )
     }
@@ -33,8 +32,8 @@ const budgetCheck = defineScript({
       (s) => s.status === 'missing' || s.status === 'unreadable' || s.status === 'unmeasured',
     )
     for (const s of problems)
-      process.stderr.write(
-        `pair-loop budget-check: warning: ${s.role} ${s.path ?? s.session ?? ''}: ${s.status}: ${s.why ?? ''}\n`,
+      io.stderr(
+        `pair-loop budget-check: warning: ${s.role}${s.round ? ` round ${s.round}` : ''}: ${s.status}: ${s.why}\n`,
       )
     const document = {
       run_id: run.run_id,
@@ -51,13 +50,13 @@ const budgetCheck = defineScript({
       sources: ledger.sources,
     }
     if (budget.level === 'alert') {
-      process.stderr.write(
+      io.stderr(
         `pair-loop budget-check: budget_exceeded: spent $${budget.spent.toFixed(4)} of $${budget.limit!.toFixed(2)}\n`,
       )
       return withExit(document, ERROR_CODES.budget_exceeded.exit)
     }
     if (budget.level === 'warn')
-      process.stderr.write(
+      io.stderr(
         `pair-loop budget-check: warning: spent $${budget.spent.toFixed(4)}, past ${Math.round(budget.warn_ratio * 100)}% of $${budget.limit!.toFixed(2)}\n`,
       )
     return document

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // demo: a whole loop in a temporary repository with the built-in stub reviewer; no keys, no network.
 // Narrates each step on stderr for a person; prints the final status document.
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -14,69 +14,90 @@ const BUGGY =
 const FIXED = BUGGY.replace('values.length - 1', 'values.length')
 const TEST = "import { sum } from './sum.js'\n\nconsole.assert(sum([1, 2, 3]) === 6)\n"
 const TEST_FIXED = `${TEST}console.assert(sum([]) === 0)\n`
+/** The model the stub reviewer reports its usage under (its first argument), priced at $0 in the demo's config. */
+const DEMO_MODEL = 'pair-loop-demo-stub'
 
 const demo = defineScript({
   name: 'demo',
-  description:
-    'Run a whole two-round loop in a temporary repository with the built-in stub reviewer (no keys, no network).',
-  args: {},
-  async run() {
+  description: 'A whole two-round loop in a temporary repository with a stub reviewer: no keys, no network.',
+  args: {
+    keep: { type: 'boolean', description: 'keep the temporary repository and run files afterwards (default: removed)' },
+  },
+  async run(args, io) {
     const root = mkdtempSync(join(tmpdir(), 'pair-loop-demo-'))
     const repo = join(root, 'repo')
-    process.env.PAIR_LOOP_HOME = join(root, 'home') // the demo's runs never mix with the person's own
-    const say = (line: string) => process.stderr.write(`${line}\n`)
-
-    say(`pair-loop demo — a coder and a reviewer in ${repo}\n`)
-    await setUpRepo(repo)
-    const reviewer = JSON.stringify(demoReviewerCommand())
-    const step = async (why: string, argv: string[], input?: string): Promise<Document> => {
-      say(`▶ ${why}\n  $ pair-loop ${argv.map((a) => (/[\s"'[\]]/.test(a) ? `'${a}'` : a)).join(' ')}`)
-      const doc = await runCommand(argv, repo, input)
-      say(`  ${summarise(doc)}\n`)
-      return doc
+    const home = join(root, 'home')
+    process.env.PAIR_LOOP_HOME = home // the demo's runs never mix with the person's own
+    const say = (line: string) => io.stderr(`${line}\n`)
+    try {
+      say(`pair-loop demo — a coder and a reviewer in ${repo}\n`)
+      await setUpRepo(repo)
+      writeDemoConfig(home)
+      const reviewer = JSON.stringify(demoReviewerCommand())
+      const step = async (why: string, argv: string[], input?: string): Promise<Document> => {
+        say(`▶ ${why}\n  $ pair-loop ${argv.map((a) => (/[\s"'[\]]/.test(a) ? `'${a}'` : a)).join(' ')}`)
+        const { document, notes } = await runCommand(argv, repo, input)
+        for (const note of notes) say(`  ${note}`)
+        say(`  ${summarise(document)}\n`)
+        return document
+      }
+      const finished = await playLoop(step, repo, reviewer)
+      const { version: _version, ...status } = (await runCommand(['status'], repo)).document
+      if (args.keep) {
+        say(`Kept in ${root}: ${repo}/HANDOFF.md is the conversation, ${finished.pr_body_path} the PR body.`)
+        say(`Remove it with: rm -rf '${root}'`)
+      } else say(`Removed ${root} (run \`pair-loop demo --keep\` to look around afterwards).`)
+      return status
+    } finally {
+      if (!args.keep) rmSync(root, { recursive: true, force: true })
     }
-
-    await step('Open a run on the clean tree', ['start', '--task', 'Fix the off-by-one in sum()', '--max-rounds', '3'])
-    writeFileSync(join(repo, 'sum.test.js'), TEST)
-    await step('Round 1: the coder adds a test and hands over', [
-      'coder-done',
-      '--summary',
-      'Added sum.test.js for sum([1, 2, 3])',
-    ])
-    const first = await step('The reviewer reads the diff', ['review', '--reviewer-cmd', reviewer])
-    if (first.verdict !== 'CHANGES_REQUESTED')
-      fail('internal', 'the demo reviewer should have requested changes in round 1')
-    await step(
-      'The coder answers finding 1.1',
-      ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'],
-      'Right: the loop now runs to values.length.',
-    )
-    await step(
-      '…and finding 1.2',
-      ['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-'],
-      'Added the empty-list case.',
-    )
-    writeFileSync(join(repo, 'sum.js'), FIXED)
-    writeFileSync(join(repo, 'sum.test.js'), TEST_FIXED)
-    await step('Check the budget before the next round', ['budget-check'])
-    await step('Round 2: the fix', [
-      'coder-done',
-      '--summary',
-      'Loop bound fixed; empty list tested',
-      '--findings-addressed',
-      '2',
-    ])
-    await step('The reviewer reads the new diff', ['review', '--reviewer-cmd', reviewer])
-    const finished = await step('Close the run; the PR body carries the transcript', [
-      'finish',
-      '--verdict',
-      'APPROVED',
-    ])
-    say(`Look around: ${repo}/HANDOFF.md is the conversation, ${finished.pr_body_path} the PR body.`)
-    const { version: _version, ...status } = await runCommand(['status'], repo)
-    return status
   },
 })
+
+type Step = (why: string, argv: string[], input?: string) => Promise<Document>
+
+/** The loop itself: a buggy sum(), a review asking for changes, replies and the fix, an approving review, finish. */
+async function playLoop(step: Step, repo: string, reviewer: string): Promise<Document> {
+  await step('Open a run on the clean tree', ['start', '--task', 'Fix the off-by-one in sum()', '--max-rounds', '3'])
+  writeFileSync(join(repo, 'sum.test.js'), TEST)
+  await step('Round 1: the coder adds a test and hands over', [
+    'coder-done',
+    '--summary',
+    'Added sum.test.js for sum([1, 2, 3])',
+  ])
+  const first = await step('The reviewer reads the diff', ['review', '--reviewer-cmd', reviewer])
+  if (first.verdict !== 'CHANGES_REQUESTED')
+    fail('internal', 'the demo reviewer should have requested changes in round 1')
+  await step(
+    'The coder answers finding 1.1',
+    ['reply', '--finding', '1.1', '--disposition', 'fixed', '--body-file', '-'],
+    'Right: the loop now runs to values.length.',
+  )
+  await step(
+    '…and finding 1.2',
+    ['reply', '--finding', '1.2', '--disposition', 'fixed', '--body-file', '-'],
+    'Added the empty-list case.',
+  )
+  writeFileSync(join(repo, 'sum.js'), FIXED)
+  writeFileSync(join(repo, 'sum.test.js'), TEST_FIXED)
+  await step('Check the budget before the next round', ['budget-check'])
+  await step('Round 2: the fix', [
+    'coder-done',
+    '--summary',
+    'Loop bound fixed; empty list tested',
+    '--findings-addressed',
+    '2',
+  ])
+  await step('The reviewer reads the new diff', ['review', '--reviewer-cmd', reviewer])
+  return step('Close the run; the PR body carries the transcript', ['finish', '--verdict', 'APPROVED'])
+}
+
+/** The demo's own home config: the stub reviewer's model is priced at $0, so its reported usage is costed, not "unpriced". */
+function writeDemoConfig(home: string) {
+  mkdirSync(home, { recursive: true })
+  const config = { pricing: { [DEMO_MODEL]: { input: 0, output: 0 } } }
+  writeFileSync(join(home, 'config.json'), `${JSON.stringify(config, null, 2)}\n`)
+}
 
 async function setUpRepo(repo: string) {
   const git = (argv: string[]) =>
@@ -106,7 +127,7 @@ function demoReviewerCommand(): string[] {
   const path = candidates.find((candidate) => existsSync(candidate))
   if (!path) fail('internal', `the demo reviewer is missing next to ${here}`)
   const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined'
-  return [process.execPath, ...(isDeno ? ['run', '-A'] : []), path]
+  return [process.execPath, ...(isDeno ? ['run', '-A'] : []), path, DEMO_MODEL]
 }
 
 /** The commands the demo runs, loaded by name (not through the dispatcher's table, which lists the demo itself). */
@@ -120,7 +141,15 @@ const STEPS: Record<string, ScriptLoader> = {
   status: () => import('./status.ts'),
 }
 
-async function runCommand(argv: string[], cwd: string, input?: string): Promise<Document> {
+/**
+ * One command in process, its stderr kept: a warning is shown to the person as it is, except that the demo's coder
+ * (this script, not an agent) has no transcript by design, which is said as information.
+ */
+async function runCommand(
+  argv: string[],
+  cwd: string,
+  input?: string,
+): Promise<{ document: Document; notes: string[] }> {
   const load = STEPS[argv[0]!]
   if (!load) fail('internal', `demo step ${argv[0]} is not a command`)
   let out = ''
@@ -134,13 +163,18 @@ async function runCommand(argv: string[], cwd: string, input?: string): Promise<
       err += text
     },
   })
-  const doc = JSON.parse(out) as Document
+  const document = JSON.parse(out) as Document
   if (exit !== 0)
     fail('internal', `demo step \`${argv.join(' ')}\` failed (exit ${exit}): ${err.trim()}`, {
       step: argv[0],
-      document: doc,
+      document,
     })
-  return doc
+  const lines = err.split('\n').filter(Boolean)
+  const coderMissing = (line: string) => line.includes(': warning: coder: missing:')
+  const notes = lines.filter((line) => !coderMissing(line))
+  if (lines.some(coderMissing))
+    notes.unshift('info: coder: no transcript: demo (the coder here is this script; its cost is $0)')
+  return { document, notes }
 }
 
 function summarise(doc: Document): string {

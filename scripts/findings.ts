@@ -5,15 +5,14 @@ import { toRdjsonl } from '../lib/export/rdjsonl.ts'
 import { toSarif } from '../lib/export/sarif.ts'
 import { resolveRun } from '../lib/run-access.ts'
 import { allFindings } from '../lib/run-queries.ts'
-import { packageRoot } from '../lib/package.ts'
+import { packageRoot, projectUrl } from '../lib/package.ts'
 import type { RunState } from '../lib/state.ts'
 
 const FORMATS = ['json', 'sarif', 'rdjsonl'] as const
 
 const findings = defineScript({
   name: 'findings',
-  description:
-    "The run's findings with their replies (json), or as SARIF 2.1.0 for code scanning or reviewdog rdjsonl for PR comments.",
+  description: "The run's findings with their replies; --format sarif or rdjsonl for code scanning and reviewdog.",
   args: {
     ...runArgs,
     format: {
@@ -24,15 +23,13 @@ const findings = defineScript({
       valueHint: 'json|sarif|rdjsonl',
     },
   },
-  async run(args) {
+  async run(args, io) {
     const run = resolveRun(args, { allowFinished: true })
     if (args.format === 'sarif') return rawOutput(JSON.stringify(toSarif(run, packageInfo())))
     if (args.format === 'rdjsonl') {
       const { text, skipped } = toRdjsonl(run, packageInfo().informationUri)
       if (skipped.length)
-        process.stderr.write(
-          `pair-loop findings: ${skipped.length} finding(s) without a path skipped: ${skipped.join(', ')}\n`,
-        )
+        io.stderr(`pair-loop findings: ${skipped.length} finding(s) without a path skipped: ${skipped.join(', ')}\n`)
       return { raw: text } satisfies RawOutput // no findings: nothing at all, not an empty line
     }
     return findingsDocument(run)
@@ -57,13 +54,11 @@ function findingsDocument(run: RunState) {
   }
 }
 
-/** The package's own version and home page, from its package.json. */
-function packageInfo(): { version: string; informationUri: string } {
+/** The package's own version and web page (none unless package.json names one), from its package.json. */
+function packageInfo(): { version: string; informationUri: string | null } {
   const json = packageRoot()?.json
-  return { version: json?.version ?? '0.0.0', informationUri: json?.homepage ?? NPM_PAGE }
+  return { version: json?.version ?? '0.0.0', informationUri: projectUrl(json) }
 }
-
-const NPM_PAGE = 'https://www.npmjs.com/package/pair-loop'
 
 export default findings
 if (isMain(import.meta)) await main(findings)

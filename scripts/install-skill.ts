@@ -6,8 +6,7 @@ import { installSkill } from '../lib/skills.ts'
 
 const installSkillScript = defineScript({
   name: 'install-skill',
-  description:
-    'Copy the pair-loop skill where Claude Code (--claude) or Codex (--codex) reads skills, for the user or (--project) this repository. Idempotent.',
+  description: 'Install the pair-loop skill for Claude Code (--claude) or Codex (--codex), for you or --project.',
   args: {
     claude: {
       type: 'boolean',
@@ -19,6 +18,11 @@ const installSkillScript = defineScript({
       type: 'boolean',
       description: "install into the repository's top level instead of the user's skills folder",
     },
+    commit: {
+      type: 'boolean',
+      description:
+        'with --project: you mean to commit the skill, so it is not added to .git/info/exclude (by default it is)',
+    },
     cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
   },
   async run(args) {
@@ -29,7 +33,15 @@ const installSkillScript = defineScript({
         flags: ['--claude', '--codex'],
       })
     }
-    return installSkill(claude ? 'claude' : 'codex', { project: args.project === true, cwd: args.cwd })
+    if (args.commit && !args.project)
+      fail('usage', '--commit goes with --project (a skill installed for you is not in any repository)', {
+        flag: '--commit',
+      })
+    return installSkill(claude ? 'claude' : 'codex', {
+      project: args.project === true,
+      commit: args.commit === true,
+      cwd: args.cwd,
+    })
   },
 })
 

@@ -13,8 +13,9 @@ const review = defineScript({
     ...runArgs,
     'reviewer-cmd': {
       type: 'string',
-      description: 'a custom reviewer command as a JSON array; gets the prompt on stdin',
-      valueHint: 'json',
+      description:
+        'a reviewer command as a JSON array (it gets the prompt on stdin), or builtin:NAME, a stub shipped with pair-loop (builtin:approve, builtin:changes, …)',
+      valueHint: 'json|builtin:NAME',
     },
     timeout: {
       type: 'string',

@@ -12,8 +12,7 @@ const POLL_MS = 100
 
 const status = defineScript({
   name: 'status',
-  description:
-    "A run's phase, round, next step, open findings and budget; --all lists every run; --wait S blocks until a change.",
+  description: 'Where a run stands: phase, round, next step, open findings, budget; --all for every run.',
   args: {
     ...runArgs,
     all: { type: 'boolean', description: 'list every run (for dashboards and jq)' },

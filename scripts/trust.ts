@@ -11,8 +11,7 @@ import { join } from 'node:path'
 
 const trust = defineScript({
   name: 'trust',
-  description:
-    "Trust this repository's .pair-loop.json in its exact content (its SHA-256), so its reviewer command, binaries, prices and budget are honoured; --show, --revoke.",
+  description: "Trust this repository's .pair-loop.json as it is now, so its reviewer command and prices apply.",
   args: {
     show: { type: 'boolean', description: 'say whether the file is trusted, changing nothing' },
     revoke: { type: 'boolean', description: 'take the trust back' },

@@ -68,21 +68,43 @@ describe('loadConfig', () => {
     expect(loadConfig({ home: tempDir() }).pair_loop.max_rounds).toBe(3)
   })
 
-  const invalid: Array<[string, unknown, RegExp]> = [
-    ['bad JSON', '{"pair_loop": {', /not valid JSON/],
-    ['an unknown top-level key', { pairloop: {} }, /pairloop/],
-    ['an unknown key in a section', { pair_loop: { max_round: 3 } }, /pair_loop\.max_round/],
+  // [what, content, the key at fault (null: the whole file), what the message says in plain words]
+  const invalid: Array<[string, unknown, string | null, RegExp]> = [
+    ['bad JSON', '{"pair_loop": {', null, /is not valid JSON.*: fix it, or remove the file/],
+    [
+      'an unknown top-level key',
+      { pairloop: {} },
+      'pairloop',
+      /unknown key "pairloop" in .* \(did you mean "pair_loop"\?\)/,
+    ],
+    [
+      'an unknown key in a section',
+      { pair_loop: { max_round: 3 } },
+      'pair_loop.max_round',
+      /did you mean "max_rounds"/,
+    ],
     [
       'an unknown key in a price',
       { pricing: { m: { input: 1, output: 2, cache_wirte: 1 } } },
-      /pricing\.m\.cache_wirte/,
+      'pricing.m.cache_wirte',
+      /unknown key "cache_wirte" .*remove or rename it \("pricing\.m" takes input, output/,
     ],
-    ['a wrong type', { pair_loop: { max_rounds: '3' } }, /pair_loop\.max_rounds/],
-    ['a value out of range', { budget: { warn_ratio: 1.5 } }, /budget\.warn_ratio/],
-    ['an unknown agent', { pair_loop: { reviewer: 'gemini' } }, /pair_loop\.reviewer/],
-    ['a JSON array', [], /\(root\)/],
+    [
+      'a wrong type',
+      { pair_loop: { max_rounds: '3' } },
+      'pair_loop.max_rounds',
+      /must be a whole number, 1 or more, not "3"/,
+    ],
+    [
+      'a value out of range',
+      { budget: { warn_ratio: 1.5 } },
+      'budget.warn_ratio',
+      /must be a number from 0 to 1, not 1\.5/,
+    ],
+    ['an unknown agent', { pair_loop: { reviewer: 'gemini' } }, 'pair_loop.reviewer', /must be "claude" or "codex"/],
+    ['a JSON array', [], null, /must hold one JSON object/],
   ]
-  for (const [name, content, key] of invalid) {
+  for (const [name, content, key, words] of invalid) {
     for (const where of ['home', 'repo'] as const) {
       it(`refuses ${name} in the ${where} file as config_invalid naming the file and the key`, () => {
         const home = tempDir()
@@ -93,7 +115,8 @@ describe('loadConfig', () => {
         expect(error.code).toBe('config_invalid')
         expect(error.details.path).toBe(file)
         expect(error.message).toContain(file)
-        expect(`${error.message} ${(error.details.issues as string[]).join(' ')}`).toMatch(key)
+        expect(error.message).toMatch(words)
+        expect(error.details.keys).toEqual(key === null ? [] : [key])
       })
     }
   }
@@ -114,7 +137,7 @@ describe('start with an invalid config', () => {
       const before = runDisk(sb)
       const error = expectError(await sb.cli(['start', '--task', 'x']), 'config_invalid')
       expect(error.path).toBe(file)
-      expect(`${error.message} ${error.issues.join(' ')}`).toContain(key)
+      expect(`${error.message} ${error.keys.join(' ')}`).toContain(key)
       expect(runDisk(sb)).toEqual(before)
     })
   }

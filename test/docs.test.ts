@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url'
 import type { ArgsDef } from 'citty'
 import { describe, expect, it } from 'vitest'
 import { codeTable } from '../lib/errors.ts'
+import { COMMON_ARGS } from '../lib/flags.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
@@ -307,7 +308,8 @@ function argsOf(command: string): Promise<ArgsDef> {
   if (!loaded.has(command))
     loaded.set(
       command,
-      COMMANDS[command]!().then((module) => module.default.args as ArgsDef),
+      // every command also takes the common flags (--text), documented once under "Common flags"
+      COMMANDS[command]!().then((module) => ({ ...(module.default.args as ArgsDef), ...COMMON_ARGS })),
     )
   return loaded.get(command)!
 }
@@ -432,7 +434,7 @@ describe(`${CONTRACT} documents every command and flag`, () => {
         .filter(({ text: line }) => line.startsWith(`pair-loop ${command}`))
       expect(synopses.length, 'a synopsis line in a code block').toBeGreaterThan(0)
       const missing = Object.entries(await argsOf(command))
-        .filter(([, arg]) => arg.type !== 'positional')
+        .filter(([name, arg]) => arg.type !== 'positional' && !(name in COMMON_ARGS))
         .map(([name]) => `--${name}`)
         .filter((flag) => !new RegExp(`${flag}(?![a-z0-9-])`).test(text!))
       expect(missing, `flags of ${command} not documented in its section`).toEqual([])

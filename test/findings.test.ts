@@ -12,7 +12,10 @@ const schema = JSON.parse(
 const Ajv = AjvDraft04.default // a CommonJS module: node and bun agree on .default
 const ajv = new Ajv({ strict: false, allErrors: true, unicodeRegExp: false, validateFormats: false, logger: false })
 const validateSarif = ajv.compile(schema)
-const PACKAGE_VERSION = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'))
+const PACKAGE_VERSION = PACKAGE.version
+/** A web page is named only where package.json gives one: pair-loop is not on npm, so no npm page may be made up. */
+const PAGE_GIVEN = Boolean(PACKAGE.homepage || PACKAGE.repository)
 
 function expectValidSarif(log: unknown) {
   const valid = validateSarif(log)
@@ -107,11 +110,10 @@ describe('findings', () => {
     expect(log.$schema).toMatch(/^https:\/\/.*sarif.*2\.1\.0.*\.json$/)
     expect(log.runs).toHaveLength(1)
     const [run] = log.runs
-    expect(run.tool.driver).toMatchObject({
-      name: 'pair-loop',
-      version: PACKAGE_VERSION,
-      informationUri: expect.stringMatching(/^https:\/\//),
-    })
+    expect(run.tool.driver).toMatchObject({ name: 'pair-loop', version: PACKAGE_VERSION })
+    expect('informationUri' in run.tool.driver).toBe(PAGE_GIVEN)
+    if (PAGE_GIVEN) expect(run.tool.driver.informationUri).toMatch(/^https:\/\//)
+    expect(JSON.stringify(log)).not.toContain('npmjs.com')
     expect(run.automationDetails.id).toBe(`pair-loop/${runId}/`)
     expect(run.originalUriBaseIds['%SRCROOT%'].uri).toBe(`${pathToFileURL(sb.repo).href}/`)
   })
@@ -212,7 +214,7 @@ describe('findings', () => {
       message: 'token compared with "==", not timing-safe',
       location: { path: 'src/auth.ts', range: { start: { line: 41 }, end: { line: 48 } } },
       severity: 'ERROR',
-      source: { name: 'pair-loop', url: expect.stringMatching(/^https:\/\//) },
+      source: PAGE_GIVEN ? { name: 'pair-loop', url: expect.stringMatching(/^https:\/\//) } : { name: 'pair-loop' },
       code: { value: 'security' },
       original_output: '1. [security/blocker] src/auth.ts:41-48 — token compared with "==", not timing-safe',
     })

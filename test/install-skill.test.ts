@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
 import { listFiles, parseFrontmatter, skillSource } from '../lib/skills.ts'
-import { ROOT, isolatedEnv, makeRepo, runCli, tempDir } from './_helpers.ts'
+import { ROOT, git, isolatedEnv, makeRepo, runCli, tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 
 const SOURCE = join(ROOT, 'skills', 'pair-loop')
@@ -172,6 +172,7 @@ describe('install-skill usage', () => {
     ['neither agent', []],
     ['both agents', ['--claude', '--codex']],
     ['only --project', ['--project']],
+    ['--commit without --project', ['--claude', '--commit']],
     ['an unknown flag', ['--claude', '--global']],
     ['a value on a switch', ['--claude=yes']],
     ['a positional argument', ['--codex', 'somewhere']],
@@ -190,5 +191,48 @@ describe('install-skill usage', () => {
   it('--project outside a git repository is git_error', async () => {
     const { cli } = setup()
     expectError(await cli(['--codex', '--project'], tempDir('pl-norepo-')), 'git_error')
+  })
+})
+
+describe('install-skill --project and the repository', () => {
+  const excludeLines = (repo: string) => readFileSync(join(repo, '.git', 'info', 'exclude'), 'utf8').split('\n')
+
+  for (const [agent, folder] of [
+    ['--claude', '.claude/skills/pair-loop'],
+    ['--codex', '.agents/skills/pair-loop'],
+  ] as const) {
+    it(`${agent} --project lists ${folder}/ in .git/info/exclude, so start works right after`, async () => {
+      const { env, repo, cli } = setup()
+      const doc = expectOk(await cli([agent, '--project']))
+      expect(doc).toMatchObject({ excluded: true, exclude_file: join(repo, '.git', 'info', 'exclude') })
+      expect(excludeLines(repo)).toContain(`/${folder}/`)
+      expect(git(repo, ['status', '--porcelain', '--untracked-files=all'])).toBe('')
+      expect(git(repo, ['ls-files'])).not.toContain(folder) // excluded, never added
+      expectOk(await runCli(['start', '--task', 'x'], { cwd: repo, env }))
+      // again: the line is there once
+      expectOk(await cli([agent, '--project']))
+      expect(excludeLines(repo).filter((line) => line === `/${folder}/`)).toHaveLength(1)
+    })
+  }
+
+  it('--commit leaves it for the person to commit (start sees it until then) and takes out an earlier exclude', async () => {
+    const { env, repo, cli } = setup()
+    expectOk(await cli(['--claude', '--project']))
+    const doc = expectOk(await cli(['--claude', '--project', '--commit']))
+    expect(doc).toMatchObject({ excluded: false, exclude_file: join(repo, '.git', 'info', 'exclude') })
+    expect(excludeLines(repo)).not.toContain('/.claude/skills/pair-loop/')
+    const dirty = expectError(await runCli(['start', '--task', 'x'], { cwd: repo, env }), 'dirty_tree')
+    expect(dirty.paths).toContain('.claude/skills/pair-loop/SKILL.md')
+    git(repo, ['add', '.claude'])
+    git(repo, ['commit', '-qm', 'the pair-loop skill'])
+    expectOk(await runCli(['start', '--task', 'x'], { cwd: repo, env }))
+  })
+
+  it('a user install touches no repository: excluded false, no exclude file', async () => {
+    const { repo, cli } = setup()
+    expect(expectOk(await cli(['--codex']))).toMatchObject({ excluded: false, exclude_file: null })
+    expect(
+      existsSync(join(repo, '.git', 'info', 'exclude')) && excludeLines(repo).some((l) => l.includes('skills')),
+    ).toBe(false)
   })
 })

@@ -15,7 +15,8 @@ export const SEVERITIES: Record<NonNullable<Finding['severity']> | 'none', Sever
   none: 'WARNING',
 }
 
-export function toRdjsonl(run: RunState, sourceUrl: string): { text: string; skipped: string[] } {
+/** `sourceUrl`: the project's page, or null to leave `source.url` out (it is optional; a wrong one is worse). */
+export function toRdjsonl(run: RunState, sourceUrl: string | null): { text: string; skipped: string[] } {
   const lines: string[] = []
   const skipped: string[] = []
   for (const finding of allFindings(run)) {
@@ -32,7 +33,7 @@ export function toRdjsonl(run: RunState, sourceUrl: string): { text: string; ski
         message: cleanText(finding.text) || `${finding.category} finding ${finding.id}`,
         location: { path: repoPath(run.repo, finding.path).path, ...range },
         severity: SEVERITIES[finding.severity ?? 'none'],
-        source: { name: 'pair-loop', url: sourceUrl },
+        source: { name: 'pair-loop', ...(sourceUrl ? { url: sourceUrl } : {}) },
         code: { value: finding.category },
         original_output: formatFindingLine(finding),
       }),

@@ -12,7 +12,8 @@ const SRCROOT = '%SRCROOT%'
 
 export interface ToolInfo {
   version: string
-  informationUri: string
+  /** The project's page, or null to leave it out (optional in SARIF). */
+  informationUri: string | null
 }
 
 type Level = 'error' | 'warning' | 'note'
@@ -96,7 +97,14 @@ export function toSarif(run: RunState, tool: ToolInfo) {
     version: '2.1.0',
     runs: [
       {
-        tool: { driver: { name: 'pair-loop', version: tool.version, informationUri: tool.informationUri, rules } },
+        tool: {
+          driver: {
+            name: 'pair-loop',
+            version: tool.version,
+            ...(tool.informationUri ? { informationUri: tool.informationUri } : {}),
+            rules,
+          },
+        },
         automationDetails: { id: `pair-loop/${run.run_id}/` },
         originalUriBaseIds: { [SRCROOT]: { uri: `${pathToFileURL(run.repo).href.replace(/\/$/, '')}/` } },
         results,

@@ -40,7 +40,8 @@ const WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 const STAT_FILES = 1000
 const STAT_MAX_BYTES = 512 * 1024
 const GIT_TIMEOUT_MS = 120_000
-const EXCLUDE_OWN = [`:(top,exclude)${HANDOFF_NAME}`, `:(top,exclude)${HANDOFF_TEMP_GLOB}`]
+/** HANDOFF.md and its temp files: pair-loop's own (built when called: no import is read at module load). */
+const excludeOwn = () => [`:(top,exclude)${HANDOFF_NAME}`, `:(top,exclude)${HANDOFF_TEMP_GLOB}`]
 
 /**
  * The working tree (untracked files included) against the base commit, through a temporary index, so the user's own
@@ -174,7 +175,7 @@ async function streamDiff(walk: Walk, env: NodeJS.ProcessEnv): Promise<void> {
     ...(withPatch ? ['-p', '--unified=3'] : []),
     ...['--no-color', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', '--find-renames', '-O/dev/null'],
     ...[`--src-prefix=a/${walk.label}`, `--dst-prefix=b/${walk.label}`, walk.base, '--', '.'],
-    ...(walk.depth === 0 ? EXCLUDE_OWN : []),
+    ...(walk.depth === 0 ? excludeOwn() : []),
   ]
   let inStat = true
   let lineStart = true

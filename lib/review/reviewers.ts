@@ -7,6 +7,7 @@ import type { Config } from '../config.ts'
 import { fail } from '../errors.ts'
 import { pairLoopHome, runArtifactsDir } from '../paths.ts'
 import type { Agent, RunState } from '../state.ts'
+import { BUILTIN_PREFIX, builtinReviewer } from './builtin.ts'
 import { type CliFlags, cliFlags } from './capabilities.ts'
 import { ANSWER_SCHEMA } from './grammar.ts'
 
@@ -180,9 +181,10 @@ export function chooseReviewer(
   )
 }
 
-/** `--reviewer-cmd '["sh","review.sh"]'`: a JSON array of strings, or `usage`. */
+/** `--reviewer-cmd '["sh","review.sh"]'`: a JSON array of strings, or `builtin:NAME` (a stub shipped in the package), or `usage`. */
 export function parseReviewerCmd(value: string | undefined): string[] | null {
   if (value === undefined) return null
+  if (value.startsWith(BUILTIN_PREFIX)) return builtinReviewer(value)
   let parsed: unknown
   try {
     parsed = JSON.parse(value)
@@ -194,7 +196,7 @@ export function parseReviewerCmd(value: string | undefined): string[] | null {
   ) {
     fail(
       'usage',
-      `--reviewer-cmd must be a JSON array of strings, e.g. '["sh","review.sh"]', got ${JSON.stringify(value)}`,
+      `--reviewer-cmd must be a JSON array of strings, e.g. '["sh","review.sh"]', or builtin:NAME (builtin:approve, builtin:changes, …), got ${JSON.stringify(value)}`,
       { flag: '--reviewer-cmd' },
     )
   }

@@ -1,0 +1,156 @@
+// What is wrong with a config file, in the person's words: which key, in which file, what it must be, how to fix it.
+// Never the schema library's own text ("Invalid key: Expected never but received …") nor the JSON parser's.
+import { relative, isAbsolute } from 'node:path'
+import type * as v from 'valibot'
+import { closest, didYouMean } from './suggest.ts'
+
+type Issue = v.BaseIssue<unknown>
+type Schema = v.GenericSchema & { entries?: Record<string, Schema>; wrapped?: Schema; value?: Schema }
+
+/** One problem of a config file: the key at fault (dotted, '' for the whole file) and the sentence for a person. */
+export interface ConfigProblem {
+  key: string
+  message: string
+}
+
+/** What each key must hold, as the person would write it. Keys without a line here are described from the schema. */
+const MUST_BE: Record<string, string> = {
+  pair_loop: 'an object such as {"reviewer": "codex"}',
+  budget: 'an object such as {"per_run_usd": 5}',
+  pricing: 'an object of models, such as {"my-model": {"input": 3, "output": 15}}',
+  'pair_loop.coder': '"claude" or "codex"',
+  'pair_loop.reviewer': '"claude" or "codex"',
+  'pair_loop.max_rounds': 'a whole number, 1 or more',
+  'pair_loop.reviewer_timeout_s': 'a whole number of seconds, 1 or more',
+  'pair_loop.max_diff_bytes': 'a whole number of bytes, 1 or more',
+  'pair_loop.reviewer_cmd': 'a list of strings such as ["sh", "review.sh"], or null',
+  'pair_loop.reviewer_model': 'a model name, or null',
+  'pair_loop.claude_bin': 'a program name or path',
+  'pair_loop.codex_bin': 'a program name or path',
+  'budget.per_run_usd': 'a number of dollars, 0 or more, or null for no limit',
+  'budget.warn_ratio': 'a number from 0 to 1',
+  'pricing.*': 'an object of USD per million tokens, such as {"input": 3, "output": 15}',
+  'pricing.*.*': 'a number of USD per million tokens, 0 or more',
+}
+
+/** The file as the person sees it: relative to where they are when it lies below, else the whole path. */
+export function shownPath(path: string, cwd = process.cwd()): string {
+  const below = relative(cwd, path)
+  return below && !below.startsWith('..') && !isAbsolute(below) ? below : path
+}
+
+/** Each schema issue of `file` as a problem in the person's words (at most `limit`). */
+export function configProblems(schema: Schema, issues: Issue[], file: string, limit = 10): ConfigProblem[] {
+  return issues.slice(0, limit).map((issue) => describe(schema, issue, shownPath(file)))
+}
+
+/** The file is not JSON at all. `parserSaid` is read only for a position, never shown. */
+export function notJson(text: string, file: string, parserSaid: string): ConfigProblem {
+  const shown = shownPath(file)
+  if (!text.trim()) return { key: '', message: `${shown} is empty: write {} in it, or remove it` }
+  const at = /position (\d+)/.exec(parserSaid)
+  const where = at ? ` at ${lineAndColumn(text, Number(at[1]))}` : ''
+  const comment = /^\s*\/\//m.test(text) ? ' (JSON has no comments)' : ''
+  const comma = /,\s*[}\]]/.test(text) ? ' (JSON has no comma before a closing bracket)' : ''
+  return {
+    key: '',
+    message: `${shown} is not valid JSON${where}${comment || comma}: fix it, or remove the file`,
+  }
+}
+
+/** The file holds JSON, but not one object. */
+export function notAnObject(file: string): ConfigProblem {
+  return { key: '', message: `${shownPath(file)} must hold one JSON object, such as {"pair_loop": {"max_rounds": 3}}` }
+}
+
+function lineAndColumn(text: string, offset: number): string {
+  const before = text.slice(0, offset).split('\n')
+  return `line ${before.length}, column ${before.at(-1)!.length + 1}`
+}
+
+function describe(schema: Schema, issue: Issue, shown: string): ConfigProblem {
+  const keys = (issue.path ?? []).map((item) => String(item.key))
+  const dotted = keys.join('.')
+  if (issue.type === 'strict_object' && issue.expected === 'never') return unknownKey(schema, keys, shown)
+  if (issue.type === 'strict_object' && issue.input === undefined && issue.expected?.startsWith('"')) {
+    const parent = keys.slice(0, -1).join('.')
+    return {
+      key: dotted,
+      message: `${parent ? `"${parent}"` : 'the top level'} of ${shown} needs the key ${issue.expected}`,
+    }
+  }
+  if (keys.length === 0) return notAnObject(shown)
+  return {
+    key: dotted,
+    message: `"${dotted}" in ${shown} must be ${mustBe(keys, issue)}, not ${shownValue(issue.input)}`,
+  }
+}
+
+function unknownKey(schema: Schema, keys: string[], shown: string): ConfigProblem {
+  const key = keys.at(-1)!
+  const parent = keys.slice(0, -1)
+  const known = Object.keys(entriesAt(schema, parent) ?? {})
+  const suggestion = closest(key, known)
+  const dotted = keys.join('.')
+  if (suggestion) return { key: dotted, message: `unknown key "${key}" in ${shown}${didYouMean(suggestion)}` }
+  const home = Object.entries(entriesAt(schema, []) ?? {}).find(([, section]) => key in (entriesOf(section) ?? {}))
+  if (home && parent.length <= 1)
+    return { key: dotted, message: `unknown key "${key}" in ${shown}: it belongs under "${home[0]}"` }
+  const where = parent.length ? `"${parent.join('.')}" takes` : 'the file takes'
+  return {
+    key: dotted,
+    message: `unknown key "${key}" in ${shown}: remove or rename it (${where} ${known.join(', ') || 'no key'})`,
+  }
+}
+
+/** What the key must hold: from the table, else from the issue's kind. */
+function mustBe(keys: string[], issue: Issue): string {
+  const pattern = keys.map((key, i) => (keys[0] === 'pricing' && i > 0 ? '*' : key)).join('.')
+  if (MUST_BE[pattern]) return MUST_BE[pattern]
+  const expected = issue.expected ?? ''
+  switch (issue.type) {
+    case 'boolean':
+      return 'true or false'
+    case 'number':
+      return 'a number'
+    case 'integer':
+      return 'a whole number'
+    case 'string':
+      return 'a string'
+    case 'min_length':
+      return 'not empty'
+    case 'array':
+      return 'a list'
+    case 'min_value':
+      return `${expected.replace('>=', '')} or more`
+    case 'max_value':
+      return `${expected.replace('<=', '')} or less`
+    case 'picklist':
+      return `one of ${expected.replace(/^\(|\)$/g, '').replace(/ \| /g, ', ')}`
+    default:
+      return issue.type.includes('object') || issue.type === 'record' ? 'an object' : 'something else'
+  }
+}
+
+const shownValue = (value: unknown) => {
+  const text = value === undefined ? 'nothing' : JSON.stringify(value)
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text
+}
+
+/** The keys an object schema takes (through optional and nullable wrappers, and records' values). */
+function entriesAt(schema: Schema, keys: string[]): Record<string, Schema> | undefined {
+  let current: Schema | undefined = schema
+  for (const key of keys) {
+    const inner: Schema | undefined = unwrap(current)
+    current = inner?.entries ? inner.entries[key] : inner?.value
+  }
+  return entriesOf(current)
+}
+
+const entriesOf = (schema: Schema | undefined) => unwrap(schema)?.entries
+
+function unwrap(schema: Schema | undefined): Schema | undefined {
+  let current = schema
+  while (current?.wrapped) current = current.wrapped
+  return current
+}

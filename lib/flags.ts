@@ -1,0 +1,113 @@
+// Reading a command's flags (citty underneath): strict about unknown flags and missing values, with a "did you mean"
+// for a near miss, and the flags every command takes (`--text`).
+import { parseArgs, type ArgsDef, type ParsedArgs } from 'citty'
+import { PairLoopError, fail } from './errors.ts'
+import { closest, didYouMean } from './suggest.ts'
+import { stripControl } from './text.ts'
+
+/** What parsing needs of a command: its flags. */
+export interface FlagsOf<A extends ArgsDef> {
+  args: A
+}
+
+/** Flags every command takes besides its own (DESIGN.md, Commands). */
+export const COMMON_ARGS = {
+  text: {
+    type: 'boolean',
+    description: 'print the result for a person (aligned tables, no JSON); never switched on by a terminal',
+  },
+} as const satisfies ArgsDef
+
+/** A command's own flags with the common ones. */
+export const withCommonArgs = <A extends ArgsDef>(args: A): A & typeof COMMON_ARGS => ({ ...args, ...COMMON_ARGS })
+
+/**
+ * Whether `--name` (or one of its spellings) stands where a flag goes, not as another flag's value: `start --task
+ * -h` is a task named "-h", `start --task --text` a task named "--text"... unless that token is a flag itself.
+ */
+export function flagGiven(args: ArgsDef, rawArgs: string[], spellings: string[]): boolean {
+  const flags = describeFlags(args)
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!
+    if (spellings.includes(token)) return true
+    if (token === '--') return false
+    const [name, inline] = splitFlag(token)
+    if (token.startsWith('-') && inline === undefined && flags.get(name)?.takesValue) i++ // its value, whatever it looks like
+  }
+  return false
+}
+
+/** citty accepts unknown flags and ignores `required` on enums: check both ourselves so a typo is `usage`, not a silent pass. */
+export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]): ParsedArgs<A> {
+  const flags = describeFlags(def.args)
+  for (let i = 0; i < rawArgs.length; i++) {
+    const token = rawArgs[i]!
+    if (token === '--') fail('usage', `unexpected arguments after --: ${rawArgs.slice(i + 1).join(' ')}`)
+    if (!token.startsWith('-') || token === '-')
+      fail('usage', `unexpected argument ${JSON.stringify(token)}`, { argument: token })
+    const [name, inlineValue] = splitFlag(token)
+    const flag = flags.get(name)
+    if (!flag) unknownFlag(token.split('=')[0]!, flags)
+    if (flag.takesValue && inlineValue === undefined) {
+      const value = rawArgs[i + 1]
+      if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0])))
+        fail('usage', `--${flag.name} needs a value`, { flag: `--${flag.name}` })
+      i++
+    }
+    if (!flag.takesValue && inlineValue !== undefined && !['true', 'false'].includes(inlineValue)) {
+      fail('usage', `--${flag.name} takes no value`, { flag: `--${flag.name}` })
+    }
+  }
+  let parsed: ParsedArgs<A>
+  try {
+    parsed = parseArgs(rawArgs, def.args)
+  } catch (error) {
+    throw new PairLoopError('usage', stripControl((error as Error).message))
+  }
+  for (const [name, arg] of Object.entries(def.args)) {
+    const value = (parsed as Record<string, unknown>)[name]
+    if (arg.type === 'string' || arg.type === 'enum') {
+      if (value === false) fail('usage', `--${name} cannot be negated`, { flag: `--${name}` })
+      if (value === '') fail('usage', `--${name} needs a value`, { flag: `--${name}` })
+    }
+    if (arg.required && value === undefined) fail('usage', `missing required flag --${name}`, { flag: `--${name}` })
+  }
+  return parsed
+}
+
+/** `usage` for a flag the command does not have, suggesting the nearest one it has (`--sumary` → `--summary`). */
+function unknownFlag(flag: string, flags: Map<string, FlagInfo>): never {
+  const known = [...new Set([...flags.values()].map((f) => `--${f.name}`))]
+  const suggestion = flag.startsWith('--') ? closest(flag, known) : undefined
+  fail('usage', `unknown flag ${flag}${didYouMean(suggestion, String)}`, {
+    flag,
+    known,
+    ...(suggestion ? { suggestion } : {}),
+  })
+}
+
+interface FlagInfo {
+  name: string
+  takesValue: boolean
+}
+
+function describeFlags(args: ArgsDef): Map<string, FlagInfo> {
+  const flags = new Map<string, FlagInfo>()
+  for (const [name, arg] of Object.entries(args)) {
+    if (arg.type === 'positional') continue
+    const info = { name, takesValue: arg.type !== 'boolean' }
+    const aliases = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
+    for (const spelling of [name, kebab(name), camel(name), ...aliases]) flags.set(spelling, info)
+    if (arg.type === 'boolean') flags.set(`no-${name}`, info)
+  }
+  return flags
+}
+
+function splitFlag(token: string): [string, string | undefined] {
+  const body = token.replace(/^--?/, '')
+  const eq = body.indexOf('=')
+  return eq === -1 ? [body, undefined] : [body.slice(0, eq), body.slice(eq + 1)]
+}
+
+const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
+const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())

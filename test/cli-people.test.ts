@@ -1,0 +1,195 @@
+// The CLI for a person: --version, --help with what each command does, "did you mean" for a mistyped command, flag
+// or config key, and config and git messages in the person's words, never a library's own text.
+import { spawnSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import * as v from 'valibot'
+import { describe, expect, it } from 'vitest'
+import { ConfigFile, REPO_CONFIG_NAME } from '../lib/config.ts'
+import { COMMANDS } from '../scripts/commands.ts'
+import { ROOT, git, isolatedEnv, runCli, sandbox, tempDir } from './_helpers.ts'
+import { expectError } from './_expect.ts'
+
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+
+describe('pair-loop --version', () => {
+  it('prints {"version":1,"pair_loop":"<the version in package.json>"}, and the bare version with --text', async () => {
+    const sb = sandbox()
+    const json = await sb.cli(['--version'])
+    expect(json.code).toBe(0)
+    expect(json.stdout).toBe(`${JSON.stringify({ version: 1, pair_loop: PACKAGE.version })}\n`)
+    expect(json.stderr).toBe('')
+    const text = await sb.cli(['--version', '--text'])
+    expect(text.stdout).toBe(`pair-loop ${PACKAGE.version}\n`)
+  })
+})
+
+describe('pair-loop --help', () => {
+  it('lists every command with its one-line description, and the common flags', async () => {
+    const result = await sandbox().cli(['--help'])
+    expect(result.code).toBe(0)
+    expect(result.stderr).toBe('')
+    const lines = result.stdout.split('\n')
+    for (const [name, load] of Object.entries(COMMANDS)) {
+      const { description } = (await load()).default
+      expect(description.includes('\n'), `${name}'s description is one line`).toBe(false)
+      expect(lines, `${name} and what it does`).toContainEqual(expect.stringMatching(new RegExp(`^  ${name} +\\S`)))
+      expect(lines.find((line) => line.startsWith(`  ${name} `))).toContain(description)
+    }
+    for (const flag of ['--run <id>', '--cwd <dir>', '--text', '--help', '--version'])
+      expect(result.stdout).toContain(flag)
+  })
+
+  it("`help <command>` is that command's --help", async () => {
+    const sb = sandbox()
+    const viaHelp = await sb.cli(['help', 'reply'])
+    expect(viaHelp.code).toBe(0)
+    expect(viaHelp.stdout).toBe((await sb.cli(['reply', '--help'])).stdout)
+    expect(viaHelp.stdout).toContain('--disposition')
+    expect(viaHelp.stdout).toContain('--text')
+  })
+})
+
+describe('did you mean', () => {
+  const sb = sandbox()
+
+  it('suggests status for stauts, as usage naming the suggestion', async () => {
+    const error = expectError(await sb.cli(['stauts']), 'usage')
+    expect(error.message).toMatch(/^unknown command "stauts" \(did you mean "status"\?\); one of: /)
+    expect(error.suggestion).toBe('status')
+  })
+
+  it('suggests --summary for --sumary', async () => {
+    const error = expectError(await sb.cli(['coder-done', '--sumary', 'x']), 'usage')
+    expect(error.message).toBe('unknown flag --sumary (did you mean --summary?)')
+    expect(error.suggestion).toBe('--summary')
+  })
+
+  it('suggests nothing when no command or flag is near', async () => {
+    expect(expectError(await sb.cli(['frobnicate']), 'usage').suggestion).toBeUndefined()
+    const error = expectError(await sb.cli(['status', '--bogus']), 'usage')
+    expect(error.message).toBe('unknown flag --bogus')
+  })
+
+  it('suggests "reviewer" for a config key "reviwer", naming the file', async () => {
+    const repo = tempDir('pl-typo-')
+    git(repo, ['init', '-q'])
+    writeFileSync(join(repo, REPO_CONFIG_NAME), JSON.stringify({ pair_loop: { reviwer: 'codex' } }))
+    git(repo, ['add', '-A'])
+    git(repo, ['commit', '-qm', 'config'])
+    const error = expectError(
+      await runCli(['start', '--task', 'x'], { cwd: repo, env: isolatedEnv() }),
+      'config_invalid',
+    )
+    expect(error.message).toBe(`unknown key "reviwer" in ${REPO_CONFIG_NAME} (did you mean "reviewer"?)`)
+    expect(error.keys).toEqual(['pair_loop.reviwer'])
+    expect(error.path).toBe(join(repo, REPO_CONFIG_NAME))
+  })
+})
+
+/** What git itself says, run the way a person would: the text pair-loop must not pass on. */
+function gitSays(cwd: string, args: string[]): string {
+  const out = spawnSync('git', args, { cwd, encoding: 'utf8', env: isolatedEnv() })
+  expect(out.status, `git ${args.join(' ')} fails here`).not.toBe(0)
+  return out.stderr.trim().split('\n')[0]!
+}
+
+/** What valibot itself says about a config file's content. */
+function valibotSays(content: unknown): string {
+  const result = v.safeParse(ConfigFile, content)
+  expect(result.success).toBe(false)
+  return result.issues![0]!.message
+}
+
+/** What the JSON parser of this runtime (the CLI's too) says about a text. */
+function parserSays(text: string): string {
+  try {
+    JSON.parse(text)
+  } catch (error) {
+    return (error as Error).message
+  }
+  throw new Error(`${text} parsed`)
+}
+
+describe('messages in the person’s words', () => {
+  it('a repository without a commit: "the repository has no commit yet: make one first"', async () => {
+    const repo = tempDir('pl-empty-')
+    git(repo, ['init', '-q'])
+    const error = expectError(await runCli(['start', '--task', 'x'], { cwd: repo, env: isolatedEnv() }), 'git_error')
+    expect(error.message).toBe('the repository has no commit yet: make one first')
+  })
+
+  interface Case {
+    name: string
+    code: 'config_invalid' | 'git_error'
+    /** Sets up the folder to run `start` in; returns what the library itself says there. */
+    setUp: (dir: string) => string
+    args?: string[]
+  }
+  const withConfig = (content: string) => (dir: string) => {
+    git(dir, ['init', '-q'])
+    writeFileSync(join(dir, REPO_CONFIG_NAME), content)
+    git(dir, ['add', '-A'])
+    git(dir, ['commit', '-qm', 'config'])
+    return ''
+  }
+  const cases: Case[] = [
+    {
+      name: 'an unknown config key',
+      code: 'config_invalid',
+      setUp: (dir) =>
+        withConfig('{"pair_loop":{"reviwer":"codex"}}')(dir) || valibotSays({ pair_loop: { reviwer: 1 } }),
+    },
+    {
+      name: 'a config value of the wrong type',
+      code: 'config_invalid',
+      setUp: (dir) =>
+        withConfig('{"pair_loop":{"max_rounds":"3"}}')(dir) || valibotSays({ pair_loop: { max_rounds: '3' } }),
+    },
+    {
+      name: 'a config file that is not JSON',
+      code: 'config_invalid',
+      setUp: (dir) => withConfig('{"pair_loop": {')(dir) || parserSays('{"pair_loop": {'),
+    },
+    {
+      name: 'a repository with no commit',
+      code: 'git_error',
+      setUp: (dir) => {
+        git(dir, ['init', '-q'])
+        return gitSays(dir, ['rev-parse', '--verify', 'HEAD^{commit}'])
+      },
+    },
+    {
+      name: 'a folder outside any repository',
+      code: 'git_error',
+      setUp: (dir) => gitSays(dir, ['rev-parse', '--show-toplevel']),
+    },
+    {
+      name: 'an unknown --base',
+      code: 'git_error',
+      setUp: (dir) => {
+        git(dir, ['init', '-q'])
+        git(dir, ['commit', '-q', '--allow-empty', '-m', 'first'])
+        return gitSays(dir, ['rev-parse', '--verify', '--end-of-options', 'no-such-rev^{commit}'])
+      },
+      args: ['--base', 'no-such-rev'],
+    },
+  ]
+  for (const { name, code, setUp, args = [] } of cases) {
+    it(`${name}: ${code}, and not one word of the library's own message`, async () => {
+      const dir = tempDir('pl-words-')
+      const librarySaid = setUp(dir)
+      expect(librarySaid.length).toBeGreaterThan(5)
+      const env = isolatedEnv()
+      const result = await runCli(['start', '--task', 'x', ...args], { cwd: dir, env })
+      const { message } = expectError(result, code)
+      const text = await runCli(['start', '--task', 'x', ...args, '--text'], { cwd: dir, env })
+      expect(text.code).toBe(result.code)
+      // what a person reads: the message, the stderr line, the --text line (details may keep git's stderr for a look)
+      for (const said of [message, result.stderr, text.stdout, text.stderr]) {
+        expect(said).not.toContain(librarySaid)
+        expect(said).not.toMatch(/Invalid (key|type|value): Expected|Expected never|fatal:|Needed a single revision/)
+      }
+    })
+  }
+})
