@@ -14,9 +14,9 @@ describe('a test file that makes temp dirs', () => {
     writeFileSync(join(tempDir('pl-fixture-'), 'file.txt'), 'x')
   })
 
-  it('through a CLI process: the demo keeps its temp repository, in the TMPDIR it was given', async () => {
+  it('through a CLI process: the demo keeps its temp repository (--keep), in the TMPDIR it was given', async () => {
     const sb = sandbox()
-    expect((await sb.cli(['demo'])).code).toBe(0)
+    expect((await sb.cli(['demo', '--keep'])).code).toBe(0)
   })
 
   it('past the helpers: straight into the temp dir', () => {
