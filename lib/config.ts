@@ -35,6 +35,8 @@ const PairLoopSection = v.strictObject({
   reviewer_model: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1)))),
   claude_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
   codex_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
+  pr_bots: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+  pr_final_round: v.optional(v.boolean()),
 })
 
 const BudgetSection = v.strictObject({
@@ -51,6 +53,19 @@ export const ConfigFile = v.strictObject({
 export type ConfigFile = v.InferOutput<typeof ConfigFile>
 export type ModelPrice = v.InferOutput<typeof ModelPrice>
 
+/** Review bots whose comments the PR phase reads as a reviewer's (GraphQL logins without `[bot]` match too). */
+export const DEFAULT_PR_BOTS = [
+  'github-actions[bot]',
+  'coderabbitai[bot]',
+  'copilot-pull-request-reviewer[bot]',
+  'gemini-code-assist[bot]',
+  'sourcery-ai[bot]',
+  'greptile-apps[bot]',
+  'qodo-merge-pro[bot]',
+  'claude[bot]',
+  'chatgpt-codex-connector[bot]',
+] as const
+
 /** The config a run goes by: every key set (defaults filled in), and the files it came from with their SHA-256. */
 export const Config = v.object({
   pair_loop: v.object({
@@ -63,6 +78,10 @@ export const Config = v.object({
     reviewer_model: v.nullable(v.string()),
     claude_bin: v.string(),
     codex_bin: v.string(),
+    /** Review-bot logins of the PR phase (a run frozen before the key existed gets the default). */
+    pr_bots: v.optional(v.array(v.string()), () => [...DEFAULT_PR_BOTS]),
+    /** `review --pr`: one more review of the pushed PR diff, posted as one PR review. */
+    pr_final_round: v.optional(v.boolean(), false),
   }),
   budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
   pricing: v.record(v.string(), ModelPrice),
@@ -82,6 +101,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     reviewer_model: null,
     claude_bin: 'claude',
     codex_bin: 'codex',
+    pr_bots: [...DEFAULT_PR_BOTS],
+    pr_final_round: false,
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
   pricing: {},

@@ -58,6 +58,16 @@ export const ERROR_CODES = {
       "the repository's `.pair-loop.json` sets a key that runs a program or moves money, and the person has not trusted this content (`pair-loop trust`)",
   },
   branch_moved: { exit: 20, retryable: false, meaning: "the current branch is not the run's branch" },
+  resolve_unconfirmed: {
+    exit: 21,
+    retryable: true,
+    meaning: '`pr-resolve`: GitHub did not confirm the thread resolved after retries',
+  },
+  head_moved: {
+    exit: 22,
+    retryable: true,
+    meaning: '`pr-check`: the PR head moved while it was being read, twice',
+  },
   internal: { exit: 70, retryable: false, meaning: 'a bug' },
   io_error: {
     exit: 74,

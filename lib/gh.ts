@@ -1,34 +1,104 @@
-// GitHub through `gh`: create the run's PR once, post a reply as a PR comment once. Bodies go through files, never argv.
+// GitHub through `gh`, every call through one bounded runner: a time limit per call, and retries only where GitHub did
+// not do the work (a timeout, a 5xx, 429, a rate-limit 403). Bodies go through files, never argv.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
-import { exec } from './exec.ts'
+import { exec, type ExecResult } from './exec.ts'
 import { firstLineOf } from './text.ts'
 
 export const ghBin = () => process.env.PAIR_LOOP_GH || 'gh'
 
-async function gh(args: string[], cwd: string): Promise<string> {
-  const result = await exec(ghBin(), args, { cwd, timeoutMs: 120_000 })
-  if (!result.ok) {
-    const missing = result.exitCode === 127 // bash's 'command not found'
-    const said =
-      firstLineOf(result.stderr) ||
-      firstLineOf(result.stdout) ||
-      (result.exitCode === null ? 'did not finish in time' : `exit ${result.exitCode}`)
-    fail(
-      'gh_error',
-      missing
-        ? `gh is not installed or not on PATH (${said})`
-        : `gh ${args[0]} ${args[1] ?? ''} failed: ${said}`.replace(/\s+/g, ' '),
-      {
-        gh_args: args.filter((arg) => !arg.startsWith('body=')),
-        exit: result.exitCode,
-        stderr: result.stderr.slice(0, 2000),
-      },
-    )
+/** Why a call failed, as far as retrying goes. */
+export type GhFailure = 'timeout' | 'server' | 'rate_limited' | 'refused'
+
+/** A timeout or a 5xx may have done the work; a 429 or a rate-limit 403 did not. Anything else is an answer. */
+export function classifyFailure(result: Pick<ExecResult, 'exitCode' | 'stderr' | 'stdout'>): GhFailure {
+  if (result.exitCode === null) return 'timeout'
+  const said = `${result.stderr}\n${result.stdout}`
+  if (/\bHTTP 429\b|rate limit|abuse detection/i.test(said)) return 'rate_limited'
+  if (/\bHTTP 5\d\d\b|\b50[234] (Bad Gateway|Service Unavailable|Gateway Time-?out)\b/i.test(said)) return 'server'
+  if (/\b(timed? ?out|ETIMEDOUT|ECONNRESET|connection reset)\b/i.test(said)) return 'timeout'
+  return 'refused'
+}
+
+export interface GhOptions {
+  cwd: string
+  /**
+   * A call that may run twice without harm (a read, resolving a thread) is retried after a timeout and a 5xx too; one
+   * that posts something only after GitHub refused it (429, rate-limit 403), so nothing is ever posted twice.
+   */
+  idempotent: boolean
+}
+
+const ATTEMPTS = 3
+
+function envNumber(name: string, fallback: number): number {
+  const value = Number(process.env[name])
+  return Number.isFinite(value) && value > 0 ? value : fallback
+}
+
+/** The one way pair-loop calls gh: bounded in time, retried only where that is safe; its stdout, or `gh_error`. */
+export async function runGh(args: string[], options: GhOptions): Promise<string> {
+  const timeoutMs = envNumber('PAIR_LOOP_GH_TIMEOUT_S', 60) * 1000
+  const waitMs = envNumber('PAIR_LOOP_GH_RETRY_MS', 2000)
+  let result: ExecResult | undefined
+  let failure: GhFailure = 'refused'
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    result = await exec(ghBin(), args, { cwd: options.cwd, timeoutMs })
+    if (result.ok) return result.stdout
+    if (result.exitCode === 127) break // bash's 'command not found'
+    failure = classifyFailure(result)
+    const retryable =
+      failure === 'rate_limited' || (options.idempotent && (failure === 'server' || failure === 'timeout'))
+    if (!retryable || attempt === ATTEMPTS) break
+    process.stderr.write(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
+    await new Promise((resolve) => setTimeout(resolve, waitMs * attempt))
   }
-  return result.stdout
+  return ghFailed(args, result!, failure)
+}
+
+function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never {
+  const missing = result.exitCode === 127
+  const said =
+    firstLineOf(result.stderr) ||
+    firstLineOf(result.stdout) ||
+    (result.exitCode === null ? 'did not finish in time' : `exit ${result.exitCode}`)
+  fail(
+    'gh_error',
+    missing
+      ? `gh is not installed or not on PATH (${said})`
+      : `gh ${args[0]} ${args[1] ?? ''} failed: ${said}`.replace(/\s+/g, ' '),
+    {
+      gh_args: args.filter((arg) => !arg.startsWith('body=') && !arg.startsWith('query=')),
+      exit: result.exitCode,
+      failure: missing ? 'missing' : failure,
+      stderr: result.stderr.slice(0, 2000),
+    },
+  )
+}
+
+/** A JSON body for `gh api --input`, written to a private temp file for the call and removed after it. */
+export async function withJsonInput<T>(payload: unknown, use: (file: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-gh-'))
+  const file = join(dir, 'input.json')
+  try {
+    writeFileSync(file, JSON.stringify(payload), { mode: 0o600 })
+    return await use(file)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+/** gh's JSON answer, or `gh_error` naming what was asked. */
+export function ghJson(out: string, what: string): unknown {
+  try {
+    return JSON.parse(out)
+  } catch {
+    fail('gh_error', `gh ${what} did not answer JSON (got ${JSON.stringify(firstLineOf(out))})`, {
+      stdout: out.slice(0, 2000),
+    })
+  }
 }
 
 export interface CreatedPr {
@@ -44,7 +114,7 @@ export async function createPr(
   if (options.base) args.push('--base', options.base)
   if (options.head) args.push('--head', options.head)
   if (options.draft) args.push('--draft')
-  const out = await gh(args, cwd)
+  const out = await runGh(args, { cwd, idempotent: false })
   const url = out
     .split('\n')
     .map((line) => line.trim())
@@ -56,25 +126,22 @@ export async function createPr(
   return { number: Number(/\/pull\/(\d+)/.exec(url)![1]), url }
 }
 
-/** A comment on the PR's conversation; returns its URL. */
-export async function commentOnPr(cwd: string, pr: number, body: string): Promise<string> {
+/** A comment on the PR's conversation; returns its id and URL. */
+export async function commentOnPr(cwd: string, pr: number, body: string): Promise<{ id: number; url: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'pair-loop-gh-'))
   const bodyFile = join(dir, 'body.md')
   try {
-    writeFileSync(bodyFile, body)
-    const out = await gh(
+    writeFileSync(bodyFile, body, { mode: 0o600 })
+    const out = await runGh(
       ['api', '--method', 'POST', `repos/{owner}/{repo}/issues/${pr}/comments`, '-F', `body=@${bodyFile}`],
-      cwd,
+      { cwd, idempotent: false },
     )
-    let url: unknown
-    try {
-      url = (JSON.parse(out) as { html_url?: unknown }).html_url
-    } catch {}
-    if (typeof url !== 'string')
+    const posted = ghJson(out, 'api') as { id?: unknown; html_url?: unknown }
+    if (typeof posted.html_url !== 'string')
       fail('gh_error', `gh api did not return the comment's html_url (got ${JSON.stringify(firstLineOf(out))})`, {
         stdout: out.slice(0, 2000),
       })
-    return url
+    return { id: typeof posted.id === 'number' ? posted.id : 0, url: posted.html_url }
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

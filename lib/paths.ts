@@ -42,6 +42,10 @@ export function checkRunId(id: string): string {
 export const runStatePath = (id: string, home = pairLoopHome()) => join(runsDir(home), `${checkRunId(id)}.json`)
 export const runArtifactsDir = (id: string, home = pairLoopHome()) => join(runsDir(home), checkRunId(id))
 export const prBodyPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-body.md')
+/** The snapshot the last `pr-check` read (beside the state, in the run's folder). */
+export const prSnapshotPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-snapshot.json')
+/** The PR diff the final round (`review --pr`) reviewed. */
+export const prDiffPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-diff.patch')
 
 export function newRunId(now = new Date(), random = Math.random): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0')

@@ -2,7 +2,7 @@
 import { findingKey, type ParsedFinding } from './review/grammar.ts'
 import type { Finding, RunState } from './state.ts'
 
-export type NextStep = 'coder-done' | 'review' | 'wait' | 'reply' | 'finish' | 'ask-user' | null
+export type NextStep = 'coder-done' | 'review' | 'wait' | 'reply' | 'finish' | 'pr-check' | 'ask-user' | null
 
 export const isActive = (run: RunState) => run.phase !== 'finished'
 
@@ -30,8 +30,15 @@ export function nextStep(run: RunState): NextStep {
     case 'capped':
       return 'ask-user'
     case 'finished':
-      return null
+      return prPhaseStep(run)
   }
+}
+
+/** After the loop, a PR is watched (`pr-check`) until a tick says it is ready for a person or needs one. */
+function prPhaseStep(run: RunState): NextStep {
+  if (run.pr === null || run.outcome?.verdict === 'ABANDONED') return null
+  const decision = run.pr_watch?.pr === run.pr ? run.pr_watch.decision : null
+  return decision === 'escalate' ? 'ask-user' : decision === 'success' ? null : 'pr-check'
 }
 
 export const roundsLeft = (run: RunState) => Math.max(0, run.max_rounds - run.rounds.length)

@@ -1,6 +1,7 @@
 // The run's phase moves, each a pure function of the state and its input with its guard beside it.
 // A move returns the state to write (or none: a replay changes nothing) and its result; the input is never changed.
 // Scripts call them inside `changeRun(id, (state) => move(state, input))`; nothing else assigns a phase.
+import { dropClaim, PR_CREATE_KEY, replyPostKey } from './claims.ts'
 import { fail } from './errors.ts'
 import type { ParsedFinding } from './review/grammar.ts'
 import { allFindings, nextStep, numberFindings, replyKey } from './run-queries.ts'
@@ -210,9 +211,10 @@ export function recordReply(run: RunState, input: ReplyInput): Step<Reply> {
   return changed(next, reply)
 }
 
-/** Where the reply was posted on the PR, so it is never posted twice. */
-export function notePostedReply(run: RunState, input: { finding: string; url: string }): Step<undefined> {
-  const next = structuredClone(run)
+/** Where the reply was posted on the PR, so it is never posted twice; the post's claim goes. */
+export function notePostedReply(run: RunState, input: { finding: string; url: string; pid?: number }): Step<undefined> {
+  const next =
+    dropClaim(run, { key: replyPostKey(input.finding), pid: input.pid ?? process.pid }) ?? structuredClone(run)
   next.replies[input.finding] = { ...next.replies[input.finding]!, comment_url: input.url }
   return changed(next, undefined)
 }
@@ -265,9 +267,9 @@ export function closeRun(
   return changed(next, next)
 }
 
-/** The PR opened for the run (`finish --create-pr`). */
-export function attachPr(run: RunState, input: { number: number; url: string }): Step<RunState> {
-  const next = structuredClone(run)
+/** The PR opened for the run (`finish --create-pr`); the claim on opening it goes. */
+export function attachPr(run: RunState, input: { number: number; url: string; pid?: number }): Step<RunState> {
+  const next = dropClaim(run, { key: PR_CREATE_KEY, pid: input.pid ?? process.pid }) ?? structuredClone(run)
   next.pr = input.number
   next.pr_url = input.url
   return changed(next, next)

@@ -5,6 +5,7 @@ import { cachedCostSummary } from '../lib/cost/status-snapshot.ts'
 import { fail } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
 import { createPr } from '../lib/gh.ts'
+import { claimPrCreation, isClaimLive, ownSideClaim, PR_CREATE_KEY, releaseSideClaim } from '../lib/claims.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
@@ -50,14 +51,25 @@ const finish = defineScript({
     })
     if (!createPrWanted || closed.pr !== null) return document(closed) // --create-pr on a run with a PR reports that PR
 
-    // gh failing leaves the run finished without a PR: the same command can be run again
-    const created = await createPr(closed.repo, {
-      title: closed.task.split('\n')[0]!.slice(0, 250),
-      bodyFile: prBodyPath(closed.run_id),
-      base: closed.base_branch ?? null,
-      head: closed.branch === 'HEAD' ? null : closed.branch,
-      draft: args.draft ?? false,
-    })
+    // keyed and claimed under the lock, opened outside it, recorded under it: two calls never open two PRs
+    const claimed = await claimCreation(run.run_id)
+    if ('pr' in claimed) return document(claimed.pr)
+    let created: Awaited<ReturnType<typeof createPr>>
+    try {
+      created = await createPr(closed.repo, {
+        title: closed.task.split('\n')[0]!.slice(0, 250),
+        bodyFile: prBodyPath(closed.run_id),
+        base: closed.base_branch ?? null,
+        head: closed.branch === 'HEAD' ? null : closed.branch,
+        draft: args.draft ?? false,
+      })
+    } catch (error) {
+      // gh failing leaves the run finished without a PR: the same command can be run again
+      await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: PR_CREATE_KEY, pid: process.pid })).catch(
+        () => {},
+      )
+      throw error
+    }
     const withPr = await changeRun(run.run_id, (state) => {
       const step = attachPr(state, created)
       writeBody(step.state!)
@@ -78,6 +90,27 @@ const finish = defineScript({
     }
   },
 })
+
+/** The claim on opening the run's PR; while another call holds it, wait (bounded) for the PR it opens. */
+async function claimCreation(runId: string): Promise<{ pr: RunState } | { claimed: true }> {
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    const step = await changeRun(runId, (state) =>
+      claimPrCreation(state, { claim: ownSideClaim(), heldLive: isClaimLive(state.claims?.[PR_CREATE_KEY]) }),
+    )
+    if (!('held' in step)) return step
+    if (Date.now() > deadline)
+      fail(
+        'locked',
+        `another finish --create-pr of run ${runId} is still opening the PR (pid ${step.held.pid}); run the same command again`,
+        {
+          run_id: runId,
+          in_flight: step.held,
+        },
+      )
+    await new Promise((resolve) => setTimeout(resolve, 200))
+  }
+}
 
 export default finish
 if (isMain(import.meta)) await main(finish)

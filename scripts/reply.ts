@@ -5,6 +5,7 @@ import { readBody } from '../lib/body-input.ts'
 import { fail } from '../lib/errors.ts'
 import { commentOnPr } from '../lib/gh.ts'
 import { neutraliseInline } from '../lib/neutralise.ts'
+import { claimReplyPost, isClaimLive, ownSideClaim, releaseSideClaim, replyPostKey } from '../lib/claims.ts'
 import { changeRun, nowIso, resolveRun } from '../lib/run-access.ts'
 import { allFindings, replyKey } from '../lib/run-queries.ts'
 import { DISPOSITIONS, type Finding, type Reply } from '../lib/state.ts'
@@ -59,10 +60,25 @@ const reply = defineScript({
     }
     if (!postPr) return document
 
+    // keyed and claimed under the lock, posted outside it, recorded under it: two calls never post twice
+    const key = replyPostKey(args.finding)
+    await changeRun(run.run_id, (state) =>
+      claimReplyPost(state, {
+        finding: args.finding,
+        claim: ownSideClaim(),
+        heldLive: isClaimLive(state.claims?.[key]),
+      }),
+    )
     const finding = allFindings(run).find((f) => f.id === args.finding)!
-    const commentUrl = await commentOnPr(run.repo, run.pr!, commentBody(finding, recorded))
-    await changeRun(run.run_id, (state) => notePostedReply(state, { finding: args.finding, url: commentUrl }))
-    return { ...document, posted: true, comment_url: commentUrl }
+    let posted: { url: string }
+    try {
+      posted = await commentOnPr(run.repo, run.pr!, commentBody(finding, recorded))
+    } catch (error) {
+      await changeRun(run.run_id, (state) => releaseSideClaim(state, { key, pid: process.pid })).catch(() => {})
+      throw error
+    }
+    await changeRun(run.run_id, (state) => notePostedReply(state, { finding: args.finding, url: posted.url }))
+    return { ...document, posted: true, comment_url: posted.url }
   },
 })
 

@@ -10,7 +10,7 @@ import type { ReviewerCost, RunState, Verdict } from '../state.ts'
 import { isBinary, parseCodexJsonl, parseReviewerOutput, troubleLine, type ReviewerReply } from './output.ts'
 import { runReviewerProcess, type RunResult } from './process.ts'
 import { reviewerInstructions } from './instructions.ts'
-import { workingDiff } from './diff.ts'
+import { type WorkingDiff, workingDiff } from './diff.ts'
 import { buildPrompt, buildReask } from './prompt.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
@@ -31,6 +31,8 @@ export interface ConductOptions {
   onSpawn?: (pid: number) => void
   /** What is left of the run's limit before this review (`claude -p --max-budget-usd`); null: no cap. */
   budgetLeftUsd?: number | null
+  /** The change to review when it is not the working tree against the base (the final round: the pushed PR's diff). */
+  diffSource?: { diff: WorkingDiff; title: string }
 }
 
 export interface CallRecord extends CallSpend {
@@ -59,9 +61,13 @@ export const FORMAT_FINDING =
   'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
 
 export async function conductReview(run: RunState, options: ConductOptions): Promise<Conducted> {
-  const diff = await workingDiff(run.repo, run.base_sha, options.maxDiffBytes)
+  const diff = options.diffSource?.diff ?? (await workingDiff(run.repo, run.base_sha, options.maxDiffBytes))
   const instructions = await reviewerInstructions(run.repo, run.base_sha)
-  const prompt = buildPrompt(run, diff, { instructions, structured: options.choice.structured })
+  const prompt = buildPrompt(run, diff, {
+    instructions,
+    structured: options.choice.structured,
+    changeTitle: options.diffSource?.title,
+  })
   const touches = { touches_reviewer_instructions: instructions.touched }
   const calls: CallRecord[] = []
 

@@ -7,12 +7,13 @@ import type { RunState } from '../state.ts'
 import type { WorkingDiff } from './diff.ts'
 import type { ReviewerInstructions } from './instructions.ts'
 
-
 export interface PromptContext {
   /** The base commit's instruction files, and the reviewer-loaded files the change touches. */
   instructions?: ReviewerInstructions
   /** The answer is constrained to the structured schema (the text grammar stays the fallback). */
   structured?: boolean
+  /** What the change is, when not the working tree (the final round: the pushed PR against its base). */
+  changeTitle?: string
 }
 
 export function buildPrompt(run: RunState, diff: WorkingDiff, context: PromptContext = {}): string {
@@ -45,7 +46,7 @@ export function buildPrompt(run: RunState, diff: WorkingDiff, context: PromptCon
     'The conversation below shows the coder\'s replies to earlier findings. Check findings answered "fixed". Read the reason given for "wont-fix" or "question"; raise a finding again only if it is still wrong.',
     '',
     ...instructionFiles(run, context.instructions),
-    `## The change (working tree against base ${run.base_sha.slice(0, 12)}, untracked files included)`,
+    `## The change (${context.changeTitle ?? `working tree against base ${run.base_sha.slice(0, 12)}, untracked files included`})`,
     '',
     fenced(diff.stat || '(no changes)', 'text'),
     '',

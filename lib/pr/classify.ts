@@ -1,0 +1,120 @@
+// Who is who on a PR (its author, the review bots, other bots, people) and what of theirs needs an answer: threads,
+// conversation comments, reviews. Pure: a snapshot and the replies recorded on the run in, lists out.
+import type { PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from './schema.ts'
+
+export type AuthorClass = 'author' | 'review_bot' | 'other_bot' | 'human'
+
+export interface People {
+  /** The PR's author: the agent's side, whose comments are answers. */
+  author: string
+  /** Review-bot logins (`pair_loop.pr_bots`), compared without a `[bot]` suffix and case. */
+  bots: readonly string[]
+}
+
+const bare = (login: string) => login.toLowerCase().replace(/\[bot\]$/, '')
+
+export function authorClass(login: string, type: string | undefined, people: People): AuthorClass {
+  if (bare(login) === bare(people.author)) return 'author'
+  if (people.bots.some((bot) => bare(bot) === bare(login))) return 'review_bot'
+  if (type === 'Bot' || /\[bot\]$/i.test(login)) return 'other_bot'
+  return 'human'
+}
+
+/** The idempotency key of an answer: the reviewer comment it answers, so a follow-up is answerable again. */
+export const threadKey = (threadId: string, answered: number) => `thread:${threadId}@${answered}`
+export const conversationKey = (id: number) => `conversation:${id}`
+export const reviewKey = (id: number) => `review:${id}`
+
+export interface ThreadView {
+  id: string
+  path: string | null
+  line: number | null
+  is_outdated: boolean
+  root_comment_id: number
+  /** The reviewer comment an answer replies to (the latest one not by the PR's author). */
+  in_reply_to: number
+  key: string
+  author_class: AuthorClass
+  last_comment_author: string
+  last_comment_at: string | null
+  comments: SnapshotComment[]
+}
+
+export interface ThreadAudit {
+  total: number
+  /** Open threads that count: not resolved, not an outdated bot thread, not another bot's. */
+  unresolved: number
+  /** Threads whose latest word is a reviewer's, not answered by a recorded reply. */
+  actionable: ThreadView[]
+  /** Answered (by the author, or a reply recorded) but not resolved: resolve them, no new reply. */
+  stale_unresolved: ThreadView[]
+  /** Outdated review-bot threads: skipped. */
+  skipped_outdated: string[]
+}
+
+export function auditThreads(threads: SnapshotThread[], people: People, replied: Record<string, PrReplyRecord>) {
+  const audit: ThreadAudit = {
+    total: threads.length,
+    unresolved: 0,
+    actionable: [],
+    stale_unresolved: [],
+    skipped_outdated: [],
+  }
+  for (const thread of threads) {
+    const root = thread.comments[0]
+    if (thread.is_resolved || !root) continue
+    const rootClass = authorClass(root.author, root.author_type, people)
+    if (rootClass === 'other_bot') continue
+    if (thread.is_outdated && rootClass === 'review_bot') {
+      audit.skipped_outdated.push(thread.id)
+      continue
+    }
+    audit.unresolved++
+    const view = viewOf(thread, rootClass, people)
+    const lastIsReviewer =
+      authorClass(view.last_comment_author, thread.comments.at(-1)!.author_type, people) !== 'author'
+    if (lastIsReviewer && !replied[view.key]) audit.actionable.push(view)
+    else audit.stale_unresolved.push(view)
+  }
+  return audit
+}
+
+function viewOf(thread: SnapshotThread, rootClass: AuthorClass, people: People): ThreadView {
+  const last = thread.comments.at(-1)!
+  const answered =
+    [...thread.comments].reverse().find((c) => authorClass(c.author, c.author_type, people) !== 'author') ?? last
+  return {
+    id: thread.id,
+    path: thread.path,
+    line: thread.line,
+    is_outdated: thread.is_outdated,
+    root_comment_id: thread.comments[0]!.database_id,
+    in_reply_to: answered.database_id,
+    key: threadKey(thread.id, answered.database_id),
+    author_class: rootClass,
+    last_comment_author: last.author,
+    last_comment_at: last.created_at,
+    comments: thread.comments,
+  }
+}
+
+/** A person's conversation comments with no later word from the author and no recorded reply. */
+export function actionableComments(snapshot: Snapshot, people: People, replied: Record<string, PrReplyRecord>) {
+  const lastByAuthor = snapshot.comments
+    .filter((c) => authorClass(c.author, c.author_type, people) === 'author')
+    .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
+  return snapshot.comments
+    .filter((c) => authorClass(c.author, c.author_type, people) === 'human')
+    .filter((c) => !(c.created_at && lastByAuthor > c.created_at))
+    .filter((c) => !replied[conversationKey(c.id)])
+    .map((c) => ({ ...c, key: conversationKey(c.id) }))
+}
+
+/** A person's reviews that asked for something (not an approval, with a body) and have no recorded reply. */
+export function actionableReviews(snapshot: Snapshot, people: People, replied: Record<string, PrReplyRecord>) {
+  return snapshot.reviews
+    .filter((r) => authorClass(r.author, r.author_type, people) === 'human')
+    .filter((r) => (r.state === 'CHANGES_REQUESTED' || r.state === 'COMMENTED') && r.body.trim() !== '')
+    .filter((r) => !replied[reviewKey(r.id)])
+    .map((r) => ({ ...r, key: reviewKey(r.id) }))
+}

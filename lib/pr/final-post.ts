@@ -1,0 +1,87 @@
+// The final round's findings posted as one PR review (`pr-reply --review-findings`): inline comments where a finding's
+// path and line are in the reviewed diff, the rest in the review's body. Keyed, claimed and recorded like any answer.
+import { readFileSync } from 'node:fs'
+import { isClaimLive, ownSideClaim, releaseSideClaim } from '../claims.ts'
+import { fail } from '../errors.ts'
+import { neutraliseInline } from '../neutralise.ts'
+import { changeRun, nowIso } from '../run-access.ts'
+import type { Finding, RunState } from '../state.ts'
+import { commentableLines } from './diff-lines.ts'
+import { createdRef, postRest } from './github.ts'
+import { answerClaimKey, claimAnswer, recordAnswer, watchOf } from './moves.ts'
+
+export async function postFinalReview(run: RunState, pr: number) {
+  const final = run.final_review
+  if (!final)
+    fail('usage', `run ${run.run_id} has no final round to post; run \`pair-loop review --pr\` first`, {
+      flag: '--review-findings',
+      next: 'review',
+    })
+  const key = `review-findings:${final.review.at}`
+  const claimKey = answerClaimKey(key)
+  await changeRun(run.run_id, (state) =>
+    claimAnswer(state, { key, claim: ownSideClaim(), heldLive: isClaimLive(state.claims?.[claimKey]) }),
+  )
+  const lines = final.diff_path ? commentableLines(readIfThere(final.diff_path)) : new Map<string, Set<number>>()
+  const inline = final.review.findings.filter(
+    (f) => f.path !== null && f.line_start !== null && lines.get(f.path)?.has(f.line_start),
+  )
+  const inBody = final.review.findings.filter((f) => !inline.includes(f))
+  const payload = {
+    event: 'COMMENT',
+    body: reviewBody(final.review.verdict, final.review.tool, final.review.summary, inBody),
+    comments: inline.map((f) => ({ path: f.path, line: f.line_start, side: 'RIGHT', body: findingText(f) })),
+  }
+  let posted: { id: number; url: string }
+  try {
+    posted = createdRef(await postRest(run.repo, `repos/{owner}/{repo}/pulls/${pr}/reviews`, payload), 'review')
+  } catch (error) {
+    await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: claimKey, pid: process.pid })).catch(() => {})
+    throw error
+  }
+  const head = watchOf(run)?.observed?.head ?? null
+  const record = {
+    kind: 'review-findings' as const,
+    comment_id: posted.id,
+    url: posted.url,
+    at: nowIso(),
+    head,
+    to_bot: false,
+  }
+  await changeRun(run.run_id, (state) => recordAnswer(state, { key, record, pid: process.pid }))
+  return {
+    run_id: run.run_id,
+    key,
+    review_id: posted.id,
+    url: posted.url,
+    inline: inline.length,
+    in_body: inBody.length,
+    next: 'pr-check',
+  }
+}
+
+function findingText(f: Finding): string {
+  return `**${f.category}${f.severity ? `/${f.severity}` : ''}** (pair-loop final round, finding ${f.id}): ${neutraliseInline(f.text)}`
+}
+
+function reviewBody(verdict: string, tool: string, summary: string, rest: Finding[]): string {
+  const said = verdict === 'APPROVED' ? 'approves' : 'asks for changes'
+  const lines = [`**pair-loop final round** · the ${tool} reviewer ${said} after reading the pushed diff.`]
+  if (summary.trim()) lines.push('', summary.trim())
+  if (rest.length) {
+    lines.push('', 'Findings without a line in the diff:', '')
+    for (const f of rest) {
+      const where = f.path ? ` \`${f.path}${f.line_start ? `:${f.line_start}` : ''}\`` : ''
+      lines.push(`- ${findingText(f)}${where}`)
+    }
+  }
+  return lines.join('\n')
+}
+
+function readIfThere(path: string): string {
+  try {
+    return readFileSync(path, 'utf8')
+  } catch {
+    return ''
+  }
+}

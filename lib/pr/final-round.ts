@@ -1,0 +1,163 @@
+// The optional final round (`review --pr`, with `pair_loop.pr_final_round: true`): one more review, of the pushed PR's
+// diff against its base (`gh pr diff`), recorded on the run beside the loop's rounds; `pr-reply --review-findings`
+// then posts it as one PR review. Claimed like any gh side effect, so two of them never run at once.
+import { isClaimLive, ownSideClaim, releaseSideClaim, takeClaim } from '../claims.ts'
+import type { Config } from '../config.ts'
+import { checkBudgetBrake } from '../cost/brake.ts'
+import { costOfReviewerCall } from '../cost/reviewer.ts'
+import { sumCalls } from '../cost/review-calls.ts'
+import { fail, PairLoopError } from '../errors.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import { runGh } from '../gh.ts'
+import { prDiffPath, runArtifactsDir } from '../paths.ts'
+import { conductReview } from '../review/conduct.ts'
+import { cutAtLine, type WorkingDiff } from '../review/diff.ts'
+import { chooseReviewer } from '../review/reviewers.ts'
+import { changeRun, nowIso } from '../run-access.ts'
+import { numberFindings } from '../run-queries.ts'
+import type { ReviewerRound, RunState } from '../state.ts'
+import { recordFailedReview } from '../transitions.ts'
+import { diffStatText } from './diff-lines.ts'
+import { expectPr, recordFinalReview } from './moves.ts'
+
+const CLAIM_KEY = 'final-review'
+
+export interface FinalRoundOptions {
+  config: Config
+  reviewerCmd: string[] | null
+  timeoutS: number | undefined
+  overBudget: boolean
+  log: (line: string) => void
+  signal?: AbortSignal
+}
+
+export async function finalRound(run: RunState, options: FinalRoundOptions) {
+  const { config } = options
+  if (!config.pair_loop.pr_final_round)
+    fail('usage', 'the final round on the PR is off; set "pr_final_round": true under "pair_loop" in the config', {
+      flag: '--pr',
+      key: 'pair_loop.pr_final_round',
+    })
+  const pr = expectPr(run, 'review --pr')
+  if (run.final_review)
+    fail('wrong_phase', `run ${run.run_id} already had its final round (${run.final_review.review.at})`, {
+      run_id: run.run_id,
+      next: 'pr-check',
+    })
+  const choice = chooseReviewer(run, config, options.reviewerCmd)
+  const { override } = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review --pr' })
+  await changeRun(run.run_id, (state) => {
+    const step = takeClaim(state, {
+      key: CLAIM_KEY,
+      claim: ownSideClaim(),
+      heldLive: isClaimLive(state.claims?.[CLAIM_KEY]),
+    })
+    if (!step.result.taken)
+      fail('review_in_progress', `another final round of run ${run.run_id} is running (pid ${step.result.held.pid})`, {
+        run_id: run.run_id,
+      })
+    return step
+  })
+  const relay = { kill: null as (() => void) | null, interrupted: false }
+  const onSignal = () => {
+    relay.interrupted = true
+    relay.kill?.()
+  }
+  options.signal?.addEventListener('abort', onSignal, { once: true })
+  try {
+    const diff = await prDiff(run, pr, config.pair_loop.max_diff_bytes)
+    const conducted = await conductReview(run, {
+      choice,
+      maxDiffBytes: config.pair_loop.max_diff_bytes,
+      timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
+      artifactsDir: runArtifactsDir(run.run_id),
+      costOf: (reply, tool) =>
+        costOfReviewerCall(
+          {
+            tool,
+            model: reply.model ?? choice.model,
+            usage: reply.usage,
+            reported_usd: reply.reported_usd,
+            model_usage: reply.model_usage,
+            session_id: reply.session_id,
+          },
+          { pricing: config.pricing },
+        ),
+      log: options.log,
+      signalRelay: relay,
+      diffSource: { diff, title: `the pushed PR #${pr} against its base` },
+    })
+    if (!conducted.ok) {
+      const code = relay.interrupted ? 'interrupted' : conducted.code
+      const last = conducted.calls.at(-1)
+      const failure = {
+        at: nowIso(),
+        tool: choice.tool,
+        code,
+        message: conducted.message,
+        cost: sumCalls(conducted.calls).cost,
+        raw_output_path: last?.raw_output_path ?? null,
+        session_id: last?.session_id ?? null,
+      }
+      await changeRun(run.run_id, (state) => recordFailedReview(state, { failure, pid: process.pid }))
+      throw new PairLoopError(code, conducted.message, { run_id: run.run_id, pr, tool: choice.tool, next: 'review' })
+    }
+    const { usage, cost, duration_ms } = sumCalls(conducted.calls)
+    const { review } = conducted
+    const round = run.rounds.length + 1
+    const recorded: ReviewerRound = {
+      tool: choice.tool,
+      fallback_used: choice.fallback_used,
+      verdict: review.verdict,
+      findings: numberFindings(run, round, review.findings),
+      summary: review.summary,
+      session_id: conducted.calls.at(-1)!.session_id,
+      model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
+      usage,
+      cost,
+      calls: conducted.calls.length,
+      duration_ms,
+      raw_output_path: conducted.calls.at(-1)!.raw_output_path,
+      over_budget: override !== null,
+      at: nowIso(),
+      structured: review.structured,
+    }
+    const state = await changeRun(run.run_id, (current) =>
+      recordFinalReview(current, {
+        review: recorded,
+        diff_path: prDiffPath(run.run_id),
+        claimKey: CLAIM_KEY,
+        pid: process.pid,
+      }),
+    )
+    const final = state.final_review!.review
+    return {
+      run_id: run.run_id,
+      round: 'pr',
+      pr,
+      verdict: final.verdict,
+      findings: final.findings,
+      reviewer: {
+        tool: final.tool,
+        fallback_used: final.fallback_used,
+        model: final.model,
+        cost_usd: final.cost?.usd ?? null,
+      },
+      next: final.findings.length > 0 ? 'pr-reply' : 'pr-check',
+    }
+  } finally {
+    options.signal?.removeEventListener('abort', onSignal)
+    await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: CLAIM_KEY, pid: process.pid })).catch(
+      () => {},
+    )
+  }
+}
+
+/** The PR's diff as GitHub shows it (`gh pr diff`), kept beside the run and cut at the diff cap like any review's. */
+async function prDiff(run: RunState, pr: number, maxBytes: number): Promise<WorkingDiff> {
+  const text = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { cwd: run.repo, idempotent: true })
+  writeFileAtomic(prDiffPath(run.run_id), text, 0o644)
+  const bytes = Buffer.byteLength(text)
+  const truncated = bytes > maxBytes
+  return { stat: diffStatText(text), diff: truncated ? cutAtLine(Buffer.from(text), maxBytes) : text, bytes, truncated }
+}

@@ -1,0 +1,26 @@
+// Dollars per merged PR: what the runs whose PR `pr-check` saw merged cost, in all and per PR (for `status --all`).
+import { cachedCostSummary } from '../cost/status-snapshot.ts'
+import { configOf } from '../run-access.ts'
+import type { RunState } from '../state.ts'
+
+/** When the run's PR was seen merged (its current PR only), or null. */
+export const mergedAt = (run: RunState): string | null =>
+  run.pr !== null && run.pr_watch?.pr === run.pr ? run.pr_watch.merged_at : null
+
+export async function mergedPrCosts(runs: RunState[]) {
+  const merged = runs.filter((run) => mergedAt(run) !== null)
+  const costs = await Promise.all(
+    merged.map(async (run) => {
+      const cost = await cachedCostSummary(run, () => configOf(run))
+      const final = run.final_review?.review.cost?.usd ?? 0 // the final round is not in the loop's ledger
+      return { run_id: run.run_id, pr: run.pr, merged_at: mergedAt(run), cost_usd: cost.total_usd + final }
+    }),
+  )
+  const total = costs.reduce((sum, entry) => sum + entry.cost_usd, 0)
+  return {
+    count: costs.length,
+    total_usd: total,
+    usd_per_merged_pr: costs.length ? total / costs.length : null,
+    runs: costs,
+  }
+}

@@ -1,0 +1,107 @@
+// The PR phase's moves on the run, pure like lib/transitions.ts (and, like claims, they never touch the phase): a tick's
+// state, an answer claimed then recorded, a resolve recorded, the final round recorded and posted.
+import { dropClaim, takeClaim } from '../claims.ts'
+import { fail } from '../errors.ts'
+import type { ReviewerRound, RunState } from '../state.ts'
+import type { Step } from '../store.ts'
+import { emptyWatch } from './reduce.ts'
+import type { PrReplyRecord, PrWatch, SideClaim } from './schema.ts'
+
+/** The PR phase needs a PR on the run (`finish --create-pr`, or `finish --pr N`). */
+export function expectPr(run: RunState, command: string): number {
+  if (run.pr === null)
+    fail(
+      'usage',
+      `run ${run.run_id} has no PR recorded; open one with \`finish --create-pr\` or record it with \`finish --pr N\` before ${command}`,
+      { run_id: run.run_id, next: 'finish' },
+    )
+  return run.pr
+}
+
+/** What the run kept of its PR (a watch of another PR, after `--replace-pr`, starts again). */
+export function watchOf(run: RunState): PrWatch | null {
+  return run.pr_watch && run.pr_watch.pr === run.pr ? run.pr_watch : null
+}
+
+/** A tick's PR state goes on the run. */
+export function applyTick<T>(run: RunState, input: { watch: PrWatch; result: T }): Step<T> {
+  expectPr(run, 'pr-check')
+  if (input.watch.pr !== run.pr)
+    fail('usage', `the snapshot is of PR #${input.watch.pr}, but run ${run.run_id} has PR #${run.pr}`, {
+      run_id: run.run_id,
+      pr: run.pr,
+      snapshot_pr: input.watch.pr,
+    })
+  const next = structuredClone(run)
+  next.pr_watch = input.watch
+  return { state: next, result: input.result }
+}
+
+/** The claim key of an answer in flight. */
+export const answerClaimKey = (key: string) => `pr-reply:${key}`
+
+/**
+ * Before posting an answer: a reviewer comment already answered is `duplicate_reply` (with what is recorded); one being
+ * answered right now by another call is too (`in_flight`). Otherwise the call claims it.
+ */
+export function claimAnswer(run: RunState, input: { key: string; claim: SideClaim; heldLive: boolean }): Step<true> {
+  const recorded = watchOf(run)?.replied[input.key]
+  if (recorded)
+    fail('duplicate_reply', `${input.key} is already answered (${recorded.url}); not posting again`, {
+      run_id: run.run_id,
+      key: input.key,
+      recorded,
+    })
+  const step = takeClaim(run, { key: answerClaimKey(input.key), claim: input.claim, heldLive: input.heldLive })
+  if (!step.result.taken)
+    fail(
+      'duplicate_reply',
+      `${input.key} is being answered by another call (pid ${step.result.held.pid}); not posting twice`,
+      {
+        run_id: run.run_id,
+        key: input.key,
+        in_flight: step.result.held,
+      },
+    )
+  return { state: step.state!, result: true }
+}
+
+/** The answer posted: recorded by the comment it answered; an answer to a review bot marks its finding keys answered. */
+export function recordAnswer(
+  run: RunState,
+  input: { key: string; record: PrReplyRecord; pid: number },
+): Step<PrReplyRecord> {
+  const next = dropClaim(run, { key: answerClaimKey(input.key), pid: input.pid }) ?? structuredClone(run)
+  const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-reply'))
+  const answered = input.record.to_bot ? (watch.observed?.finding_keys ?? []) : []
+  next.pr_watch = {
+    ...watch,
+    replied: { ...watch.replied, [input.key]: input.record },
+    answered_keys: [...new Set([...watch.answered_keys, ...answered])],
+  }
+  return { state: next, result: input.record }
+}
+
+/** A thread GitHub confirmed resolved. */
+export function recordResolved(
+  run: RunState,
+  input: { thread: string; attempts: number; head: string | null; at: string },
+): Step<undefined> {
+  const next = structuredClone(run)
+  const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-resolve'))
+  next.pr_watch = {
+    ...watch,
+    resolved: { ...watch.resolved, [input.thread]: { at: input.at, attempts: input.attempts, head: input.head } },
+  }
+  return { state: next, result: undefined }
+}
+
+/** The final round's review (`review --pr`) goes on the run, beside the loop's rounds. */
+export function recordFinalReview(
+  run: RunState,
+  input: { review: ReviewerRound; diff_path: string | null; claimKey: string; pid: number },
+): Step<RunState> {
+  const next = dropClaim(run, { key: input.claimKey, pid: input.pid }) ?? structuredClone(run)
+  next.final_review = { review: input.review, diff_path: input.diff_path }
+  return { state: next, result: next }
+}

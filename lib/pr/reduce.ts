@@ -1,0 +1,276 @@
+// The PR phase's decision layer: a snapshot, what the run kept of the PR, and the time in; the next PR state and the
+// tick's result out. Pure: no clock (the caller passes `now`), no network, no disk.
+import { auditThreads, actionableComments, actionableReviews, type People } from './classify.ts'
+import type { PrObserved, PrWatch, Snapshot } from './schema.ts'
+import { type BotVerdict, readBotVerdict } from './verdict.ts'
+
+/** The closed set of `reasons[].code`; escalations come first in a result. */
+export const REASON_CODES = [
+  'pr_merged',
+  'pr_closed',
+  'merge_conflict',
+  'fix_attempts_exhausted',
+  'recurrence_after_reply',
+  'provider_error_repeated',
+  'ci_failed',
+  'ci_pending',
+  'ci_pass',
+  'threads_unresolved',
+  'threads_stale_unresolved',
+  'threads_clear',
+  'comments_unanswered',
+  'review_changes',
+  'review_in_progress',
+  'review_approved',
+  'review_absent',
+  'review_unknown_format',
+  'provider_error',
+  'manual_verify',
+  'mergeable_unknown',
+  'unchanged',
+] as const
+export type ReasonCode = (typeof REASON_CODES)[number]
+export type Decision = 'keep_going' | 'success' | 'escalate'
+export interface Reason {
+  code: ReasonCode
+  detail: string
+}
+
+export const MAX_FIX_ATTEMPTS = 5
+/** A PR with no check at all is pending this long after its head was first seen (checks register late), then passes. */
+export const NO_CHECKS_GRACE_MS = 10 * 60_000
+const WAIT_BASE_S = 60
+const WAIT_MAX_S = 900
+
+export interface ReduceContext extends Pick<People, 'bots'> {
+  now: string
+}
+
+export function emptyWatch(pr: number): PrWatch {
+  return {
+    pr,
+    ticks: 0,
+    last_tick_at: null,
+    idle_streak: 0,
+    wait_s: WAIT_BASE_S,
+    decision: null,
+    observed: null,
+    merged_at: null,
+    closed_at: null,
+    fix_attempts: 0,
+    answered_keys: [],
+    recurring_keys: [],
+    provider_errors: { head: null, count: 0 },
+    replied: {},
+    resolved: {},
+    snapshot_path: null,
+  }
+}
+
+export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: ReduceContext) {
+  const { now } = context
+  const before = previous ?? emptyWatch(snapshot.pr.number)
+  const seen = before.observed
+  const people: People = { author: snapshot.pr.author, bots: context.bots }
+  const pr = snapshot.pr
+  const headSeenAt = seen?.head === pr.head ? seen.head_seen_at : now
+  const ci = ciOf(snapshot.checks, headSeenAt, now)
+  const threads = auditThreads(snapshot.threads, people, before.replied)
+  const conversation = actionableComments(snapshot, people, before.replied)
+  const reviews = actionableReviews(snapshot, people, before.replied)
+  const verdict = readBotVerdict(snapshot, people)
+  const newVerdict = verdict.identity !== (seen?.verdict_comment ?? null)
+
+  const recurring = newVerdict
+    ? verdict.finding_keys.filter((key) => before.answered_keys.includes(key))
+    : before.recurring_keys
+  const providerErrors =
+    !newVerdict || verdict.state === 'absent'
+      ? before.provider_errors
+      : verdict.state === 'provider_error'
+        ? { head: pr.head, count: (before.provider_errors.head === pr.head ? before.provider_errors.count : 0) + 1 }
+        : { head: null, count: 0 }
+  const pushedAFix = Boolean(seen?.wanted_changes && seen.head !== pr.head && pr.state === 'OPEN')
+  const fixAttempts = before.fix_attempts + (pushedAFix ? 1 : 0)
+
+  const answerable = conversation.length + reviews.length
+  const wantedChanges =
+    ci.status === 'fail' || threads.unresolved > 0 || answerable > 0 || verdict.verdict === 'changes'
+  const fingerprint = JSON.stringify([
+    pr.state,
+    pr.head,
+    pr.mergeable,
+    pr.review_decision,
+    ci.status,
+    threads.unresolved,
+    verdict.state,
+    verdict.identity,
+    threads.actionable.map((t) => t.key),
+    threads.stale_unresolved.map((t) => t.id),
+    conversation.map((c) => c.key),
+    reviews.map((r) => r.key),
+  ])
+  const changed = seen?.fingerprint !== fingerprint
+
+  const escalations: Reason[] = []
+  if (pr.state === 'MERGED') escalations.push({ code: 'pr_merged', detail: 'the PR is merged' })
+  if (pr.state === 'CLOSED') escalations.push({ code: 'pr_closed', detail: 'the PR was closed without merging' })
+  if (pr.state === 'OPEN' && pr.mergeable === 'CONFLICTING')
+    escalations.push({ code: 'merge_conflict', detail: `the PR conflicts with ${pr.base}` })
+  if (fixAttempts >= MAX_FIX_ATTEMPTS)
+    escalations.push({ code: 'fix_attempts_exhausted', detail: `${fixAttempts} fixes pushed without the PR clearing` })
+  if (recurring.length > 0)
+    escalations.push({
+      code: 'recurrence_after_reply',
+      detail: `${recurring.length} finding(s) of the review bot came back after they were answered`,
+    })
+  if (providerErrors.count >= 2)
+    escalations.push({
+      code: 'provider_error_repeated',
+      detail: `the review bot failed ${providerErrors.count} times on this head`,
+    })
+
+  const reasons: Reason[] = [
+    ci.reason,
+    ...threadReasons(threads),
+    ...(answerable > 0
+      ? [
+          {
+            code: 'comments_unanswered' as const,
+            detail: `${answerable} comment(s) or review(s) of a person to answer`,
+          },
+        ]
+      : []),
+    ...verdictReasons(verdict),
+    ...(pr.state === 'OPEN' && pr.mergeable === 'UNKNOWN'
+      ? [{ code: 'mergeable_unknown' as const, detail: 'GitHub has not computed mergeability yet' }]
+      : []),
+  ]
+  const verdictClears = ['absent', 'unknown'].includes(verdict.state) || verdict.verdict === 'approved'
+  const clear =
+    pr.state === 'OPEN' &&
+    pr.mergeable === 'MERGEABLE' &&
+    ci.status === 'pass' &&
+    threads.unresolved === 0 &&
+    answerable === 0 &&
+    verdictClears
+  const decision: Decision = escalations.length > 0 ? 'escalate' : clear ? 'success' : 'keep_going'
+  if (!changed) reasons.push({ code: 'unchanged', detail: 'nothing changed since the last tick' })
+
+  const idleStreak = changed ? 0 : before.idle_streak + 1
+  const waitS = Math.min(WAIT_BASE_S * 2 ** Math.min(idleStreak, 10), WAIT_MAX_S)
+  const observed: PrObserved = {
+    fingerprint,
+    state: pr.state,
+    head: pr.head,
+    head_seen_at: headSeenAt,
+    ci_status: ci.status,
+    mergeable: pr.mergeable,
+    unresolved: threads.unresolved,
+    verdict_state: verdict.state,
+    verdict_comment: verdict.identity,
+    finding_keys: verdict.finding_keys,
+    wanted_changes: wantedChanges,
+  }
+  const watch: PrWatch = {
+    ...before,
+    pr: pr.number,
+    ticks: before.ticks + 1,
+    last_tick_at: now,
+    idle_streak: idleStreak,
+    wait_s: waitS,
+    decision,
+    observed,
+    merged_at: before.merged_at ?? (pr.state === 'MERGED' ? (pr.merged_at ?? now) : null),
+    closed_at: pr.state === 'CLOSED' ? (before.closed_at ?? now) : null,
+    fix_attempts: fixAttempts,
+    recurring_keys: recurring,
+    provider_errors: providerErrors,
+  }
+  const result = {
+    changed,
+    decision,
+    reasons: [...escalations, ...reasons],
+    pr: { ...pr, merged_at: watch.merged_at },
+    ci: { status: ci.status, checks: snapshot.checks },
+    threads: {
+      total: threads.total,
+      unresolved: threads.unresolved,
+      actionable: threads.actionable,
+      stale_unresolved: threads.stale_unresolved,
+      skipped_outdated: threads.skipped_outdated,
+    },
+    conversation: { actionable: conversation },
+    reviews: { actionable: reviews },
+    verdict: { ...verdict, same_as_last_tick: !newVerdict },
+    recurrence: { recurring_keys: recurring, answered_keys: before.answered_keys.length, fix_attempts: fixAttempts },
+    backoff: { idle_streak: idleStreak, wait_s: waitS, interval_minutes: Math.ceil(waitS / 60) },
+    merged: pr.state === 'MERGED',
+  }
+  return { watch, result }
+}
+
+export type PrResult = ReturnType<typeof reducePr>['result']
+
+function ciOf(checks: Snapshot['checks'], headSeenAt: string, now: string) {
+  const failed = checks.filter((check) => check.status === 'fail')
+  const pending = checks.filter((check) => check.status === 'pending')
+  const names = (list: typeof checks) => list.map((check) => check.name).join(', ')
+  if (failed.length > 0)
+    return {
+      status: 'fail' as const,
+      reason: {
+        code: 'ci_failed' as const,
+        detail: `${failed.length} of ${checks.length} check(s) failed: ${names(failed)}`,
+      },
+    }
+  if (pending.length > 0)
+    return {
+      status: 'pending' as const,
+      reason: { code: 'ci_pending' as const, detail: `${pending.length} check(s) still running: ${names(pending)}` },
+    }
+  if (checks.length === 0) {
+    const waited = Date.parse(now) - Date.parse(headSeenAt)
+    if (waited < NO_CHECKS_GRACE_MS)
+      return { status: 'pending' as const, reason: { code: 'ci_pending' as const, detail: 'no check reported yet' } }
+    return {
+      status: 'pass' as const,
+      reason: { code: 'ci_pass' as const, detail: `no check reported for ${NO_CHECKS_GRACE_MS / 60_000} minutes` },
+    }
+  }
+  return { status: 'pass' as const, reason: { code: 'ci_pass' as const, detail: `${checks.length} check(s) passed` } }
+}
+
+function threadReasons(threads: ReturnType<typeof auditThreads>): Reason[] {
+  if (threads.unresolved === 0) return [{ code: 'threads_clear', detail: 'no unresolved review thread' }]
+  const reasons: Reason[] = []
+  if (threads.actionable.length > 0)
+    reasons.push({ code: 'threads_unresolved', detail: `${threads.actionable.length} thread(s) to answer` })
+  if (threads.stale_unresolved.length > 0)
+    reasons.push({
+      code: 'threads_stale_unresolved',
+      detail: `${threads.stale_unresolved.length} answered thread(s) not resolved`,
+    })
+  return reasons
+}
+
+function verdictReasons(verdict: BotVerdict): Reason[] {
+  const who = verdict.author ?? 'the review bot'
+  switch (verdict.state) {
+    case 'absent':
+      return [{ code: 'review_absent', detail: 'no review bot has posted a summary' }]
+    case 'in_progress':
+      return [{ code: 'review_in_progress', detail: `${who} is still reviewing` }]
+    case 'provider_error':
+      return [{ code: 'provider_error', detail: `${who} reported an error instead of a verdict` }]
+    case 'unknown':
+      return [
+        { code: 'review_unknown_format', detail: `${who}'s latest summary has no VERDICT line` },
+        { code: 'manual_verify', detail: "read the bot's summary yourself before calling the PR ready" },
+      ]
+    case 'complete':
+      return verdict.verdict === 'approved'
+        ? [{ code: 'review_approved', detail: `${who} approved with ${verdict.findings_count} finding(s) listed` }]
+        : [{ code: 'review_changes', detail: `${who} asks for changes (${verdict.findings_count} finding(s))` }]
+  }
+}

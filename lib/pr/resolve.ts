@@ -1,0 +1,42 @@
+// Resolving one review thread, confirmed from the mutation's own answer: up to three attempts until GitHub says the
+// thread is resolved, then it is recorded under the run's lock; unconfirmed is `resolve_unconfirmed`, nothing recorded.
+// Resolving is idempotent on GitHub's side, so a retried or concurrent call does no harm; a recorded thread is not asked
+// again.
+import { fail } from '../errors.ts'
+import { changeRun, nowIso } from '../run-access.ts'
+import type { RunState } from '../state.ts'
+import { graphql } from './github.ts'
+import { expectPr, recordResolved, watchOf } from './moves.ts'
+import { RESOLVE_THREAD } from './queries.ts'
+
+const ATTEMPTS = 3
+
+export async function resolveThread(run: RunState, thread: string) {
+  expectPr(run, 'pr-resolve')
+  const recorded = watchOf(run)?.resolved[thread]
+  if (recorded) return { run_id: run.run_id, thread, confirmed: true, attempts: 0, already_resolved: true }
+  const waitMs =
+    Number(process.env.PAIR_LOOP_RESOLVE_WAIT_MS) >= 0 ? Number(process.env.PAIR_LOOP_RESOLVE_WAIT_MS) : 1000
+  let last: unknown = null
+  for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+    const data = await graphql(run.repo, RESOLVE_THREAD, { threadId: thread })
+    last = (data as { resolveReviewThread?: { thread?: unknown } }).resolveReviewThread?.thread ?? null
+    if ((last as { isResolved?: unknown } | null)?.isResolved === true) {
+      const head = watchOf(run)?.observed?.head ?? null
+      await changeRun(run.run_id, (state) => recordResolved(state, { thread, attempts: attempt, head, at: nowIso() }))
+      return { run_id: run.run_id, thread, confirmed: true, attempts: attempt, already_resolved: false }
+    }
+    process.stderr.write(`pair-loop pr-resolve: attempt ${attempt}: GitHub did not confirm ${thread} resolved\n`)
+    if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, waitMs))
+  }
+  fail(
+    'resolve_unconfirmed',
+    `GitHub did not confirm thread ${thread} resolved after ${ATTEMPTS} attempts; nothing recorded`,
+    {
+      run_id: run.run_id,
+      thread,
+      attempts: ATTEMPTS,
+      last_response: last,
+    },
+  )
+}

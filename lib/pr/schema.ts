@@ -1,0 +1,131 @@
+// The PR phase's shapes, one valibot schema each: the snapshot a tick collects (DESIGN.md's replay contract), what the
+// run keeps of the PR between ticks, and the claims on gh side effects in flight. Types derived from the schemas.
+import * as v from 'valibot'
+
+const Timestamp = v.pipe(v.string(), v.isoTimestamp())
+const Count = v.pipe(v.number(), v.integer(), v.minValue(0))
+const Text = v.string()
+const When = v.nullable(v.string())
+
+export const PR_STATES = ['OPEN', 'MERGED', 'CLOSED'] as const
+export const MERGEABLE = ['MERGEABLE', 'CONFLICTING', 'UNKNOWN'] as const
+export const CHECK_STATUSES = ['pass', 'pending', 'fail'] as const
+export const REVIEW_STATES = ['CHANGES_REQUESTED', 'COMMENTED', 'APPROVED', 'DISMISSED', 'PENDING'] as const
+
+export const SnapshotComment = v.object({
+  id: Text,
+  database_id: Count,
+  author: Text,
+  author_type: v.optional(Text, 'User'),
+  body: Text,
+  created_at: When,
+  url: v.optional(When, null),
+})
+
+export const SnapshotThread = v.object({
+  id: Text,
+  path: v.nullable(Text),
+  line: v.nullable(Count),
+  is_resolved: v.boolean(),
+  is_outdated: v.boolean(),
+  comments: v.array(SnapshotComment),
+})
+
+export const Snapshot = v.object({
+  version: v.literal(1),
+  pr: v.object({
+    number: v.pipe(Count, v.minValue(1)),
+    url: Text,
+    head: Text,
+    branch: Text,
+    base: Text,
+    author: Text,
+    state: v.picklist(PR_STATES),
+    mergeable: v.picklist(MERGEABLE),
+    review_decision: v.optional(v.nullable(Text), null),
+    merged_at: v.optional(When, null),
+  }),
+  checks: v.array(v.object({ name: Text, status: v.picklist(CHECK_STATUSES), url: v.optional(When, null) })),
+  threads: v.array(SnapshotThread),
+  comments: v.array(
+    v.object({
+      id: Count,
+      author: Text,
+      author_type: v.optional(Text, 'User'),
+      body: Text,
+      created_at: When,
+      url: v.optional(When, null),
+    }),
+  ),
+  reviews: v.array(
+    v.object({
+      id: Count,
+      author: Text,
+      author_type: v.optional(Text, 'User'),
+      state: v.picklist(REVIEW_STATES),
+      body: Text,
+      submitted_at: When,
+      url: v.optional(When, null),
+    }),
+  ),
+})
+
+export type Snapshot = v.InferOutput<typeof Snapshot>
+export type SnapshotThread = v.InferOutput<typeof SnapshotThread>
+export type SnapshotComment = v.InferOutput<typeof SnapshotComment>
+
+/** A gh side effect in flight (a PR being opened, a reply being posted), claimed under the run's lock. */
+export const SideClaim = v.object({ pid: v.pipe(v.number(), v.integer()), host: Text, at: Timestamp })
+export type SideClaim = v.InferOutput<typeof SideClaim>
+
+export const PrReplyRecord = v.object({
+  kind: v.picklist(['thread', 'conversation', 'review', 'review-findings']),
+  comment_id: Count,
+  url: Text,
+  at: Timestamp,
+  head: v.nullable(Text),
+  /** Answered a review bot: its finding keys at the time count as answered (recurrence). */
+  to_bot: v.boolean(),
+})
+export type PrReplyRecord = v.InferOutput<typeof PrReplyRecord>
+
+/** The last values a tick saw: a tick that sees the same ones is not a change. */
+export const PrObserved = v.object({
+  fingerprint: Text,
+  state: v.picklist(PR_STATES),
+  head: Text,
+  head_seen_at: Timestamp,
+  ci_status: v.picklist(CHECK_STATUSES),
+  mergeable: v.picklist(MERGEABLE),
+  unresolved: Count,
+  verdict_state: Text,
+  /** The bot summary read (its id and a hash of its body): a new one is a new verdict. */
+  verdict_comment: v.nullable(Text),
+  finding_keys: v.array(Text),
+  /** What the tick asked for: a push after one that wanted changes is a fix attempt. */
+  wanted_changes: v.boolean(),
+})
+export type PrObserved = v.InferOutput<typeof PrObserved>
+
+/** The PR phase on the run: what pr-check saw, what was posted or resolved, and the counters that escalate. */
+export const PrWatch = v.object({
+  pr: v.pipe(Count, v.minValue(1)),
+  ticks: Count,
+  last_tick_at: v.nullable(Timestamp),
+  idle_streak: Count,
+  wait_s: Count,
+  decision: v.nullable(v.picklist(['keep_going', 'success', 'escalate'])),
+  observed: v.nullable(PrObserved),
+  merged_at: v.nullable(Text),
+  closed_at: v.optional(v.nullable(Timestamp), null),
+  fix_attempts: Count,
+  /** Keys of a review bot's findings that were answered (a reply to the bot posted while they were listed). */
+  answered_keys: v.array(Text),
+  recurring_keys: v.array(Text),
+  provider_errors: v.object({ head: v.nullable(Text), count: Count }),
+  /** Replies posted, by the reviewer comment answered: `thread:<id>@<comment>`, `conversation:<id>`, `review:<id>`. */
+  replied: v.record(Text, PrReplyRecord),
+  resolved: v.record(Text, v.object({ at: Timestamp, attempts: Count, head: v.nullable(Text) })),
+  snapshot_path: v.nullable(Text),
+})
+export type PrWatch = v.InferOutput<typeof PrWatch>

@@ -1,0 +1,60 @@
+// One pr-check tick: collect (or replay a captured snapshot), then under the run's lock reduce against what the run kept
+// of the PR and persist it with the snapshot beside the state. Collecting happens before the lock is taken, so a tick's
+// network time never holds up another command; the reduce reads the state as it is under the lock.
+import { readFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import type { Config } from '../config.ts'
+import { fail } from '../errors.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import { prSnapshotPath } from '../paths.ts'
+import { changeRun } from '../run-access.ts'
+import type { RunState } from '../state.ts'
+import { parseJson, validate } from '../validate.ts'
+import { collectSnapshot } from './collect.ts'
+import { applyTick, expectPr, watchOf } from './moves.ts'
+import { reducePr, type Decision, type PrResult } from './reduce.ts'
+import { Snapshot } from './schema.ts'
+
+export interface TickOptions {
+  config: Config
+  /** Replay this captured snapshot instead of collecting (tests, debugging). */
+  snapshotIn?: string
+  cwd?: string
+  now: () => string
+}
+
+export async function prTick(run: RunState, options: TickOptions) {
+  const number = expectPr(run, 'pr-check')
+  const snapshot = options.snapshotIn
+    ? readSnapshot(resolve(options.cwd ?? process.cwd(), options.snapshotIn))
+    : await collectSnapshot({ cwd: run.repo, number })
+  const path = prSnapshotPath(run.run_id)
+  const result = await changeRun(run.run_id, (state) => {
+    const { watch, result } = reducePr(snapshot, watchOf(state), {
+      now: options.now(),
+      bots: options.config.pair_loop.pr_bots,
+    })
+    const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
+    writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
+    return step
+  })
+  return { run_id: run.run_id, ...result, snapshot_path: path, next: nextAfter(result.decision) }
+}
+
+/** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */
+const nextAfter = (decision: Decision) =>
+  decision === 'keep_going' ? 'pr-check' : decision === 'escalate' ? 'ask-user' : null
+
+/** A snapshot file in DESIGN.md's shape; anything else is `usage`, naming the file and the issues. */
+export function readSnapshot(path: string): Snapshot {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (error) {
+    fail('usage', `cannot read the snapshot ${path}: ${(error as Error).message}`, {
+      flag: '--snapshot-in',
+      file: path,
+    })
+  }
+  return validate(Snapshot, parseJson(text, 'usage', path), 'usage', path)
+}
