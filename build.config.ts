@@ -17,12 +17,14 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 const CORE = ['/lib/cli.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
 // status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
-const IN_LIB = ['/lib/cost/status-snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts']
+// the PR phase (lib/pr/) is a chunk of its own for the same reason (its final round imports the reviewer call); only the
+// state's schema of it sits in lib, beside the run state that embeds it
+const IN_LIB = ['/lib/cost/status-snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts', '/lib/pr/schema.ts']
 function chunkOf(id: string): string | undefined {
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
-  const area = /\/lib\/(cost|review|export)\//.exec(id)?.[1]
+  const area = /\/lib\/(cost|review|export|pr)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined
 }

@@ -5,6 +5,7 @@ import { fail, interruptedError } from '../lib/errors.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
 import { currentRound, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
+import { mergedAt, mergedPrCosts } from '../lib/pr/merged.ts'
 import type { RunState } from '../lib/state.ts'
 import { listRuns, readRun } from '../lib/store.ts'
 
@@ -24,9 +25,9 @@ const status = defineScript({
       fail('usage', '--all lists every run; give --all or --run, not both', { flag: '--run' })
     if (args.all) {
       const before = allRunsDocument()
-      if (waitS === undefined) return before
+      if (waitS === undefined) return withMergedPrs(before)
       const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS, io.signal)
-      return { ...allRunsDocument(), changed }
+      return { ...(await withMergedPrs(allRunsDocument())), changed }
     }
     const run = resolveRun(args, { allowFinished: true })
     if (waitS === undefined) return runDocument(run)
@@ -78,6 +79,7 @@ async function runDocument(run: RunState) {
 function allRunsDocument() {
   const runs = listRuns(pairLoopHome())
   return {
+    states: runs.flatMap((entry) => ('state' in entry ? [entry.state] : [])),
     runs: runs.flatMap((entry) => ('state' in entry ? [summarise(entry.state)] : [])),
     unreadable: runs.flatMap((entry) =>
       'error' in entry ? [{ run_id: entry.run_id, code: entry.error.code, message: entry.error.message }] : [],
@@ -97,9 +99,15 @@ function summarise(run: RunState) {
     open_findings: openFindings(run).length,
     outcome: run.outcome?.verdict ?? null,
     pr: run.pr,
+    merged_at: mergedAt(run),
     revision: run.revision,
     updated_at: run.updated_at,
   }
+}
+
+/** The all-runs document, with what merged PRs cost (dollars per merged PR). */
+async function withMergedPrs({ states, ...document }: ReturnType<typeof allRunsDocument>) {
+  return { ...document, merged_prs: await mergedPrCosts(states) }
 }
 
 const fingerprint = (doc: ReturnType<typeof allRunsDocument>) =>
