@@ -15,6 +15,8 @@ const scripts = readdirSync('scripts')
 // `core` is what every command needs (flags, errors), `lib` the loop's bookkeeping, and the heavy parts that only
 // some commands run (the cost ledger, the reviewer call, the exporters) one chunk each. zx and proper-lockfile stay
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
+// The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
+// of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
 const CORE = ['/lib/cli.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
 // status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
 // the PR phase (lib/pr/) is a chunk of its own for the same reason (its final round imports the reviewer call); only the
@@ -24,7 +26,7 @@ function chunkOf(id: string): string | undefined {
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
-  const area = /\/lib\/(cost|review|export|pr)\//.exec(id)?.[1]
+  const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined
 }

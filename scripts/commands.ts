@@ -15,6 +15,7 @@ export const COMMANDS: Record<string, ScriptLoader> = {
   demo: () => import('./demo.ts'),
   'install-skill': () => import('./install-skill.ts'),
   trust: () => import('./trust.ts'),
+  report: () => import('./report.ts'),
   'pr-check': () => import('./pr-check.ts'),
   'pr-reply': () => import('./pr-reply.ts'),
   'pr-resolve': () => import('./pr-resolve.ts'),

@@ -1,0 +1,82 @@
+// Cost per round and role as an inline SVG: stacked coder/reviewer bars, the running total, and the budget line.
+import { formatUsd } from './format.ts'
+import { html, joinHtml, type SafeHtml } from './html.ts'
+import { dollarScale } from './chart-scale.ts'
+
+export interface RoundSpend {
+  n: number
+  coder: number
+  reviewer: number
+  in_progress: boolean
+}
+
+const WIDTH = 640
+const HEIGHT = 280
+const PAD = { left: 72, right: 24, top: 24, bottom: 40 }
+const PLOT_W = WIDTH - PAD.left - PAD.right
+const PLOT_H = HEIGHT - PAD.top - PAD.bottom
+
+const px = (value: number) => Number(value.toFixed(1))
+
+/** The chart's words, for a screen reader and for anyone who cannot see the bars. */
+export function chartDescription(rounds: RoundSpend[], limit: number | null): string {
+  let running = 0
+  const parts = rounds.map((round) => {
+    running += round.coder + round.reviewer
+    const state = round.in_progress ? ' (in progress)' : ''
+    return `Round ${round.n}${state}: coder ${formatUsd(round.coder)}, reviewer ${formatUsd(round.reviewer)}, running total ${formatUsd(running)}.`
+  })
+  const against = limit === null ? 'No budget is set.' : `The budget is ${formatUsd(limit)}.`
+  return [...parts, `Total ${formatUsd(running)}.`, against].join(' ')
+}
+
+export function costChart(rounds: RoundSpend[], limit: number | null, id: string): SafeHtml {
+  if (rounds.length === 0) return html`<p class="muted">No round has been recorded yet: nothing to chart.</p>`
+  let sum = 0
+  const totals = rounds.map((round) => (sum += round.coder + round.reviewer))
+  const scale = dollarScale(Math.max(limit ?? 0, totals.at(-1)!))
+  const y = (usd: number) => px(PAD.top + PLOT_H - (usd / scale.top) * PLOT_H)
+  const band = PLOT_W / rounds.length
+  const barWidth = px(Math.min(band * 0.5, 64))
+  const centre = (i: number) => px(PAD.left + band * i + band / 2)
+
+  const grid = scale.ticks.map(
+    (tick) =>
+      html`<line class="axis" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(tick)}" y2="${y(tick)}"/><text x="${PAD.left - 8}" y="${y(tick) + 4}" text-anchor="end">${scale.label(tick)}</text>`,
+  )
+  const bars = rounds.map((round, i) => {
+    const x = px(centre(i) - barWidth / 2)
+    const coderTop = y(round.coder)
+    const reviewerTop = y(round.coder + round.reviewer)
+    const label = `Round ${round.n}${round.in_progress ? ' (in progress)' : ''}`
+    return html`<g class="round-bars" data-round="${round.n}">
+<rect class="bar-coder" x="${x}" y="${coderTop}" width="${barWidth}" height="${px(y(0) - coderTop)}"><title>${label}, coder: ${formatUsd(round.coder)}</title></rect>
+<rect class="bar-reviewer" x="${x}" y="${reviewerTop}" width="${barWidth}" height="${px(coderTop - reviewerTop)}"><title>${label}, reviewer: ${formatUsd(round.reviewer)}</title></rect>
+<text x="${centre(i)}" y="${HEIGHT - PAD.bottom + 18}" text-anchor="middle">${label}</text>
+</g>`
+  })
+  const points = totals.map((total, i) => `${centre(i)},${y(total)}`).join(' ')
+  const running = html`<polyline class="running" points="${points}"/>${totals.map(
+    (total, i) =>
+      html`<circle class="running-dot" cx="${centre(i)}" cy="${y(total)}" r="4"><title>Running total after round ${rounds[i]!.n}: ${formatUsd(total)}</title></circle>`,
+  )}`
+  const budget =
+    limit === null
+      ? null
+      : html`<line class="budget-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(limit)}" y2="${y(limit)}"/><text class="budget-label" x="${WIDTH - PAD.right}" y="${y(limit) - 6}" text-anchor="end">budget ${formatUsd(limit)}</text>`
+
+  return html`<figure class="chart">
+<svg role="img" viewBox="0 0 ${WIDTH} ${HEIGHT}" aria-labelledby="${id}-title" aria-describedby="${id}-desc">
+<title id="${id}-title">Cost per round and role</title>
+<desc id="${id}-desc">${chartDescription(rounds, limit)}</desc>
+${joinHtml(grid)}
+<line class="axis" x1="${PAD.left}" x2="${PAD.left}" y1="${PAD.top}" y2="${y(0)}"/>
+${joinHtml(bars)}
+${running}
+${budget}
+</svg>
+<figcaption>
+<div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-total"></span>running total</span>${limit === null ? html`<span>no budget set</span>` : html`<span><span class="swatch swatch-budget"></span>budget ${formatUsd(limit)}</span>`}</div>
+</figcaption>
+</figure>`
+}

@@ -1,0 +1,82 @@
+// The report of one run: its task, where it stands, the rounds as a timeline, and its cost against the budget.
+import type { BudgetAssessment } from '../cost/brake.ts'
+import type { RunState } from '../state.ts'
+import { costChart } from './cost-chart.ts'
+import { costTable, roundSpends } from './cost-table.ts'
+import { formatUsd, formatWhen, verdictLabel } from './format.ts'
+import { html, type SafeHtml } from './html.ts'
+import { reportPage } from './page.ts'
+import type { RunCost } from './run-cost.ts'
+import { mergedAt } from './figures.ts'
+import { timeline } from './timeline.ts'
+
+const firstLine = (text: string) => text.trim().split('\n')[0] ?? ''
+
+/** The PR as a link only when it is a web address of its own (never `javascript:` or a relative path). */
+function prFact(run: RunState): SafeHtml | string {
+  if (run.pr === null) return 'none'
+  const merged = mergedAt(run)
+  const state = merged ? ` · merged ${formatWhen(merged)}` : ''
+  if (run.pr_url && /^https:\/\/[^\s"'<>]+$/.test(run.pr_url))
+    return html`<a class="pr-link" href="${run.pr_url}">#${run.pr}</a>${state}`
+  return `#${run.pr}${state}`
+}
+
+function facts(run: RunState, cost: RunCost): SafeHtml {
+  const spent = cost.budget ? formatUsd(cost.budget.spent) : `not measured (${cost.error})`
+  const limit = cost.budget ? cost.budget.limit : run.budget_usd
+  const fallback = run.reviewer_fallback ? ' (fallback: the configured reviewer was missing)' : ''
+  const overrides = run.budget_overrides.map(
+    (o) => `${o.command} in round ${o.round} at ${formatUsd(o.spent_usd)} of ${formatUsd(o.limit_usd)}`,
+  )
+  const rows: Array<[string, SafeHtml | string]> = [
+    ['Outcome', run.outcome ? `${verdictLabel(run.outcome.verdict)} · ${formatWhen(run.outcome.finished_at)}` : 'open'],
+    ['Phase', run.phase],
+    ['Rounds', `${run.rounds.length} of at most ${run.max_rounds}`],
+    ['Spent', html`<span data-cost="spent" data-usd="${cost.budget ? String(cost.budget.spent) : ''}">${spent}</span>`],
+    ['Budget', limit === null ? 'none' : formatUsd(limit)],
+    ['Coder', run.coder],
+    ['Reviewer', `${run.reviewer}${fallback}`],
+    ['Repository', html`<code>${run.repo}</code>`],
+    ['Branch', html`<code>${run.branch}</code> from <code>${run.base_sha.slice(0, 12)}</code>`],
+    ['Pull request', prFact(run)],
+    ['Started', formatWhen(run.created_at)],
+    ...(overrides.length ? [['Over budget by choice', overrides.join('; ')] as [string, string]] : []),
+  ]
+  return html`<dl class="facts">${rows.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}</dl>`
+}
+
+/** What the ledger could not measure (a missing transcript, a reviewer that reported no usage): the totals may be low. */
+function unmeasuredNote(budget: BudgetAssessment): SafeHtml | null {
+  const gaps = budget.ledger.sources.filter(
+    (s) => s.status === 'missing' || s.status === 'unreadable' || s.status === 'unmeasured',
+  )
+  if (gaps.length === 0) return null
+  const items = gaps.map(
+    (s) => html`<li>${s.role}${s.round ? ` round ${s.round}` : ''}: ${s.status}${s.why ? ` (${s.why})` : ''}</li>`,
+  )
+  return html`<p class="muted">Not every figure could be measured, so the totals may be low:</p><ul class="muted gaps">${items}</ul>`
+}
+
+function costSection(run: RunState, cost: RunCost): SafeHtml {
+  if (!cost.budget) return html`<p class="muted">The cost could not be measured: ${cost.error}</p>`
+  const rounds = roundSpends(cost.budget)
+  const unpriced = cost.budget.ledger.unpriced_models
+  return html`${costChart(rounds, cost.budget.limit, `cost-${run.run_id}`)}
+${costTable(rounds, cost.budget)}
+${unpriced.length ? html`<p class="muted">No price for ${unpriced.join(', ')}: counted as $0.</p>` : null}
+${unmeasuredNote(cost.budget)}`
+}
+
+export function renderRunReport(run: RunState, cost: RunCost, generatedAt: Date): string {
+  const task = run.task.trim()
+  const body = html`<header>
+<p class="eyebrow">pair-loop run <code>${run.run_id}</code></p>
+<h1>${firstLine(task) || '(no task)'}</h1>
+${task.includes('\n') ? html`<div class="task prose">${task}</div>` : null}
+</header>
+${facts(run, cost)}
+<section aria-labelledby="rounds-heading"><h2 id="rounds-heading">Rounds</h2>${timeline(run)}</section>
+<section aria-labelledby="cost-heading"><h2 id="cost-heading">Cost</h2>${costSection(run, cost)}</section>`
+  return reportPage({ title: `${firstLine(task).slice(0, 80)} — pair-loop run ${run.run_id}`, body, generatedAt })
+}
