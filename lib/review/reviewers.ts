@@ -150,6 +150,15 @@ export function chooseReviewer(
   env: NodeJS.ProcessEnv = process.env,
 ): ReviewerChoice {
   const custom = reviewerCmd ?? config.pair_loop.reviewer_cmd
+  // a command that does not exist will not appear on a retry: unavailable, not a failed (retryable) review
+  if (custom && !findExecutable(custom[0]!, env, run.repo))
+    fail(
+      'reviewer_unavailable',
+      `the reviewer command ${JSON.stringify(custom[0])} does not exist or is not executable`,
+      {
+        command: custom,
+      },
+    )
   if (custom)
     return {
       tool: 'custom',

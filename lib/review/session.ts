@@ -8,6 +8,7 @@ import { sumCalls } from '../cost/review-calls.ts'
 import { interruptedError, PairLoopError } from '../errors.ts'
 import { isProcessAlive } from '../fsutil.ts'
 import { runArtifactsDir } from '../paths.ts'
+import { readRun } from '../store.ts'
 import { changeRun, nowIso } from '../run-access.ts'
 import { nextStep, roundsLeft } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
@@ -128,7 +129,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
           }),
     )
     if (recorded === null)
-      throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: 'finished', next: null })
+      throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: readRun(run.run_id).phase, next: null })
     return reviewDocument(recorded)
   } catch (error) {
     await changeRun(run.run_id, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
