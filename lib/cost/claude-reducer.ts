@@ -29,13 +29,24 @@ export class ClaudeReducer implements EntryStore {
   count: number
   /** The lowest index of an entry changed in place (replaced or removed) since the reducer was made. */
   firstChanged = Number.POSITIVE_INFINITY
+  /** The table was rebuilt since the reducer was made (the one handed in no longer describes it). */
+  indexReplaced = false
+  private changedRows: number[] = []
   private numbers: Float64Array
   private table: Int32Array | null = null
   private next: Int32Array = new Int32Array(0)
   private mask = 0
 
-  /** `initial` holds `count` entries and may have room for more; `index` is what index() saved, maybe with room. */
-  constructor(initial: Float64Array = new Float64Array(0), count = 0, index: Int32Array | null = null) {
+  /**
+   * `initial` holds `count` entries and may have room for more; `index` is what index() saved for the first
+   * `indexed` of them (the others are added to it here), maybe with room for more.
+   */
+  constructor(
+    initial: Float64Array = new Float64Array(0),
+    count = 0,
+    index: Int32Array | null = null,
+    indexed = count,
+  ) {
     this.count = count
     this.numbers = initial // changed in place; grown (copied) only when an added entry does not fit
     // the table saved beside the entries: [size, table (size), next (count)]
@@ -44,7 +55,14 @@ export class ClaudeReducer implements EntryStore {
       this.table = index.subarray(1, 1 + size)
       this.next = index.subarray(1 + size)
       this.mask = size - 1
+      // entries after the index was saved: into their chains, newest first, as offer() would have put them
+      for (let e = indexed; e < count; e++) if (initial[e * WIDTH + 1]! & F_MSG_ID) this.link(e)
     }
+  }
+
+  /** Entries changed in place since the reducer was made. */
+  changed(): number[] {
+    return this.changedRows
   }
 
   view(): Float64Array {
@@ -106,7 +124,7 @@ export class ClaudeReducer implements EntryStore {
         const kf = n[k * WIDTH + 1]!
         if (kf & F_SIDECHAIN && !(kf & F_REMOVED)) {
           n[k * WIDTH + 1] = kf | F_REMOVED
-          this.changed(k)
+          this.touch(k)
         }
       }
     }
@@ -119,14 +137,22 @@ export class ClaudeReducer implements EntryStore {
     this.table![t] = e
   }
 
+  /** Put entry e at the head of its message.id's chain. */
+  private link(e: number): void {
+    const t = this.slotOf(this.numbers[e * WIDTH + 8]!)
+    this.next[e] = this.table![t]!
+    this.table![t] = e
+  }
+
   /** Visit every kept entry (index into view()). */
   forEach(each: (numbers: Float64Array, at: number) => void): void {
     const n = this.numbers
     for (let e = 0; e < this.count; e++) if (!(n[e * WIDTH + 1]! & F_REMOVED)) each(n, e * WIDTH)
   }
 
-  private changed(k: number): void {
+  private touch(k: number): void {
     if (k < this.firstChanged) this.firstChanged = k
+    this.changedRows.push(k)
   }
 
   private beats(src: ArrayLike<number>, at: number, k: number): boolean {
@@ -140,7 +166,7 @@ export class ClaudeReducer implements EntryStore {
 
   private copyInto(k: number, src: ArrayLike<number>, at: number): void {
     for (let i = 0; i < WIDTH; i++) this.numbers[k * WIDTH + i] = src[at + i]!
-    this.changed(k)
+    this.touch(k)
   }
 
   private push(src: ArrayLike<number>, at: number): number {
@@ -173,6 +199,7 @@ export class ClaudeReducer implements EntryStore {
   private rebuild(): void {
     let size = 1024
     while (size < this.count * 4) size *= 2
+    this.indexReplaced = true
     this.table = new Int32Array(size).fill(-1)
     this.mask = size - 1
     if (this.next.length < this.numbers.length / WIDTH) {

@@ -18,7 +18,7 @@ export const claudeParser: LineParser<null> = {
   kind: 'claude',
   version: 3,
   width: WIDTH,
-  store: (initial, count, index) => new ClaudeReducer(initial, count, index),
+  store: (initial, count, index, indexed) => new ClaudeReducer(initial, count, index, indexed),
   patterns: ['"usage"'],
   init: () => null,
   parse(line, _state, sink) {

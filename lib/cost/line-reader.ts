@@ -18,6 +18,10 @@ export interface EntryStore {
   readonly count: number
   /** The lowest index of an entry changed in place since the store was made (Infinity if none). */
   readonly firstChanged: number
+  /** Every entry changed in place since the store was made (in any order, maybe repeated). */
+  changed(): number[]
+  /** The index handed to the store no longer describes it (it was rebuilt). */
+  readonly indexReplaced: boolean
   add(values: number[]): void
   /** The stored entries (count × width numbers). */
   view(): Float64Array
@@ -56,14 +60,15 @@ export interface LineParser<S> {
   init(path: string): S
   parse(line: string, state: S, sink: Sink, lineNo: number): void
   /** The store for a file's entries, starting from those already cached (default: append each entry). `initial`
-   *  may be longer than count × width (room to grow); so may `index`. */
-  store?(initial: Float64Array, count: number, index: Int32Array | null): EntryStore
+   *  may be longer than count × width (room to grow); so may `index`, which covers the first `indexed` entries. */
+  store?(initial: Float64Array, count: number, index: Int32Array | null, indexed: number): EntryStore
 }
 
 /** Entries appended in order, in a growing float64 array. */
 export class AppendStore implements EntryStore {
   count: number
   readonly firstChanged = Number.POSITIVE_INFINITY
+  readonly indexReplaced = false
   private numbers: Float64Array
   constructor(
     private width: number,
@@ -86,6 +91,9 @@ export class AppendStore implements EntryStore {
   view(): Float64Array {
     return this.numbers.subarray(0, this.count * this.width)
   }
+  changed(): number[] {
+    return []
+  }
 }
 
 /** Collects a file's entries, models and skipped lines; starts from a cached scan when resuming. */
@@ -102,7 +110,7 @@ export class Accumulator {
     const initial = resume?.numbers ?? new Float64Array(0)
     const count = resume?.header.count ?? 0
     this.entries = parser.store
-      ? parser.store(initial, count, resume?.index ?? null)
+      ? parser.store(initial, count, resume?.index ?? null, resume?.indexed ?? 0)
       : new AppendStore(parser.width, initial, count)
     if (resume) {
       const h = resume.header

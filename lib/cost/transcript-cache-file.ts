@@ -1,18 +1,18 @@
-// The transcript cache's file: one per transcript, under $PAIR_LOOP_HOME/cache/transcripts/, in a binary format
-// that is read straight into typed arrays (a 200 MB transcript's cache is a few MB; parsing it as JSON would cost
-// more than the check itself).
-//
-//   "PLC4" | u32 LE: header length | header (JSON, UTF-8) | zero padding to a multiple of 8 |
-//   count × width float64 (the entries) | header.index int32 (the store's index, e.g. the de-duplication table)
-//
-// Numbers are in the machine's byte order (the cache never leaves the machine). The file is replaced whole, by
-// writeFileAtomic: a reader sees the old cache or the new one. Anything that does not fit is no cache at all.
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs'
+// The transcript cache's files: per transcript, under $PAIR_LOOP_HOME/cache/transcripts/, a base and a delta, in a
+// binary format read straight into typed arrays (a 200 MB transcript's cache is a few MB; JSON would cost more than
+// the check itself). The base holds every entry and the store's index as of when it was written; the delta what
+// changed since (the entries added, the base's entries changed in place, the header as of now), so a check writes
+// about what it read rather than the whole cache. Each file is replaced whole by writeFileAtomic; a delta names
+// the base it applies to, so a delta left beside a newer base is ignored. Anything that does not fit is no cache.
+import { closeSync, fstatSync, openSync, readSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomic } from '../fsutil.ts'
 import { hash52 } from './hash.ts'
 
-const MAGIC = 'PLC4'
+const BASE = 'PLC4'
+const DELTA = 'PLD4'
+/** A delta is written while it holds at most this many entries (added, and old ones changed); then a new base. */
+const DELTA_MAX_ROWS = 4096
 
 export interface Skip {
   reason: string
@@ -43,25 +43,98 @@ export interface CacheHeader {
   index: number
   /** The ledger's sums over the first entries (see sums.ts), or null. */
   sums: unknown
+  /** Names the base (a delta names the base it applies to). */
+  stamp?: string
+}
+
+/** The base on disk: its stamp, its entries, and the base entries the delta on disk holds changed. */
+export interface CacheBase {
+  stamp: string
+  count: number
+  changed: number[]
+}
+
+interface DeltaHeader extends CacheHeader {
+  base: { stamp: string; count: number }
+  changed: number[]
 }
 
 export interface LoadedCache {
+  /** As of the last check (the delta's header over the base's). */
   header: CacheHeader
-  /** The entries, in an array with room for `spare` more (count × width are in use). */
+  /** The entries, in an array with room for more (count × width are in use). */
   numbers: Float64Array
-  /** The store's index, likewise with room for `spare` more int32s; null if none was saved. */
+  /** The base's index, with room for more int32s; null if none was saved. */
   index: Int32Array | null
+  /** How many entries the index covers (the base's: the delta's are added to it by the store). */
+  indexed: number
+  base: CacheBase
 }
 
-/** The cache file of a transcript (a hash collision only costs speed: the header names the transcript). */
+/** What a save may do: write a delta against the base loaded, or must write a new base. */
+export interface SavePlan {
+  width: number
+  base: CacheBase | null
+  /** Base entries changed in place by this check. */
+  changed: number[]
+  /** The store's index is no longer the base's (rebuilt): only a new base can hold it. */
+  indexReplaced: boolean
+  /** Write a delta or nothing (the index in hand is the base's, not one for every entry). */
+  deltaOnly?: boolean
+}
+
+/** The base file of a transcript's cache (a hash collision only costs speed: the header names the transcript). */
 export function cacheFileFor(cacheDir: string, kind: string, path: string): string {
   const hex = (n: number) => n.toString(16).padStart(13, '0')
   return join(cacheDir, 'transcripts', `${kind}-${hex(hash52(path))}${hex(hash52(`${path}\n`))}.bin`)
 }
 
+export const deltaFileFor = (file: string) => file.replace(/\.bin$/, '.delta')
+
+interface Part<H> {
+  fd: number
+  size: number
+  header: H
+  /** Where the numbers start. */
+  at: number
+}
+
+/** Open a cache file and read its header; null if it is missing or not one. */
+function openPart<H>(file: string, magic: string): Part<H> | null {
+  let fd: number
+  try {
+    fd = openSync(file, 'r')
+  } catch {
+    return null
+  }
+  let part: Part<H> | null = null
+  try {
+    const size = fstatSync(fd).size
+    const prefix = Buffer.alloc(8)
+    if (size >= 8 && readExactly(fd, prefix, 0) === 8 && prefix.toString('latin1', 0, 4) === magic) {
+      const length = prefix.readUInt32LE(4)
+      const bytes = Buffer.alloc(length)
+      if (readExactly(fd, bytes, 8) === length)
+        part = { fd, size, header: JSON.parse(bytes.toString('utf8')) as H, at: Math.ceil((8 + length) / 8) * 8 }
+    }
+  } catch {}
+  if (!part) closeSync(fd)
+  return part
+}
+
+const fits = (h: CacheHeader, parser: { kind: string; version: number }, path: string) =>
+  h.magic === 'pair-loop-transcript-cache' &&
+  h.kind === parser.kind &&
+  h.version === parser.version &&
+  h.path === path &&
+  Number.isInteger(h.count) &&
+  h.count >= 0 &&
+  Number.isInteger(h.index) &&
+  h.index >= 0
+
 /**
- * The cache of `path` if there is a usable one for this parser. `spare(header)` says how many more entries to make
- * room for (the entries the rest of the transcript may add), so that adding them copies nothing.
+ * The cache of `path` if there is a usable one for this parser: the base, and the delta over it when it names this
+ * base. `spare(header)` says how many more entries to make room for (what the rest of the transcript may add).
  */
 export function loadCache(
   file: string,
@@ -69,60 +142,109 @@ export function loadCache(
   path: string,
   spare: (header: CacheHeader) => number,
 ): LoadedCache | null {
-  let fd: number
+  const w = parser.width
+  const base = openPart<CacheHeader>(file, BASE)
+  if (!base) return null
+  const h = base.header
+  let delta: Part<DeltaHeader> | null = null
   try {
-    fd = openSync(file, 'r')
-  } catch {
-    return null
-  }
-  try {
-    const size = fstatSync(fd).size
-    const prefix = Buffer.alloc(8)
-    if (size < 8 || readExactly(fd, prefix, 0) !== 8 || prefix.toString('latin1', 0, 4) !== MAGIC) return null
-    const headerLength = prefix.readUInt32LE(4)
-    const at = Math.ceil((8 + headerLength) / 8) * 8
-    if (at > size) return null
-    const headerBytes = Buffer.alloc(headerLength)
-    if (readExactly(fd, headerBytes, 8) !== headerLength) return null
-    const header = JSON.parse(headerBytes.toString('utf8')) as CacheHeader
-    if (
-      header.magic !== 'pair-loop-transcript-cache' ||
-      header.kind !== parser.kind ||
-      header.version !== parser.version ||
-      header.path !== path ||
-      !Number.isInteger(header.count) ||
-      !Number.isInteger(header.index)
-    )
-      return null
-    const used = header.count * parser.width
-    if (size !== at + used * 8 + header.index * 4) return null
-    const room = Math.max(0, Math.ceil(spare(header)))
-    const numbers = new Float64Array(used + room * parser.width)
-    if (readExactly(fd, bytesOf(numbers, used), at) !== used * 8) return null
+    if (!fits(h, parser, path) || typeof h.stamp !== 'string') return null
+    if (base.size !== base.at + h.count * w * 8 + h.index * 4) return null
+    delta = openPart<DeltaHeader>(deltaFileFor(file), DELTA)
+    const d = delta?.header
+    const usable =
+      d &&
+      fits(d, parser, path) &&
+      d.base?.stamp === h.stamp &&
+      d.base.count === h.count &&
+      d.count >= h.count &&
+      Array.isArray(d.changed) &&
+      d.changed.every((i) => Number.isInteger(i) && i >= 0 && i < h.count) &&
+      delta!.size === delta!.at + (d.changed.length + d.count - h.count) * w * 8
+    const now: CacheHeader = usable ? { ...withoutBase(d), index: h.index, stamp: h.stamp } : h
+    const room = Math.max(0, Math.ceil(spare(now)))
+    const numbers = new Float64Array((now.count + room) * w)
+    if (readExactly(base.fd, bytesOf(numbers, h.count * w), base.at) !== h.count * w * 8) return null
     let index: Int32Array | null = null
-    if (header.index > 0) {
-      index = new Int32Array(header.index + room)
-      if (readExactly(fd, bytesOf(index, header.index), at + used * 8) !== header.index * 4) return null
+    if (h.index > 0) {
+      index = new Int32Array(h.index + (now.count - h.count) + room)
+      if (readExactly(base.fd, bytesOf(index, h.index), base.at + h.count * w * 8) !== h.index * 4) return null
     }
-    return { header, numbers, index }
+    if (usable) {
+      const changed = new Float64Array(d.changed.length * w)
+      if (readExactly(delta!.fd, bytesOf(changed, changed.length), delta!.at) !== changed.length * 8) return null
+      d.changed.forEach((i, k) => {
+        numbers.set(changed.subarray(k * w, (k + 1) * w), i * w)
+      })
+      const added = new Uint8Array(numbers.buffer, h.count * w * 8, (d.count - h.count) * w * 8)
+      if (readExactly(delta!.fd, added, delta!.at + changed.length * 8) !== added.length) return null
+    }
+    const kept = usable
+      ? { stamp: h.stamp, count: h.count, changed: d.changed }
+      : { stamp: h.stamp, count: h.count, changed: [] }
+    return { header: now, numbers, index, indexed: h.count, base: kept }
   } catch {
     return null
   } finally {
-    closeSync(fd)
+    closeSync(base.fd)
+    if (delta) closeSync(delta.fd)
   }
 }
 
-/** Replace the cache file. A cache that cannot be written only costs speed next time. */
-export function saveCache(file: string, header: CacheHeader, numbers: Float64Array, index: Int32Array[]): void {
+/**
+ * Keep the cache: as a delta over the base loaded while what changed since it is small, else as a new base (the
+ * delta beside it then names an older base, and is removed). A cache that cannot be written only costs speed.
+ */
+export function saveCache(
+  file: string,
+  header: CacheHeader,
+  numbers: Float64Array,
+  index: Int32Array[],
+  plan: SavePlan,
+): void {
+  const w = plan.width
+  const base = plan.base
+  try {
+    if (base && !plan.indexReplaced && header.count >= base.count) {
+      const changed = [...new Set([...base.changed, ...plan.changed.filter((i) => i < base.count)])].sort(
+        (a, b) => a - b,
+      )
+      const added = header.count - base.count
+      if (changed.length + added <= DELTA_MAX_ROWS) {
+        const rows = new Float64Array(changed.length * w)
+        changed.forEach((i, k) => {
+          rows.set(numbers.subarray(i * w, (i + 1) * w), k * w)
+        })
+        const d: DeltaHeader = { ...header, base: { stamp: base.stamp, count: base.count }, changed }
+        const parts = [bytesOf(rows, rows.length), bytesOf(numbers.subarray(base.count * w), added * w)]
+        writeFileAtomic(deltaFileFor(file), image(DELTA, d, parts))
+        return
+      }
+    }
+    if (plan.deltaOnly) return
+    const stamp = `${Date.now().toString(36)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}`
+    const parts = [bytesOf(numbers, header.count * w), ...index.map((part) => bytesOf(part, part.length))]
+    writeFileAtomic(file, image(BASE, { ...header, stamp }, parts))
+    try {
+      unlinkSync(deltaFileFor(file))
+    } catch {}
+  } catch {}
+}
+
+/** A delta's header as of now, without what names its base. */
+function withoutBase(d: DeltaHeader): CacheHeader {
+  const { base: _base, changed: _changed, ...header } = d
+  return header
+}
+
+/** A cache file's bytes: magic, header length, header, padding to 8, the parts. */
+function image(magic: string, header: CacheHeader, parts: Uint8Array[]): Buffer {
   const head = Buffer.from(JSON.stringify(header))
   const prefix = Buffer.alloc(Math.ceil((8 + head.length) / 8) * 8)
-  prefix.write(MAGIC, 0, 'latin1')
+  prefix.write(magic, 0, 'latin1')
   prefix.writeUInt32LE(head.length, 4)
   head.copy(prefix, 8)
-  const parts = [prefix, bytesOf(numbers, numbers.length), ...index.map((part) => bytesOf(part, part.length))]
-  try {
-    writeFileAtomic(file, Buffer.concat(parts))
-  } catch {}
+  return Buffer.concat([prefix, ...parts])
 }
 
 /** The bytes of the first `length` elements of a typed array (a view, no copy). */

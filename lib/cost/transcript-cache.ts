@@ -57,8 +57,9 @@ export function scanFile<S>(path: string, parser: LineParser<S>, cacheDir: strin
       const result = toResult(path, h, resume.numbers.subarray(0, h.count * parser.width), 0, true, st.size)
       const kept = sums ? sums(result, saved) : saved
       if (cacheFile && !sameSums(kept, saved)) {
-        const index = resume.index ? [resume.index.subarray(0, h.index)] : []
-        saveCache(cacheFile, { ...h, sums: kept }, result.numbers, index)
+        // the index in hand is the base's: only a delta can be written without the store (which this path skips)
+        const plan = { width: parser.width, base: resume.base, changed: [], indexReplaced: false, deltaOnly: true }
+        saveCache(cacheFile, { ...h, sums: kept }, result.numbers, [], plan)
       }
       return result
     }
@@ -91,7 +92,16 @@ export function scanFile<S>(path: string, parser: LineParser<S>, cacheDir: strin
     // saved sums still hold while every entry they covered is unchanged
     const valid = saved && saved.upTo <= acc.entries.firstChanged ? saved : null
     header.sums = sums ? sums(result, valid) : valid
-    if (cacheFile && (read.bytes > 0 || !sameSums(header.sums, saved))) saveCache(cacheFile, header, numbers, index)
+    if (cacheFile && (read.bytes > 0 || !sameSums(header.sums, saved))) {
+      const store = acc.entries
+      const plan = {
+        width: parser.width,
+        base: resume?.base ?? null,
+        changed: store.changed(),
+        indexReplaced: store.indexReplaced,
+      }
+      saveCache(cacheFile, header, numbers, index, plan)
+    }
     return result
   } catch (error) {
     return emptyResult(path, 'unreadable', describe(error))

@@ -1,8 +1,18 @@
 // Reading transcripts that are still being written: whole lines only, each counted once, appended bytes only.
-import { appendFileSync, mkdirSync, readdirSync, renameSync, truncateSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs'
+import { basename, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { cacheFileFor } from '../../lib/cost/transcript-cache-file.ts'
+import { cacheFileFor, deltaFileFor } from '../../lib/cost/transcript-cache-file.ts'
 import { dedupeClaude, scanClaude } from '../../lib/cost/claude.ts'
 import { scanCodex } from '../../lib/cost/codex.ts'
 import { priceBook } from '../../lib/cost/pricing.ts'
@@ -23,7 +33,7 @@ const line = (n: number, output = 100) =>
     }),
   )}\n`
 // Haiku 4.5: $1 per million input → each response costs 1 + output × 5e-6
-const usd = (path: string, cache: string) =>
+const usd = (path: string, cache: string | null) =>
   dedupeClaude([scanClaude(path, cache)], priceBook()).reduce((sum, item) => sum + item.usd, 0)
 
 function setup() {
@@ -97,7 +107,67 @@ describe('incremental reading', () => {
     appendFileSync(path, more)
     const warm = scanClaude(path, cache)
     expect(warm).toMatchObject({ count: 202, read_bytes: Buffer.byteLength(more), from_cache: true, lines: 202 })
-    expect(readdirSync(join(cache, 'transcripts'))).toHaveLength(1)
+    // one cache for the transcript: its base, and a delta with what the warm check added
+    const base = cacheFileFor(cache, 'claude', path)
+    expect(readdirSync(join(cache, 'transcripts')).sort()).toEqual(
+      [basename(base), basename(deltaFileFor(base))].sort(),
+    )
+  })
+
+  it('writes what changed as a delta over the base, and a new base once the delta has grown', () => {
+    const { cache, path } = setup()
+    const base = cacheFileFor(cache, 'claude', path)
+    writeFileSync(path, line(0))
+    scanClaude(path, cache)
+    const first = statSync(base).ino
+    for (let i = 1; i <= 40; i++) {
+      appendFileSync(path, line(i))
+      scanClaude(path, cache)
+    }
+    expect(statSync(base).ino).toBe(first) // 40 small checks: the base untouched
+    expect(existsSync(deltaFileFor(base))).toBe(true)
+    let text = ''
+    for (let i = 100; i < 5000; i++) text += line(i)
+    appendFileSync(path, text) // more than a delta holds
+    expect(scanClaude(path, cache).count).toBe(4941)
+    expect(statSync(base).ino).not.toBe(first)
+    expect(existsSync(deltaFileFor(base))).toBe(false)
+    expect(usd(path, cache)).toBeCloseTo(usd(path, null), 9)
+  })
+
+  it('ignores a delta that names another base, and reads on from the base', () => {
+    const { cache, path } = setup()
+    const base = cacheFileFor(cache, 'claude', path)
+    writeFileSync(path, line(1) + line(2))
+    scanClaude(path, cache)
+    appendFileSync(path, line(3))
+    scanClaude(path, cache) // a delta over the first base
+    const stale = readFileSync(deltaFileFor(base))
+    truncateSync(path, 0) // rewritten: a new base, no delta
+    writeFileSync(path, line(7, 1) + line(8, 1))
+    expect(scanClaude(path, cache)).toMatchObject({ count: 2, from_cache: false })
+    writeFileSync(deltaFileFor(base), stale) // a delta left from before (a crash between the two writes)
+    appendFileSync(path, line(9, 1))
+    expect(scanClaude(path, cache)).toMatchObject({ count: 3, from_cache: true })
+    expect(usd(path, cache)).toBeCloseTo(3.000015, 12)
+  })
+
+  it('a corrupt delta only costs reading again from where the base left off', () => {
+    const { cache, path } = setup()
+    const base = cacheFileFor(cache, 'claude', path)
+    writeFileSync(path, line(1) + line(2))
+    scanClaude(path, cache)
+    appendFileSync(path, line(3))
+    scanClaude(path, cache)
+    for (const garbage of [
+      Buffer.from('PLD4 garbage'),
+      Buffer.alloc(0),
+      readFileSync(deltaFileFor(base)).subarray(0, 50),
+    ]) {
+      writeFileSync(deltaFileFor(base), garbage)
+      expect(scanClaude(path, cache)).toMatchObject({ count: 3, from_cache: true })
+      expect(usd(path, cache)).toBeCloseTo(3.0015, 12)
+    }
   })
 
   it('reduces copies of a response as it reads, the same in one pass or across many appends (thousands of responses)', () => {
