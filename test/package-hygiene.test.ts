@@ -1,0 +1,46 @@
+// What the package carries and leaves: `npm pack`'s tarball is git-ignored, and the stub reviewers' README (shipped)
+// names no file that is not in the package.
+import { spawnSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import { join, posix } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { ROOT } from './_helpers.ts'
+
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string }
+
+/** The files `npm pack` puts in the tarball, as npm itself lists them (nothing is written). */
+function packedFiles(): string[] {
+  const out = spawnSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  })
+  expect(out.status, out.stderr).toBe(0)
+  return (JSON.parse(out.stdout) as Array<{ files: Array<{ path: string }> }>)[0]!.files.map((file) => file.path)
+}
+
+describe('the package', () => {
+  it("git-ignores npm pack's tarball", () => {
+    const tarball = `${PACKAGE.name}-${PACKAGE.version}.tgz`
+    const out = spawnSync('git', ['check-ignore', '--no-index', '-q', tarball], { cwd: ROOT })
+    expect(out.status, `${tarball} is ignored`).toBe(0)
+  })
+
+  it('ships a stub reviewers README that names only files the package has', () => {
+    const folder = 'fixtures/reviewers'
+    const readme = readFileSync(join(ROOT, folder, 'README.md'), 'utf8')
+    const files = packedFiles()
+    expect(files).toContain(`${folder}/README.md`)
+    const links = [...readme.matchAll(/\]\(([^)#\s]+)[^)]*\)/g)].map((m) => m[1]!).filter((to) => !/^\w+:/.test(to))
+    const named = [...readme.matchAll(/`([\w./-]+\.(?:md|sh|ts|mjs|js|json))`/g)].map((m) => m[1]!)
+    expect(named.length, 'the README names its stubs').toBeGreaterThan(10)
+    // a name that is a file somewhere (beside the README, in the source repository, or past it) must be shipped;
+    // one that is nowhere is an example (a finding's `src/a.ts`)
+    const refersToAFile = (target: string) =>
+      existsSync(join(ROOT, folder, target)) || existsSync(join(ROOT, target)) || target.startsWith('../')
+    for (const target of [...links, ...named].filter(refersToAFile)) {
+      const path = posix.normalize(posix.join(folder, target))
+      expect(files, `${target} (${path}) is in the package`).toContain(path)
+    }
+  })
+})
