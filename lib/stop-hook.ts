@@ -1,6 +1,6 @@
 // The agent's Stop hook (Claude Code, and Codex's hooks): while the repository here has an active run, an agent that
-// ends its turn with work not handed over is sent back once, told the next command. `stop_hook_active` (the agent is
-// already continuing because of a Stop hook) always lets it stop, so the hook can never loop.
+// ends its turn with work not handed over is sent back once, told the next command. Only `stop_hook_active: false`
+// (the agent is not already continuing because of a Stop hook) can send it back, so the hook can never loop.
 import { diffStat, findTopLevelFast } from './git.ts'
 import { runsOfRepo } from './run-access.ts'
 import { isActive, nextStep, openFindings } from './run-queries.ts'
@@ -27,7 +27,8 @@ export function pendingWork(run: RunState, now: DiffStat): string | null {
 
 /** The hook's answer for the agent: `{decision: "block", reason}` to send it back, `{}` to let it stop. */
 export async function stopHookAnswer(input: StopInput, fallbackCwd: string): Promise<Record<string, string>> {
-  if (input.stop_hook_active === true) return {}
+  // only an agent that says it is not already continuing because of a Stop hook is sent back: never a loop
+  if (input.stop_hook_active !== false) return {}
   try {
     const cwd = typeof input.cwd === 'string' && input.cwd ? input.cwd : fallbackCwd
     const top = findTopLevelFast(cwd)

@@ -25,8 +25,7 @@ export async function collectSnapshot(options: CollectOptions): Promise<Snapshot
   for (let attempt = 1; attempt <= 2; attempt++) {
     const snapshot = await collectOnce(options)
     const after = await readHead(options)
-    if (after === snapshot.pr.head) return snapshot
-    process.stderr.write(`pair-loop pr-check: the PR head moved while it was read (${snapshot.pr.head} → ${after})\n`)
+    if (after === snapshot.pr.head) return snapshot // else a push landed while it was read: read it all again
   }
   fail('head_moved', `the head of PR #${options.number} moved twice while it was being read; run pr-check again`, {
     pr: options.number,

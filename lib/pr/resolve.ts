@@ -26,7 +26,6 @@ export async function resolveThread(run: RunState, thread: string) {
       await changeRun(run.run_id, (state) => recordResolved(state, { thread, attempts: attempt, head, at: nowIso() }))
       return { run_id: run.run_id, thread, confirmed: true, attempts: attempt, already_resolved: false }
     }
-    process.stderr.write(`pair-loop pr-resolve: attempt ${attempt}: GitHub did not confirm ${thread} resolved\n`)
     if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, waitMs))
   }
   fail(

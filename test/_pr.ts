@@ -1,0 +1,170 @@
+// Test tools of the PR phase: snapshots in DESIGN.md's shape, and a fake GitHub (fixtures/gh with a world file) bound
+// to a sandbox whose run has a PR.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { delimiter, join } from 'node:path'
+import type { Snapshot, SnapshotComment, SnapshotThread } from '../lib/pr/schema.ts'
+import { ROOT, sandbox, tempDir } from './_helpers.ts'
+import { expectOk } from './_expect.ts'
+
+export const T0 = '2026-01-10T10:00:00.000Z'
+/** `minutes` after T0. */
+export const at = (minutes: number) => new Date(Date.parse(T0) + minutes * 60_000).toISOString()
+
+export const BOT = 'coderabbitai[bot]'
+export const ME = 'me'
+
+export function comment(
+  databaseId: number,
+  author: string,
+  body: string,
+  minutes = 0,
+  type = author.endsWith('[bot]') ? 'Bot' : 'User',
+): SnapshotComment {
+  return {
+    id: `PRRC_${databaseId}`,
+    database_id: databaseId,
+    author,
+    author_type: type,
+    body,
+    created_at: at(minutes),
+    url: `https://github.com/acme/demo/pull/7#discussion_r${databaseId}`,
+  }
+}
+
+export function thread(id: string, comments: SnapshotComment[], extra: Partial<SnapshotThread> = {}): SnapshotThread {
+  return { id, path: 'src/a.ts', line: 3, is_resolved: false, is_outdated: false, comments, ...extra }
+}
+
+export function issueComment(id: number, author: string, body: string, minutes = 0) {
+  return {
+    id,
+    author,
+    author_type: author.endsWith('[bot]') ? 'Bot' : 'User',
+    body,
+    created_at: at(minutes),
+    url: `https://github.com/acme/demo/pull/7#issuecomment-${id}`,
+  }
+}
+
+export function review(id: number, author: string, state: Snapshot['reviews'][number]['state'], body: string) {
+  return { id, author, author_type: 'User', state, body, submitted_at: at(1), url: null }
+}
+
+/** A bot summary with findings in pair-loop's grammar and a verdict line. */
+export function botSummary(
+  id: number,
+  verdict: 'APPROVED' | 'CHANGES_REQUESTED',
+  findings: string[] = [],
+  minutes = 5,
+) {
+  const lines = findings.map((text, i) => `${i + 1}. [bug/major] src/a.ts:${i + 3} — ${text}`)
+  return issueComment(id, BOT, ['Review summary', '', ...lines, '', `VERDICT: ${verdict}`].join('\n'), minutes)
+}
+
+/** A green PR: open, mergeable, CI passing, nothing to answer, no bot. */
+export function snapshot(overrides: Partial<Omit<Snapshot, 'pr'>> & { pr?: Partial<Snapshot['pr']> } = {}): Snapshot {
+  const { pr, ...rest } = overrides
+  return {
+    version: 1,
+    pr: {
+      number: 7,
+      url: 'https://github.com/acme/demo/pull/7',
+      head: 'a'.repeat(40),
+      branch: 'feat',
+      base: 'main',
+      author: ME,
+      state: 'OPEN',
+      mergeable: 'MERGEABLE',
+      review_decision: null,
+      merged_at: null,
+      ...pr,
+    },
+    checks: [{ name: 'ci', status: 'pass', url: 'https://ci.example/1' }],
+    threads: [],
+    comments: [],
+    reviews: [],
+    ...rest,
+  }
+}
+
+// ---------------------------------------------------------------- the fake GitHub
+
+export const FAKE_GH = join(ROOT, 'fixtures', 'gh')
+
+/** The fake's world: a snapshot's data with raw checks (CheckRun / StatusContext) and the fake's own knobs. */
+export type World = Omit<Snapshot, 'checks' | 'version'> & {
+  checks: Array<Record<string, unknown>>
+  page_size?: number
+  resolve_mode?: 'confirm' | 'refuse'
+  move_head_on_meta?: string[]
+  faults?: Array<{ match?: string; status: number | 'timeout'; times?: number }>
+  viewer?: string
+  diff?: string
+  posted_reviews?: unknown[]
+}
+
+export function world(overrides: Partial<World> = {}): World {
+  const { version: _version, checks: _checks, ...base } = snapshot()
+  return {
+    ...base,
+    checks: [{ type: 'CheckRun', name: 'ci', status: 'COMPLETED', conclusion: 'SUCCESS', url: 'https://ci.example/1' }],
+    page_size: 2,
+    ...overrides,
+  }
+}
+
+/**
+ * A sandbox whose run is finished with PR #7 recorded, and a fake gh on PATH answering from a world file; `config` is
+ * the home config.json, written before the run starts (a run freezes its config at start).
+ */
+export async function prSandbox(initial: World = world(), config?: object) {
+  const sb = sandbox()
+  if (config) {
+    mkdirSync(sb.home, { recursive: true })
+    writeFileSync(join(sb.home, 'config.json'), JSON.stringify(config))
+  }
+  const ghDir = tempDir('pl-gh-')
+  const worldFile = join(ghDir, 'world.json')
+  writeFileSync(worldFile, JSON.stringify(initial, null, 2))
+  const env = {
+    PATH: `${FAKE_GH}${delimiter}${sb.env.PATH}`,
+    FAKE_GH_DIR: ghDir,
+    FAKE_GH_WORLD: worldFile,
+    PAIR_LOOP_GH_RETRY_MS: '20',
+    PAIR_LOOP_RESOLVE_WAIT_MS: '0',
+    PAIR_LOOP_GH_PAGE_SIZE: '2',
+  }
+  const cli = (args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
+    sb.cli(args, { input: options.input, env: { ...env, ...options.env } })
+  const runId: string = expectOk(await cli(['start', '--task', 'demo task'])).run_id
+  expectOk(await cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', '7']))
+  return {
+    ...sb,
+    env: { ...sb.env, ...env },
+    cli,
+    runId,
+    ghDir,
+    read: (): World => JSON.parse(readFileSync(worldFile, 'utf8')),
+    write: (next: World) => writeFileSync(worldFile, JSON.stringify(next, null, 2)),
+    change: (edit: (w: World) => void) => {
+      const w = JSON.parse(readFileSync(worldFile, 'utf8')) as World
+      edit(w)
+      writeFileSync(worldFile, JSON.stringify(w, null, 2))
+    },
+    /** Every gh call so far, as argv. */
+    calls: (): string[][] =>
+      existsSync(join(ghDir, 'calls.log'))
+        ? readFileSync(join(ghDir, 'calls.log'), 'utf8')
+            .split('--\n')
+            .filter(Boolean)
+            .map((call) => call.trimEnd().split('\n'))
+        : [],
+  }
+}
+
+/** The GraphQL operation or REST call a logged gh call made. */
+export function operationOf(call: string[]): string {
+  const query = call.find((arg) => arg.startsWith('query='))
+  if (query) return /^query=(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? 'graphql'
+  return call.slice(0, 4).join(' ')
+}
