@@ -54,6 +54,8 @@ export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]
         fail('usage', `--${flag.name} needs a value`, { flag: `--${flag.name}` })
       i++
     }
+    const value = inlineValue ?? rawArgs[i]
+    if (flag.options && value !== undefined && !flag.options.includes(value)) notAnOption(flag, value, flag.options)
     if (!flag.takesValue && inlineValue !== undefined && !['true', 'false'].includes(inlineValue)) {
       fail('usage', `--${flag.name} takes no value`, { flag: `--${flag.name}` })
     }
@@ -86,16 +88,29 @@ function unknownFlag(flag: string, flags: Map<string, FlagInfo>): never {
   })
 }
 
+/** `usage` for an enum flag's value it does not take, in our words (citty's own message is never shown). */
+function notAnOption(flag: FlagInfo, value: string, options: string[]): never {
+  const suggestion = closest(value, options)
+  fail('usage', `--${flag.name} takes ${options.join(', ')}, not ${JSON.stringify(value)}${didYouMean(suggestion)}`, {
+    flag: `--${flag.name}`,
+    options,
+    ...(suggestion ? { suggestion } : {}),
+  })
+}
+
 interface FlagInfo {
   name: string
   takesValue: boolean
+  /** The values an enum flag takes. */
+  options?: string[]
 }
 
 function describeFlags(args: ArgsDef): Map<string, FlagInfo> {
   const flags = new Map<string, FlagInfo>()
   for (const [name, arg] of Object.entries(args)) {
     if (arg.type === 'positional') continue
-    const info = { name, takesValue: arg.type !== 'boolean' }
+    const options = arg.type === 'enum' ? (arg as { options?: unknown[] }).options?.map(String) : undefined
+    const info = { name, takesValue: arg.type !== 'boolean', ...(options ? { options } : {}) }
     const aliases = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
     for (const spelling of [name, kebab(name), camel(name), ...aliases]) flags.set(spelling, info)
     if (arg.type === 'boolean') flags.set(`no-${name}`, info)

@@ -4,7 +4,6 @@
 import { exitWith, isMain, runScript, type ScriptIO } from '../lib/cli.ts'
 import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
-import { packageRoot } from '../lib/package.ts'
 import { closest, didYouMean } from '../lib/suggest.ts'
 
 const HELP_WORDS = ['--help', '-h', 'help']
@@ -17,6 +16,7 @@ export async function dispatch(argv: string[], out: Out = processOut): Promise<n
   // `pair-loop --text codes` is `pair-loop codes --text`: the common flag may come first
   const [command, ...rest] = argv[0] === '--text' && argv.length > 1 ? [argv[1]!, argv[0], ...argv.slice(2)] : argv
   if (command === '--version' || command === '-V') {
+    const { packageRoot } = await import('../lib/package.ts') // only here: every other call starts without it
     const version = packageRoot()?.json.version ?? 'unknown'
     out.stdout(
       rest.includes('--text') ? `pair-loop ${version}\n` : `${JSON.stringify({ version: 1, pair_loop: version })}\n`,

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { parseArgs } from 'citty'
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { ConfigFile, REPO_CONFIG_NAME } from '../lib/config.ts'
@@ -63,6 +64,21 @@ describe('did you mean', () => {
     const error = expectError(await sb.cli(['coder-done', '--sumary', 'x']), 'usage')
     expect(error.message).toBe('unknown flag --sumary (did you mean --summary?)')
     expect(error.suggestion).toBe('--summary')
+  })
+
+  it("says which values an enum flag takes, suggesting the near one, in our words rather than citty's", async () => {
+    let cittySaid = ''
+    try {
+      parseArgs(['--disposition', 'fixd'], { disposition: { type: 'enum', options: ['fixed', 'wont-fix'] } })
+    } catch (error) {
+      cittySaid = (error as Error).message
+    }
+    expect(cittySaid.length).toBeGreaterThan(5)
+    const args = ['reply', '--finding', '1.1', '--disposition', 'fixd', '--body-file', '-']
+    const error = expectError(await sb.cli(args), 'usage')
+    expect(error.message).toBe('--disposition takes fixed, wont-fix, question, ack, not "fixd" (did you mean "fixed"?)')
+    expect(error.suggestion).toBe('fixed')
+    expect(error.message).not.toContain(cittySaid.split(':')[0])
   })
 
   it('suggests nothing when no command or flag is near', async () => {
