@@ -234,6 +234,8 @@ describe('codes', () => {
     gh_error: [18, true],
     config_untrusted: [19, false],
     branch_moved: [20, false],
+    resolve_unconfirmed: [21, true],
+    head_moved: [22, true],
     internal: [70, false],
     io_error: [74, false],
     locked: [75, true],

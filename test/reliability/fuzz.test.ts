@@ -867,6 +867,14 @@ describe('fuzz: the commands themselves', () => {
           expect(result.stdout, what).toContain('pair-loop')
           return
         }
+        if (name === 'stop-hook' && result.code === 0) {
+          // the agents' hook format, not a pair-loop document: one object, `{}` or a block with its reason
+          expect(
+            Object.keys(result.json ?? { bad: 1 }).filter((key) => !['decision', 'reason'].includes(key)),
+            what,
+          ).toEqual([])
+          return
+        }
         if (name === 'findings' && result.code === 0 && result.json?.version !== 1) {
           // --format sarif or rdjsonl: another tool's format, printed as it is (rdjsonl: one object a line, or none)
           for (const line of result.stdout.split('\n').filter(Boolean)) JSON.parse(line)
