@@ -448,6 +448,13 @@ describe(`${CONTRACT} documents every command and flag`, () => {
   })
 })
 
+describe(`${CONTRACT} documents the flags every command takes, once`, () => {
+  it('has each of them in "Common flags and environment"', () => {
+    const common = section('Common flags and environment') ?? ''
+    for (const name of Object.keys(COMMON_ARGS)) expect(common, `--${name}`).toContain(`| \`--${name}\``)
+  })
+})
+
 describe(`${CONTRACT} lists exactly the error codes of lib/errors.ts`, () => {
   const rows = [...(section('Error codes') ?? '').matchAll(/^\| `([a-z_]+)` \| (\d+) \| (yes|no) \|/gm)].map((m) => ({
     code: m[1]!,
