@@ -83,6 +83,7 @@ export function statusText(doc: Doc): string {
     handoff: doc.handoff_path,
     state: doc.state_path,
     'config changed': doc.config_changed,
+    updated: doc.updated_at,
     changed: doc.changed,
   })
   const open = doc.open_findings as Doc[]
@@ -103,6 +104,7 @@ const spendRow = (label: string[], spend: Doc) => [
 export function budgetText(doc: Doc): string {
   const head = fields({
     run: doc.run_id,
+    phase: doc.phase,
     level: doc.level ?? 'no limit',
     spent: doc.limit === null ? usd(doc.spent) : `${usd(doc.spent)} of ${usd(doc.limit)} (warn at ${usd(doc.warn_at)})`,
     complete: doc.complete,
@@ -123,4 +125,21 @@ export function budgetText(doc: Doc): string {
 
 export function findingsText(doc: Doc): string {
   return `${fields({ run: doc.run_id, verdict: doc.verdict })}\n${findingsTable(doc.findings as Doc[])}`
+}
+
+/** The keys of a document each view shows (the rest are laid out below it, so nothing is left out). */
+export const SHOWN: Record<string, string[]> = {
+  codes: ['codes'],
+  runs: ['runs', 'unreadable', 'changed'],
+  status: [
+    ...['run_id', 'phase', 'round', 'max_rounds', 'rounds_left', 'next', 'task', 'repo', 'branch', 'coder'],
+    ...['reviewer', 'reviewer_fallback', 'budget', 'replies', 'review_in_progress', 'failed_reviews', 'outcome'],
+    ...['pr', 'pr_url', 'handoff_path', 'state_path', 'config_changed', 'updated_at', 'changed', 'open_findings'],
+    'revision', // a counter for machines
+  ],
+  budget: [
+    ...['run_id', 'phase', 'level', 'spent', 'limit', 'warn_at', 'complete', 'unpriced_models', 'rounds'],
+    ...['by_role', 'sources'],
+  ],
+  findings: ['run_id', 'verdict', 'findings'],
 }

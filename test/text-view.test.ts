@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { cell, table } from '../lib/text-layout.ts'
+import { documentText } from '../lib/text-view.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 import { CLI_COMMAND, type CliResult, sandbox } from './_helpers.ts'
 import { expectOk } from './_expect.ts'
@@ -58,6 +59,17 @@ describe('the text layout', () => {
   ]
   for (const [value, shown] of cells)
     it(`shows ${JSON.stringify(value)} as "${shown}"`, () => expect(cell(value)).toBe(shown))
+})
+
+describe('a view of its own', () => {
+  it('still shows what it does not know, below its table: nothing of the result is left out', () => {
+    const run = { run_id: '20261130-051500-a1b2c3', phase: 'coding', round: 1, next: 'review', task: 't' }
+    const text = documentText('status', { version: 1, runs: [run], unreadable: [], merged_prs: { count: 2, usd: 1.5 } })
+    expect(text).toMatch(/^RUN +PHASE/m)
+    expect(text).toMatch(/^merged_prs +count 2, usd 1\.5$/m)
+    expect(documentText('codes', { codes: [], note: 'new' })).toMatch(/^note +new$/m)
+    expect(documentText('codes', { codes: [] })).not.toMatch(/version/)
+  })
 })
 
 describe('--text on every command of a loop', () => {
