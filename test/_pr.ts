@@ -114,10 +114,10 @@ export function world(overrides: Partial<World> = {}): World {
 }
 
 /**
- * A sandbox whose run is finished with PR #7 recorded, and a fake gh on PATH answering from a world file; `config` is
+ * A sandbox whose run is finished with the world's PR recorded, and a fake gh on PATH answering from a world file; `config` is
  * the home config.json, written before the run starts (a run freezes its config at start).
  */
-export async function prSandbox(initial: World = world(), config?: object) {
+export async function prSandbox(initial: World = world(), config?: object, pr = initial.pr.number) {
   const sb = sandbox()
   if (config) {
     mkdirSync(sb.home, { recursive: true })
@@ -137,7 +137,7 @@ export async function prSandbox(initial: World = world(), config?: object) {
   const cli = (args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
     sb.cli(args, { input: options.input, env: { ...env, ...options.env } })
   const runId: string = expectOk(await cli(['start', '--task', 'demo task'])).run_id
-  expectOk(await cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', '7']))
+  expectOk(await cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', String(pr)]))
   return {
     ...sb,
     env: { ...sb.env, ...env },
