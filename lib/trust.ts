@@ -6,7 +6,8 @@ import * as v from 'valibot'
 import { ioFailure, writeFileAtomic } from './fsutil.ts'
 import { pairLoopHome } from './paths.ts'
 import { withLock } from './lock.ts'
-import { parseJson, validate } from './validate.ts'
+import { fail } from './errors.ts'
+import { notJson } from './config-issues.ts'
 
 const Sha256 = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))
 const TrustFile = v.object({
@@ -27,7 +28,24 @@ function readTrust(home: string): TrustFile {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, trusted: {} }
     ioFailure(path, error, 'read')
   }
-  return validate(TrustFile, parseJson(text, 'config_invalid', path), 'config_invalid', path)
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    damaged(path, notJson(text, path, (error as Error).message).message)
+  }
+  const result = v.safeParse(TrustFile, json)
+  if (!result.success) damaged(path, `${path} is not a trust record pair-loop wrote`)
+  return result.output
+}
+
+/** The trust record is pair-loop's own file: the fix is to start it again, trusting what the person still trusts. */
+function damaged(path: string, what: string): never {
+  fail('config_invalid', `${what}; remove it, then run \`pair-loop trust\` again in each repository you trust`, {
+    path,
+    keys: [],
+    issues: [what],
+  })
 }
 
 /** The SHA-256 trusted for the config file at `path`, if any. */

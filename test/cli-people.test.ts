@@ -1,7 +1,7 @@
 // The CLI for a person: --version, --help with what each command does, "did you mean" for a mistyped command, flag
 // or config key, and config and git messages in the person's words, never a library's own text.
 import { spawnSync } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'citty'
 import * as v from 'valibot'
@@ -133,6 +133,16 @@ describe('messages in the person’s words', () => {
     git(repo, ['init', '-q'])
     const error = expectError(await runCli(['start', '--task', 'x'], { cwd: repo, env: isolatedEnv() }), 'git_error')
     expect(error.message).toBe('the repository has no commit yet: make one first')
+  })
+
+  it("a damaged trust record: config_invalid naming it and the fix, not the parser's words", async () => {
+    const sb = sandbox({ [REPO_CONFIG_NAME]: JSON.stringify({ pair_loop: { reviewer_cmd: ['sh', 'x.sh'] } }) })
+    mkdirSync(sb.home, { recursive: true })
+    writeFileSync(join(sb.home, 'trust.json'), '{"version": 1, "trusted": {')
+    const error = expectError(await sb.cli(['trust', '--show']), 'config_invalid')
+    expect(error.path).toBe(join(sb.home, 'trust.json'))
+    expect(error.message).toMatch(/trust\.json is not valid JSON.*remove it, then run `pair-loop trust` again/)
+    expect(error.message).not.toContain(parserSays('{"version": 1, "trusted": {'))
   })
 
   interface Case {
