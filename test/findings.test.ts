@@ -36,6 +36,8 @@ const REVIEW = [
 ].join('\n')
 
 const WONT_FIX = 'Not a real risk: the "token" is\npublic anyway.\x1b[31m <script>'
+/** The answer as stored: the escape sequence dropped at entry (by hand), the rest as written. */
+const WONT_FIX_STORED = 'Not a real risk: the "token" is\npublic anyway. <script>'
 
 async function startRun(sb: Sandbox): Promise<string> {
   const runId = expectOk(await sb.cli(['start', '--task', 'export findings'])).run_id
@@ -76,7 +78,7 @@ describe('findings', () => {
     expect(doc.findings.map((f: any) => f.id)).toEqual(['1.1', '1.2', '1.3', '1.4', '1.5', '1.6'])
     expect(doc.findings[0]).toEqual({
       ...findings[0],
-      reply: { disposition: 'wont-fix', body: WONT_FIX, at: expect.any(String), comment_url: null },
+      reply: { disposition: 'wont-fix', body: WONT_FIX_STORED, at: expect.any(String), comment_url: null },
       status: 'answered',
     })
     expect(doc.findings[1]).toMatchObject({

@@ -385,7 +385,10 @@ describe('fuzz: reviewer output', () => {
         }
         const failure = judgeFailure('custom', result, reply, 1_000)
         if (o.timedOut) expect(failure?.code).toBe('reviewer_timeout')
-        else if (reply?.error || o.exitCode !== 0 || !reply?.text?.trim()) expect(failure?.code).toBe('reviewer_failed')
+        else if (reply?.error) expect(failure?.code).toBe('reviewer_failed')
+        // a reviewer that never started (no exit status, no signal) is missing: no retry brings it
+        else if (o.exitCode === null && o.signal === null) expect(failure?.code).toBe('reviewer_unavailable')
+        else if (o.exitCode !== 0 || !reply?.text?.trim()) expect(failure?.code).toBe('reviewer_failed')
         if (failure === null)
           expect(parseVerdict(stripControl(reply!.text!)) !== null || reply!.text!.trim().length > 0).toBe(true)
         if (failure) expect(failure.message).not.toMatch(/[\x00-\x08\x0b-\x1f]/)
