@@ -55,7 +55,13 @@ function interrupt(sb: Sb, args: string[], signal: NodeJS.Signals, afterMs: numb
 const holdLock = (path: string) => mkdirSync(`${path}.lock`, { recursive: true })
 
 const setups: Array<[string, (sb: Sb) => Promise<string[]>]> = [
-  ['status --wait', async (sb) => (await startRun(sb), ['status', '--wait', '60'])],
+  [
+    'status --wait',
+    async (sb) => {
+      await startRun(sb)
+      return ['status', '--wait', '60']
+    },
+  ],
   ['status --all --wait', async () => ['status', '--all', '--wait', '60']],
   [
     'start waiting on the lock',
