@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { DEFAULTS, keysNeedingTrust } from '../lib/config.ts'
 import { tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 import { BOT, comment, operationOf, prSandbox, thread, world } from './_pr.ts'
@@ -165,5 +166,13 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
     expect(off).toMatchObject({ key: 'pair_loop.pr_final_round' })
     expect(expectError(await sb.cli(['pr-reply', '--review-findings']), 'usage').next).toBe('review')
     expect(sb.calls()).toEqual([])
+  })
+})
+
+describe('the PR phase config', () => {
+  it('pr_bots and pr_final_round run no program and move no money: a repository sets them without trust', () => {
+    expect(keysNeedingTrust({ pair_loop: { pr_bots: ['my-bot[bot]'], pr_final_round: true } }, undefined)).toEqual([])
+    expect(DEFAULTS.pair_loop).toMatchObject({ pr_final_round: false })
+    expect(DEFAULTS.pair_loop.pr_bots).toContain('github-actions[bot]')
   })
 })
