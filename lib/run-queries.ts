@@ -76,3 +76,7 @@ export function numberFindings(run: RunState, round: number, parsed: ParsedFindi
     }
   })
 }
+
+/** When the run's PR was seen merged by `pr-check` (its current PR only), or null. */
+export const mergedAt = (run: RunState): string | null =>
+  run.pr !== null && run.pr_watch?.pr === run.pr ? run.pr_watch.merged_at : null

@@ -3,9 +3,9 @@
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { fail, interruptedError } from '../lib/errors.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
-import { currentRound, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
+import { currentRound, mergedAt, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
-import { mergedAt, mergedPrCosts } from '../lib/pr/merged.ts'
+import { mergedPrCosts } from '../lib/pr/merged.ts'
 import type { RunState } from '../lib/state.ts'
 import { listRuns, readRun } from '../lib/store.ts'
 

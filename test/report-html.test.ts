@@ -7,12 +7,21 @@ import { zeroTokens } from '../lib/cost/pricing.ts'
 import { renderAllRunsReport } from '../lib/report/all-runs-report.ts'
 import { dollarScale } from '../lib/report/chart-scale.ts'
 import { chartDescription } from '../lib/report/cost-chart.ts'
-import { mergedAt, runFigures, summarise } from '../lib/report/figures.ts'
+import { emptyWatch } from '../lib/pr/reduce.ts'
+import { runFigures, summarise } from '../lib/report/figures.ts'
+import { mergedAt } from '../lib/run-queries.ts'
 import { escapeHtml, html, joinHtml, SafeHtml } from '../lib/report/html.ts'
 import type { RunCost } from '../lib/report/run-cost.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
 import type { Finding, RunState } from '../lib/state.ts'
 import { coderRound, makeRun } from './cost/_gen.ts'
+
+/** A run whose PR 7 pr-check saw merged at `at`. */
+const mergedPr = (run: RunState, at: string): RunState => ({
+  ...run,
+  pr: 7,
+  pr_watch: { ...emptyWatch(7), merged_at: at },
+})
 
 const NOW = new Date('2026-11-30T06:00:00.000Z')
 const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>`
@@ -249,7 +258,7 @@ describe('the figures of every run', () => {
 
   it('counts rounds to approval, the approval rate and dollars per approved run and merged PR by hand', () => {
     const first = approvedIn(1, { run_id: '20261130-000001-aaaaaa' })
-    const third = { ...approvedIn(3, { run_id: '20261130-000002-bbbbbb' }), merged_at: '2026-12-01T10:00:00.000Z' }
+    const third = mergedPr(approvedIn(3, { run_id: '20261130-000002-bbbbbb' }), '2026-12-01T10:00:00.000Z')
     const capped = twoRoundRun({ run_id: '20261130-000003-cccccc', phase: 'capped', outcome: null })
     capped.rounds = [capped.rounds[0]!]
     const open = twoRoundRun({ run_id: '20261130-000004-dddddd', phase: 'coding', outcome: null, rounds: [] })
@@ -280,12 +289,11 @@ describe('the figures of every run', () => {
     })
   })
 
-  it('reads merged_at only when it is a timestamp (the PR phase adds it to the state)', () => {
-    expect(mergedAt({ ...twoRoundRun(), merged_at: '2026-12-01T10:00:00.000Z' } as RunState)).toBe(
-      '2026-12-01T10:00:00.000Z',
-    )
+  it("counts a PR as merged only when pr-check saw the run's current PR merged", () => {
+    expect(mergedAt(mergedPr(twoRoundRun(), '2026-12-01T10:00:00.000Z'))).toBe('2026-12-01T10:00:00.000Z')
     expect(mergedAt(twoRoundRun())).toBeNull()
-    expect(mergedAt({ ...twoRoundRun(), merged_at: 'yesterday' } as RunState)).toBeNull()
+    // the PR was replaced since: the merge seen was of another PR
+    expect(mergedAt({ ...mergedPr(twoRoundRun(), '2026-12-01T10:00:00.000Z'), pr: 8 })).toBeNull()
   })
 
   it('puts every run in a table, newest first, with unreadable runs named and their messages escaped', () => {

@@ -1,11 +1,8 @@
 // Dollars per merged PR: what the runs whose PR `pr-check` saw merged cost, in all and per PR (for `status --all`).
 import { cachedCostSummary } from '../cost/status-snapshot.ts'
 import { configOf } from '../run-access.ts'
+import { mergedAt } from '../run-queries.ts'
 import type { RunState } from '../state.ts'
-
-/** When the run's PR was seen merged (its current PR only), or null. */
-export const mergedAt = (run: RunState): string | null =>
-  run.pr !== null && run.pr_watch?.pr === run.pr ? run.pr_watch.merged_at : null
 
 export async function mergedPrCosts(runs: RunState[]) {
   const merged = runs.filter((run) => mergedAt(run) !== null)

@@ -1,14 +1,6 @@
 // The figures a person compares runs by: rounds to approval, approval rate, dollars per approved run and per merged PR.
-import * as v from 'valibot'
+import { mergedAt } from '../run-queries.ts'
 import type { RunState } from '../state.ts'
-
-/** `merged_at` on the run, once the PR phase records it; read defensively, since older states have none. */
-const MergedRecord = v.object({ merged_at: v.optional(v.nullable(v.pipe(v.string(), v.isoTimestamp()))) })
-
-export function mergedAt(run: RunState): string | null {
-  const parsed = v.safeParse(MergedRecord, run)
-  return parsed.success ? (parsed.output.merged_at ?? null) : null
-}
 
 /** A run's loop has ended once it was approved, capped or finished; before that its figures are still moving. */
 export const hasEnded = (run: RunState) => run.phase !== 'coding' && run.phase !== 'reviewing'

@@ -7,7 +7,7 @@ import { formatUsd, formatWhen, verdictLabel } from './format.ts'
 import { html, type SafeHtml } from './html.ts'
 import { reportPage } from './page.ts'
 import type { RunCost } from './run-cost.ts'
-import { mergedAt } from './figures.ts'
+import { mergedAt } from '../run-queries.ts'
 import { timeline } from './timeline.ts'
 
 const firstLine = (text: string) => text.trim().split('\n')[0] ?? ''
