@@ -5,15 +5,15 @@ import { isClaimLive, ownSideClaim, releaseSideClaim, takeClaim } from '../claim
 import type { Config } from '../config.ts'
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
-import { sumCalls } from '../cost/review-calls.ts'
 import { fail, PairLoopError } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { runGh } from '../gh.ts'
 import { prDiffPath, runArtifactsDir } from '../paths.ts'
 import { conductReview } from '../review/conduct.ts'
+import { failureOf, reviewInputOf } from '../review/recording.ts'
 import { cutAtLine, type WorkingDiff } from '../review/diff.ts'
 import { chooseReviewer } from '../review/reviewers.ts'
-import { changeRun, nowIso } from '../run-access.ts'
+import { changeRun } from '../run-access.ts'
 import { numberFindings } from '../run-queries.ts'
 import type { ReviewerRound, RunState } from '../state.ts'
 import { recordFailedReview } from '../transitions.ts'
@@ -89,39 +89,12 @@ export async function finalRound(run: RunState, options: FinalRoundOptions) {
     })
     if (!conducted.ok) {
       const code = relay.interrupted ? 'interrupted' : conducted.code
-      const last = conducted.calls.at(-1)
-      const failure = {
-        at: nowIso(),
-        tool: choice.tool,
-        code,
-        message: conducted.message,
-        cost: sumCalls(conducted.calls).cost,
-        raw_output_path: last?.raw_output_path ?? null,
-        session_id: last?.session_id ?? null,
-      }
+      const failure = failureOf(choice.tool, code, conducted.message, conducted.calls)
       await changeRun(run.run_id, (state) => recordFailedReview(state, { failure, pid: process.pid }))
       throw new PairLoopError(code, conducted.message, { run_id: run.run_id, pr, tool: choice.tool, next: 'review' })
     }
-    const { usage, cost, duration_ms } = sumCalls(conducted.calls)
-    const { review } = conducted
-    const round = run.rounds.length + 1
-    const recorded: ReviewerRound = {
-      tool: choice.tool,
-      fallback_used: choice.fallback_used,
-      verdict: review.verdict,
-      findings: numberFindings(run, round, review.findings),
-      summary: review.summary,
-      session_id: conducted.calls.at(-1)!.session_id,
-      model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
-      usage,
-      cost,
-      calls: conducted.calls.length,
-      duration_ms,
-      raw_output_path: conducted.calls.at(-1)!.raw_output_path,
-      over_budget: override !== null,
-      at: nowIso(),
-      structured: review.structured,
-    }
+    const input = reviewInputOf(choice, conducted, override !== null)
+    const recorded: ReviewerRound = { ...input, findings: numberFindings(run, run.rounds.length + 1, input.findings) }
     const state = await changeRun(run.run_id, (current) =>
       recordFinalReview(current, {
         review: recorded,

@@ -4,17 +4,17 @@ import { hostname } from 'node:os'
 import type { Config } from '../config.ts'
 import { assessBudget, checkBudgetBrake } from '../cost/brake.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
-import { sumCalls } from '../cost/review-calls.ts'
 import { interruptedError, PairLoopError } from '../errors.ts'
 import { isProcessAlive } from '../fsutil.ts'
 import { runArtifactsDir } from '../paths.ts'
 import { readRun } from '../store.ts'
-import { changeRun, nowIso } from '../run-access.ts'
+import { changeRun } from '../run-access.ts'
 import { nextStep, roundsLeft } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
 import { applyReview, expectPhase, recordFailedReview } from '../transitions.ts'
 import { claimReview, noteReviewerGroup, releaseClaim } from './claim.ts'
 import { type CallRecord, type CostOfCall, conductReview } from './conduct.ts'
+import { failureOf, reviewInputOf } from './recording.ts'
 import { processStartTime, reapReviewerGroup } from './process.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
 
@@ -92,8 +92,6 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
         ...conducted.details,
       })
     }
-    const { usage, cost, duration_ms } = sumCalls(conducted.calls)
-    const { review } = conducted
     const late = `run ${run.run_id} was finished while this review ran: its verdict was not recorded, its cost was`
     const recorded = await changeRun<RunState | null>(run.run_id, (state) =>
       state.phase === 'finished'
@@ -105,28 +103,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
             }).state,
             result: null,
           }
-        : applyReview(state, {
-            pid: process.pid,
-            review: {
-              tool: choice.tool,
-              fallback_used: choice.fallback_used,
-              verdict: review.verdict,
-              findings: review.findings,
-              summary: review.summary,
-              session_id: conducted.calls.at(-1)!.session_id,
-              model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
-              usage,
-              cost,
-              calls: conducted.calls.length,
-              duration_ms,
-              raw_output_path: conducted.calls.at(-1)!.raw_output_path,
-              over_budget: override !== null,
-              at: nowIso(),
-              structured: review.structured,
-              ...(conducted.calls.length > 1 ? { session_ids: sessionIds(conducted.calls) } : {}),
-              touches_reviewer_instructions: review.touches_reviewer_instructions,
-            },
-          }),
+        : applyReview(state, { pid: process.pid, review: reviewInputOf(choice, conducted, override !== null) }),
     )
     if (recorded === null)
       throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: readRun(run.run_id).phase, next: null })
@@ -211,20 +188,6 @@ function costOfCall(choice: ReviewerChoice, config: Config): CostOfCall {
 }
 
 /** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
-function failureOf(tool: ReviewerChoice['tool'], code: string, message: string, calls: CallRecord[]) {
-  const last = calls.at(-1)
-  return {
-    at: nowIso(),
-    tool,
-    code,
-    message,
-    cost: sumCalls(calls).cost,
-    raw_output_path: last?.raw_output_path ?? null,
-    session_id: last?.session_id ?? null,
-  }
-}
-
-/** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
 async function keepFailure(
   runId: string,
   tool: ReviewerChoice['tool'],
@@ -235,8 +198,6 @@ async function keepFailure(
   const failure = failureOf(tool, code, message, calls)
   await changeRun(runId, (state) => recordFailedReview(state, { failure, pid: process.pid }))
 }
-
-const sessionIds = (calls: CallRecord[]) => calls.flatMap((call) => (call.session_id ? [call.session_id] : []))
 
 /**
  * What is left of the run's limit, for a claude reviewer's `--max-budget-usd`: null without a limit, for another

@@ -1,0 +1,50 @@
+// What a conducted review puts on the run: the reviewer round's record, or the failed attempt's (it was paid for).
+import { sumCalls } from '../cost/review-calls.ts'
+import { nowIso } from '../run-access.ts'
+import type { ReviewInput } from '../transitions.ts'
+import type { CallRecord, Conducted } from './conduct.ts'
+import type { ReviewerChoice } from './reviewers.ts'
+
+/** The round's record from a review that came back: usage and cost over every call, the last call's session. */
+export function reviewInputOf(
+  choice: ReviewerChoice,
+  conducted: Extract<Conducted, { ok: true }>,
+  overBudget: boolean,
+): ReviewInput {
+  const { usage, cost, duration_ms } = sumCalls(conducted.calls)
+  const { review, calls } = conducted
+  const sessions = calls.flatMap((call) => (call.session_id ? [call.session_id] : []))
+  return {
+    tool: choice.tool,
+    fallback_used: choice.fallback_used,
+    verdict: review.verdict,
+    findings: review.findings,
+    summary: review.summary,
+    session_id: calls.at(-1)!.session_id,
+    model: review.reply.model ?? Object.keys(cost?.models ?? {})[0] ?? choice.model,
+    usage,
+    cost,
+    calls: calls.length,
+    duration_ms,
+    raw_output_path: calls.at(-1)!.raw_output_path,
+    over_budget: overBudget,
+    at: nowIso(),
+    structured: review.structured,
+    ...(calls.length > 1 ? { session_ids: sessions } : {}),
+    touches_reviewer_instructions: review.touches_reviewer_instructions,
+  }
+}
+
+/** A failed attempt: when, which tool, the error, and its cost where the output told it. */
+export function failureOf(tool: ReviewerChoice['tool'], code: string, message: string, calls: CallRecord[]) {
+  const last = calls.at(-1)
+  return {
+    at: nowIso(),
+    tool,
+    code,
+    message,
+    cost: sumCalls(calls).cost,
+    raw_output_path: last?.raw_output_path ?? null,
+    session_id: last?.session_id ?? null,
+  }
+}
