@@ -80,3 +80,13 @@ export function numberFindings(run: RunState, round: number, parsed: ParsedFindi
 /** When the run's PR was seen merged by `pr-check` (its current PR only), or null. */
 export const mergedAt = (run: RunState): string | null =>
   run.pr !== null && run.pr_watch?.pr === run.pr ? run.pr_watch.merged_at : null
+
+/** Every session a reviewer of the run ran under (rounds, re-asks, failed attempts): never the coder's. */
+export function reviewerSessionIds(run: RunState): Set<string> {
+  const ids = new Set<string>()
+  for (const round of run.rounds) {
+    for (const id of [round.reviewer?.session_id, ...(round.reviewer?.session_ids ?? [])]) if (id) ids.add(id)
+  }
+  for (const failed of run.failed_reviews) if (failed.session_id) ids.add(failed.session_id)
+  return ids
+}

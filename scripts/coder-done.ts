@@ -8,7 +8,7 @@ import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { diffStat } from '../lib/git.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
-import { nextStep } from '../lib/run-queries.ts'
+import { nextStep, reviewerSessionIds } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
 const coderDone = defineScript({
@@ -51,7 +51,7 @@ const coderDone = defineScript({
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
     })
-    const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo)
+    const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo, { skip: reviewerSessionIds(run) })
     const diff = await diffStat(run.repo, run.base_sha)
 
     const state = await changeRun(run.run_id, (current) =>

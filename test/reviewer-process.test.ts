@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { ErrorCode } from '../lib/errors.ts'
-import { judgeFailure } from '../lib/review/conduct.ts'
+import { judgeFailure } from '../lib/review/failure.ts'
 import { parseReviewerOutput } from '../lib/review/output.ts'
 import type { RunResult } from '../lib/review/process.ts'
 import { runCli, tempDir } from './_helpers.ts'
@@ -120,7 +120,14 @@ describe('review: a verdict is only ever read from complete output', () => {
         })
         const error = expectError(result, 'reviewer_failed')
         expect(error.message).toMatch(/output.*too large|more than .* bytes/i)
-        expect(error).toMatchObject({ run_id: runId, round: 1, phase: 'reviewing', next: 'review', retryable: true, reason: 'output_too_large' })
+        expect(error).toMatchObject({
+          run_id: runId,
+          round: 1,
+          phase: 'reviewing',
+          next: 'review',
+          retryable: true,
+          reason: 'output_too_large',
+        })
         expectFailureKept(sb, runId, 'reviewer_failed', /too large|more than/)
         expect(await goneWithin(reviewerPid), `reviewer ${reviewerPid} still runs`).toBe(true)
       },

@@ -1,5 +1,6 @@
 // The coder's spend for the ledger: which sessions are the coder's, their transcripts read (incrementally) and
 // summed into the run's round windows, and each file as a source (read, skipped lines, unfinished last line).
+import { reviewerSessionIds } from '../run-queries.ts'
 import type { RunState } from '../state.ts'
 import { scanClaude, sumClaude, sumClaudeFile } from './claude.ts'
 import { scanCodex, sumCodex, sumCodexFile } from './codex.ts'
@@ -14,9 +15,7 @@ import type { ScanResult } from './transcript-cache.ts'
  * in progress) when it was written since the run started. Reviewer sessions are never counted as the coder's.
  */
 export function coderSessionIds(run: RunState, env: NodeJS.ProcessEnv = process.env): string[] {
-  const reviewerIds = new Set<string>()
-  for (const round of run.rounds) if (round.reviewer?.session_id) reviewerIds.add(round.reviewer.session_id)
-  for (const f of run.failed_reviews) if (f.session_id) reviewerIds.add(f.session_id)
+  const reviewerIds = reviewerSessionIds(run)
   const ids: string[] = []
   for (const round of run.rounds) {
     const id = round.coder.session_id

@@ -220,12 +220,12 @@ function modifiedMs(path: string): number {
   }
 }
 
-/** The coder's current session: the newest transcript its CLI keeps for this repository. */
+/** The coder's current session: the newest transcript its CLI keeps for this repository that no reviewer ran under. */
 export function newestCoderSession(
   coder: 'claude' | 'codex',
   repo: string,
-  env: NodeJS.ProcessEnv = process.env,
+  { env = process.env, skip = new Set<string>() }: { env?: NodeJS.ProcessEnv; skip?: Set<string> } = {},
 ): string | null {
-  if (coder === 'claude') return claudeSessions(repo, env)[0]?.id ?? null
-  return codexSessions(repo, env)[0]?.id ?? null
+  const sessions = coder === 'claude' ? claudeSessions(repo, env) : codexSessions(repo, env)
+  return sessions.find((session) => !skip.has(session.id))?.id ?? null
 }

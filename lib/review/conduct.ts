@@ -3,12 +3,13 @@ import { randomUUID } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ErrorCode, ErrorDetails } from '../errors.ts'
-import { firstLineOf, stripControl } from '../text.ts'
+import { type Failure, judgeFailure } from './failure.ts'
+import { stripControl } from '../text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from './grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../state.ts'
-import { isBinary, parseCodexJsonl, parseReviewerOutput, troubleLine, type ReviewerReply } from './output.ts'
-import { runReviewerProcess, type RunResult } from './process.ts'
+import { parseCodexJsonl, parseReviewerOutput, type ReviewerReply } from './output.ts'
+import { runReviewerProcess } from './process.ts'
 import { reviewerInstructions } from './instructions.ts'
 import { type WorkingDiff, workingDiff } from './diff.ts'
 import { buildPrompt, buildReask } from './prompt.ts'
@@ -116,13 +117,6 @@ interface Called {
   failure?: Failure
 }
 
-/** Not a review: the error's code and message, and details for machines (`reason: "output_too_large"`). */
-export interface Failure {
-  code: ErrorCode
-  message: string
-  details?: ErrorDetails
-}
-
 async function callReviewer(
   run: RunState,
   prompt: string,
@@ -167,14 +161,16 @@ async function callReviewer(
 
   // output past its cap is never parsed: a verdict is only ever read from complete output
   const reply = result.truncated ? null : readReply(result.stdout, lastMessage)
-  const cost = reply ? safeCost(options, reply) : null
+  const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(result.stdout) : null)
+  // a call killed before it answered (a timeout, a signal) was still paid for: its named transcript says how much
+  const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session })
   const record: CallRecord = {
     reply,
     usage: reply?.usage ?? null,
     cost,
     duration_ms: result.durationMs,
     raw_output_path: rawPath,
-    session_id: reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(result.stdout) : null),
+    session_id: session,
   }
   const structured = choice.structured && reply && !reply.error ? readStructured(structuredObject(reply)) : null
   if (choice.structured && reply?.text && !reply.error && !structured)
@@ -202,7 +198,19 @@ function threadOfHead(stdout: Buffer): string | null {
   return parseCodexJsonl(head.slice(0, head.lastIndexOf('\n') + 1))?.session_id ?? null
 }
 
+/** A call that printed nothing readable: only its session (if named) can tell its cost. */
+const silentReply: ReviewerReply = {
+  format: 'text',
+  text: null,
+  error: null,
+  session_id: null,
+  model: null,
+  usage: null,
+  reported_usd: null,
+}
+
 function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost | null {
+  if (!reply.usage && reply.reported_usd === null && !reply.session_id) return null // nothing to price
   try {
     return options.costOf(reply, options.choice.tool)
   } catch (error) {
@@ -210,85 +218,6 @@ function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost |
     return null
   }
 }
-
-/** Everything that is not a review: a timeout, a failed exit, the reviewer's own error, nothing usable. Never a verdict. */
-export function judgeFailure(
-  tool: string,
-  result: RunResult,
-  reply: ReviewerReply | null,
-  timeoutMs: number,
-): Failure | null {
-  const said = firstLineOf(result.stderr.toString('utf8'))
-  if (result.truncated)
-    return {
-      code: 'reviewer_failed',
-      message: `the ${tool} reviewer's output was too large: more than ${sizeOf(result.maxOutputBytes ?? result.stdout.length)}, so it was stopped and not read for a verdict`,
-      details: { reason: 'output_too_large' },
-    }
-  if (result.timedOut)
-    return {
-      code: 'reviewer_timeout',
-      message: `the ${tool} reviewer outran its ${Math.round(timeoutMs / 1000)} s timeout; its process group was killed`,
-    }
-  if (reply?.error)
-    return honest({
-      code: 'reviewer_failed',
-      message: `the ${tool} reviewer reported an error: ${stripControl(reply.error)
-        .replace(/\s*\n\s*/g, ' ')
-        .trim()
-        .slice(0, 500)}`,
-    })
-  if (result.exitCode === null && !result.signal)
-    return {
-      code: 'reviewer_unavailable',
-      message: `the ${tool} reviewer could not be started${said ? ` (${said})` : ''}: check the command or install its CLI`,
-    }
-  if (result.exitCode !== 0) {
-    const why =
-      result.exitCode === null
-        ? result.signal
-          ? `was killed by ${result.signal}`
-          : `could not be started${said ? ` (${said})` : ''}`
-        : `exited with status ${result.exitCode}`
-    const trouble = troubleLine(result.stdout.toString('utf8')) ?? troubleLine(result.stderr.toString('utf8'))
-    return honest({
-      code: 'reviewer_failed',
-      message: `the ${tool} reviewer ${why}${trouble ? `: ${trouble}` : said ? `: ${said}` : ''}`,
-    })
-  }
-  if (!reply?.text?.trim())
-    return {
-      code: 'reviewer_failed',
-      message: `the ${tool} reviewer printed nothing usable${said ? ` (stderr: ${said})` : ''}`,
-    }
-  if (reply.format === 'text' && isBinary(result.stdout) && !parseVerdict(stripControl(reply.text))) {
-    return {
-      code: 'reviewer_failed',
-      message: `the ${tool} reviewer printed binary output (invalid UTF-8 or NUL bytes), not a review`,
-    }
-  }
-  if (!parseVerdict(stripControl(reply.text))) {
-    const trouble = troubleLine(reply.text)
-    if (trouble && reply.text.length < 2_000)
-      return honest({
-        code: 'reviewer_failed',
-        message: `the ${tool} reviewer reported a problem instead of a review: ${trouble}`,
-      })
-  }
-  return null
-}
-
-const AUTH_TROUBLE =
-  /\b401\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in/i
-
-/** `retryable` is honest: running the same review again cannot fix a rejected key or a logged-out CLI. */
-function honest(failure: Failure): Failure {
-  return AUTH_TROUBLE.test(failure.message)
-    ? { ...failure, details: { ...failure.details, retryable: false, reason: 'auth' } }
-    : failure
-}
-
-const sizeOf = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`)
 
 function readIfThere(path: string): string | null {
   try {

@@ -169,6 +169,9 @@ async function scenario(mock: MockServer, reviewerInRepo: boolean) {
   const timedOut = findClaudeTranscript(sb.env.CLAUDE_CONFIG_DIR!, failedSession)
   expect(timedOut, `no transcript for the timed-out reviewer session ${failedSession}`).toBeDefined()
   expect(transcriptUsd(timedOut!)).toBeCloseTo(ONE_CALL_USD, 9)
+  // and the attempt is priced from that transcript: a reviewer that keeps timing out still spends the budget
+  expect(failed[0].cost).toMatchObject({ source: 'transcript' })
+  expect(failed[0].cost.usd).toBeCloseTo(ONE_CALL_USD, 9)
 
   // the review again: changes requested
   mock.setScript([{ api: 'anthropic', label: 'review-1', text: ROUND1_REVIEW }])
