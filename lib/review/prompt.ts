@@ -19,7 +19,7 @@ export interface PromptContext {
 export function buildPrompt(run: RunState, diff: WorkingDiff, context: PromptContext = {}): string {
   const round = run.rounds.length
   const truncation = diff.truncated
-    ? `\n[diff truncated: ${Buffer.byteLength(diff.diff)} of ${diff.bytes} bytes shown; the stat above lists every changed file — read the rest from the repository]\n`
+    ? `\n[diff truncated: ${Buffer.byteLength(diff.diff)} of at least ${diff.bytes} bytes shown; the stat above lists every changed file — read the rest from the repository]\n`
     : ''
   const conversation = renderConversation(run).trim()
   const touched = context.instructions?.touched ?? []
