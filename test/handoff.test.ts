@@ -7,6 +7,7 @@ import { findingKey, parseFindings, parseVerdict, type ParsedFinding } from '../
 import type { Finding, RunState } from '../lib/state.ts'
 import { recordReview, sandbox } from './_helpers.ts'
 import { expectOk, startRun } from './_expect.ts'
+import { runState } from './_state.ts'
 
 // ---------------------------------------------------------------- a small state, built by code
 
@@ -29,21 +30,10 @@ function finding(n: number, over: Partial<Finding> = {}): Finding {
 }
 
 function smallState(over: Partial<RunState> = {}): RunState {
-  return {
-    version: 1,
+  return runState({
     revision: 3,
-    run_id: '20261130-051500-a1b2c3',
     task: 'add a --dry-run flag',
     repo: '/tmp/nowhere',
-    branch: 'main',
-    base_sha: 'a'.repeat(40),
-    base_branch: null,
-    coder: 'claude',
-    reviewer: 'codex',
-    reviewer_fallback: false,
-    max_rounds: 3,
-    budget_usd: null,
-    phase: 'coding',
     rounds: [
       {
         n: 1,
@@ -95,17 +85,10 @@ function smallState(over: Partial<RunState> = {}): RunState {
         comment_url: null,
       },
     },
-    review_claim: null,
-    failed_reviews: [],
-    budget_overrides: [],
-    outcome: null,
-    pr: null,
-    pr_url: null,
-    config: null,
     created_at: '2026-11-30T04:59:00.000Z',
     updated_at: '2026-11-30T05:04:00.000Z',
     ...over,
-  }
+  })
 }
 
 describe('HANDOFF.md rendering', () => {

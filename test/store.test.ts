@@ -16,40 +16,24 @@ import { checkRunId, newRunId, runStatePath, runsDir, RUN_ID_PATTERN } from '../
 import type { RunState } from '../lib/state.ts'
 import { createRun, listRuns, readRun, updateRun } from '../lib/store.ts'
 import { tempDir } from './_helpers.ts'
+import { runState } from './_state.ts'
 
 let seq = 0
 function newState(over: Partial<RunState> = {}): RunState {
   const now = new Date().toISOString()
-  return {
-    version: 1,
-    revision: 1,
-    run_id: `20261130-0515${String(seq++ % 60).padStart(2, '0')}-${Math.floor(Math.random() * 0xffffff)
-      .toString(16)
-      .padStart(6, '0')}`,
+  const suffix = Math.floor(Math.random() * 0xffffff)
+    .toString(16)
+    .padStart(6, '0')
+  const run_id = `20261130-0515${String(seq++ % 60).padStart(2, '0')}-${suffix}`
+  return runState({
+    run_id,
     task: 't',
     repo: '/tmp/r',
-    branch: 'main',
     base_sha: 'b'.repeat(40),
-    base_branch: null,
-    coder: 'claude',
-    reviewer: 'codex',
-    reviewer_fallback: false,
-    max_rounds: 3,
-    budget_usd: null,
-    phase: 'coding',
-    rounds: [],
-    replies: {},
-    review_claim: null,
-    failed_reviews: [],
-    budget_overrides: [],
-    outcome: null,
-    pr: null,
-    pr_url: null,
-    config: null,
     created_at: now,
     updated_at: now,
     ...over,
-  }
+  })
 }
 
 async function caught(promise: Promise<unknown> | (() => unknown)): Promise<PairLoopError> {

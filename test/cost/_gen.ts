@@ -5,6 +5,7 @@ import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { RunState } from '../../lib/state.ts'
 import { ROOT, tempDir } from '../_helpers.ts'
+import { runState } from '../_state.ts'
 
 /** Deterministic pseudo-random numbers (mulberry32). */
 export function rng(seed: number) {
@@ -194,34 +195,16 @@ export function ccusage(args: string[], env: Record<string, string>): any {
 // ---------- run states
 
 export function makeRun(over: Partial<RunState> = {}): RunState {
-  return {
-    version: 1,
-    revision: 1,
+  return runState({
     run_id: '20260105-000000-abcdef',
     task: 'demo',
     repo: '/nonexistent/repo',
-    branch: 'main',
     base_sha: '0'.repeat(40),
-    base_branch: null,
-    coder: 'claude',
-    reviewer: 'codex',
-    reviewer_fallback: false,
     max_rounds: 5,
-    budget_usd: null,
-    phase: 'coding',
-    rounds: [],
-    replies: {},
-    review_claim: null,
-    failed_reviews: [],
-    budget_overrides: [],
-    outcome: null,
-    pr: null,
-    pr_url: null,
-    config: null,
     created_at: '2026-01-01T00:00:00.000Z',
     updated_at: '2026-01-01T00:00:00.000Z',
     ...over,
-  }
+  })
 }
 
 export function coderRound(n: number, sessionId: string | null, doneAt: string): RunState['rounds'][number] {

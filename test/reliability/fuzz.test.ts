@@ -26,6 +26,7 @@ import { COMMANDS } from '../../scripts/commands.ts'
 import { runCli, sandbox, tempDir } from '../_helpers.ts'
 import { stubPath } from '../_review.ts'
 import { seedFor } from './_util.ts'
+import { runState } from '../_state.ts'
 
 const seed = seedFor('fuzz')
 const RUNS = Number(process.env.FUZZ_RUNS) > 0 ? Number(process.env.FUZZ_RUNS) : 200
@@ -207,21 +208,10 @@ interface Review {
 
 function handoffState(t: { task: string; summary: string; reply: string }, review: Review): RunState {
   const at = '2026-11-30T05:00:00.000Z'
-  return {
-    version: 1,
+  return runState({
     revision: 3,
-    run_id: '20261130-051500-a1b2c3',
     task: t.task,
     repo: '/tmp/r',
-    branch: 'main',
-    base_sha: 'a'.repeat(40),
-    base_branch: null,
-    coder: 'claude',
-    reviewer: 'codex',
-    reviewer_fallback: false,
-    max_rounds: 3,
-    budget_usd: null,
-    phase: 'coding',
     rounds: [
       {
         n: 1,
@@ -266,16 +256,9 @@ function handoffState(t: { task: string; summary: string; reply: string }, revie
         { finding: `1.${f.n}`, key: 'k', disposition: 'question' as const, body: t.reply, at, comment_url: null },
       ]),
     ),
-    review_claim: null,
-    failed_reviews: [],
-    budget_overrides: [],
-    outcome: null,
-    pr: null,
-    config: null,
-    pr_url: null,
     created_at: at,
     updated_at: at,
-  }
+  })
 }
 
 // ---------------------------------------------------------------- reviewer output (Claude JSON, Codex JSON lines, text)
