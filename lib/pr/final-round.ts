@@ -4,13 +4,12 @@
 import { isClaimLive, ownSideClaim, releaseSideClaim, takeClaim } from '../claims.ts'
 import type { Config } from '../config.ts'
 import { checkBudgetBrake } from '../cost/brake.ts'
-import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { fail, PairLoopError } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { runGh } from '../gh.ts'
 import { prDiffPath, runArtifactsDir } from '../paths.ts'
 import { conductReview } from '../review/conduct.ts'
-import { failureOf, reviewInputOf } from '../review/recording.ts'
+import { costOfCall, failureOf, reviewInputOf } from '../review/recording.ts'
 import { cutAtLine, type WorkingDiff } from '../review/diff.ts'
 import { chooseReviewer } from '../review/reviewers.ts'
 import { changeRun } from '../run-access.ts'
@@ -71,18 +70,7 @@ export async function finalRound(run: RunState, options: FinalRoundOptions) {
       maxDiffBytes: config.pair_loop.max_diff_bytes,
       timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
       artifactsDir: runArtifactsDir(run.run_id),
-      costOf: (reply, tool) =>
-        costOfReviewerCall(
-          {
-            tool,
-            model: reply.model ?? choice.model,
-            usage: reply.usage,
-            reported_usd: reply.reported_usd,
-            model_usage: reply.model_usage,
-            session_id: reply.session_id,
-          },
-          { pricing: config.pricing },
-        ),
+      costOf: costOfCall(choice, config),
       log: options.log,
       signalRelay: relay,
       diffSource: { diff, title: `the pushed PR #${pr} against its base` },

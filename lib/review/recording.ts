@@ -1,8 +1,11 @@
-// What a conducted review puts on the run: the reviewer round's record, or the failed attempt's (it was paid for).
+// What a conducted review puts on the run: the reviewer round's record, or the failed attempt's (it was paid for),
+// and what each of its calls cost.
+import type { Config } from '../config.ts'
+import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { sumCalls } from '../cost/review-calls.ts'
 import { nowIso } from '../run-access.ts'
 import type { ReviewInput } from '../transitions.ts'
-import type { CallRecord, Conducted } from './conduct.ts'
+import type { CallRecord, Conducted, CostOfCall } from './conduct.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 
 /** The round's record from a review that came back: usage and cost over every call, the last call's session. */
@@ -47,4 +50,20 @@ export function failureOf(tool: ReviewerChoice['tool'], code: string, message: s
     raw_output_path: last?.raw_output_path ?? null,
     session_id: last?.session_id ?? null,
   }
+}
+
+/** What one reviewer call cost, priced at the run's own prices (the model asked for when the output names none). */
+export function costOfCall(choice: ReviewerChoice, config: Pick<Config, 'pricing'>): CostOfCall {
+  return (reply, tool) =>
+    costOfReviewerCall(
+      {
+        tool,
+        model: reply.model ?? choice.model,
+        usage: reply.usage,
+        reported_usd: reply.reported_usd,
+        model_usage: reply.model_usage,
+        session_id: reply.session_id,
+      },
+      { pricing: config.pricing },
+    )
 }

@@ -3,7 +3,6 @@
 import { hostname } from 'node:os'
 import type { Config } from '../config.ts'
 import { assessBudget, checkBudgetBrake } from '../cost/brake.ts'
-import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { interruptedError, PairLoopError } from '../errors.ts'
 import { isProcessAlive } from '../fsutil.ts'
 import { runArtifactsDir } from '../paths.ts'
@@ -13,8 +12,8 @@ import { nextStep, roundsLeft } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
 import { applyReview, expectPhase, recordFailedReview } from '../transitions.ts'
 import { claimReview, noteReviewerGroup, releaseClaim } from './claim.ts'
-import { type CallRecord, type CostOfCall, conductReview } from './conduct.ts'
-import { failureOf, reviewInputOf } from './recording.ts'
+import { type CallRecord, conductReview } from './conduct.ts'
+import { costOfCall, failureOf, reviewInputOf } from './recording.ts'
 import { processStartTime, reapReviewerGroup } from './process.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
 
@@ -170,21 +169,6 @@ export function isHeldElsewhere(claim: ReviewClaim | null, now = Date.now()): bo
   if (claim.host !== hostname()) return true
   if (!isProcessAlive(claim.pid)) return false
   return !claim.pid_start || processStartTime(claim.pid) === claim.pid_start
-}
-
-function costOfCall(choice: ReviewerChoice, config: Config): CostOfCall {
-  return (reply, tool) =>
-    costOfReviewerCall(
-      {
-        tool,
-        model: reply.model ?? choice.model,
-        usage: reply.usage,
-        reported_usd: reply.reported_usd,
-        model_usage: reply.model_usage,
-        session_id: reply.session_id,
-      },
-      { pricing: config.pricing },
-    )
 }
 
 /** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
