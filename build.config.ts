@@ -23,9 +23,14 @@ const CORE = ['/lib/cli.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts
 // state's schema of it sits in lib, beside the run state that embeds it
 const IN_LIB = ['/lib/cost/status-snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts', '/lib/pr/schema.ts']
 function chunkOf(id: string): string | undefined {
+  // valibot and citty are inlined, tree-shaken: a 200 kB module compiled on every start costs more than the check
+  if (id.includes('/node_modules/citty/')) return 'core'
+  if (id.includes('/node_modules/valibot/')) return 'lib'
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
+  // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
+  if (/\/lib\/(gh|skills|pr-body|body-input|package)\.ts$/.test(id)) return 'extra'
   const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined
@@ -39,10 +44,17 @@ export default defineBuildConfig({
   failOnWarn: !process.env.PAIR_LOOP_BUILD_OUT_DIR,
   declaration: false,
   clean: true,
-  rollup: { emitCJS: false, esbuild: { target: 'node20' } },
+  rollup: { emitCJS: false, esbuild: { target: 'node20' }, inlineDependencies: ['valibot', 'citty'] },
   hooks: {
     'rollup:options'(_ctx, options) {
       for (const output of [options.output].flat()) if (output) output.manualChunks = chunkOf
+      const external = options.external
+      options.external = (id, importer, resolved) =>
+        /^(valibot|citty)(\/|$)/.test(id) || /\/node_modules\/(valibot|citty)\//.test(id)
+          ? false
+          : typeof external === 'function'
+            ? external(id, importer, resolved)
+            : false
     },
   },
 })

@@ -1,6 +1,5 @@
 // The one subprocess wrapper for short commands (git, gh): zx with an explicit preset, so ZX_* env vars can't flip it;
 // and, for output too large to hold, a streamed one (node:child_process) whose reader can stop the command.
-import { spawn } from 'node:child_process'
 import { fail } from './errors.ts'
 import { firstLineOf } from './text.ts'
 
@@ -70,12 +69,14 @@ const STDERR_KEPT = 64 * 1024
  * A command whose stdout is handed to `onData` chunk by chunk, never held whole: `onData` returning false stops
  * reading and kills the command (bounded memory however much it would print). stderr is kept up to 64 KiB.
  */
-export function execStream(
+export async function execStream(
   command: string,
   args: string[],
   onData: (chunk: Buffer) => boolean,
   options: ExecOptions = {},
 ): Promise<StreamResult> {
+  // loaded when a command runs one: commands that never do (budget-check, status) start without it
+  const { spawn } = await import('node:child_process')
   return new Promise((resolve) => {
     const child = spawn(command, args, {
       cwd: options.cwd,

@@ -2,7 +2,6 @@
 // safeGit/gitTry/safeGitStream, which turn off what the repository could configure to run a program or change the bytes
 // git reads (DESIGN.md, Trust): the working tree is the coder's, and so are .git/config and .git/info/attributes.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
-import { open } from 'node:fs/promises'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fail } from './errors.ts'
 import { type ExecOptions, type ExecResult, execStream, nulRecords, type StreamResult } from './exec.ts'
@@ -252,6 +251,7 @@ export async function diffStat(cwd: string, base: string, depth = 0): Promise<Di
 
 /** Lines of a file as git counts them, read 1 MiB at a time (any size); a NUL in the first 8000 bytes: binary, 0. */
 async function countLines(path: string): Promise<number> {
+  const { open } = await import('node:fs/promises')
   const file = await open(path, 'r').catch(() => undefined) // gone since git listed it
   if (!file) return 0
   try {
