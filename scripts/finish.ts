@@ -49,6 +49,8 @@ const finish = defineScript({
       if (step.state) writeBody(step.state)
       return step
     })
+    const { pruneHomeDaily } = await import('../lib/cost/prune.ts') // caches do not grow for good
+    pruneHomeDaily()
     if (!createPrWanted || closed.pr !== null) return document(closed) // --create-pr on a run with a PR reports that PR
 
     // keyed and claimed under the lock, opened outside it, recorded under it: two calls never open two PRs

@@ -107,6 +107,8 @@ const start = defineScript({
         await createRun(state, { afterWrite: writeHandoff })
       },
     )
+    const { pruneHomeDaily } = await import('../lib/cost/prune.ts') // caches do not grow for good
+    pruneHomeDaily()
     return {
       run_id: state.run_id,
       state_path: runStatePath(state.run_id),

@@ -1,8 +1,20 @@
 // Where the agents keep their transcripts, and which of them belong to a repository or a session. Every search
 // for transcript files is here; the readers only read the paths found.
-import { closeSync, existsSync, openSync, readSync, readdirSync, realpathSync, statSync, type Dirent } from 'node:fs'
+import {
+  closeSync,
+  type Dirent,
+  existsSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  realpathSync,
+  statSync,
+} from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
+import { writeFileAtomic } from '../fsutil.ts'
+import { cacheDir, pairLoopHome } from '../paths.ts'
 
 export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env) =>
   (env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude')).normalize('NFC')
@@ -135,8 +147,36 @@ export function codexRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
   return findFiles(join(home, 'archived_sessions'), 1, isRollout, found)
 }
 
+/**
+ * A thread's rollout. Its path is remembered (cache/codex-rollouts.json), so a cost check does not walk the whole
+ * sessions tree for a thread it found before; a remembered path that is gone sends it walking again.
+ */
 export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  return codexRollouts(env).find((path) => path.endsWith(`-${threadId}.jsonl`))
+  const file = join(cacheDir(pairLoopHome(env)), 'codex-rollouts.json')
+  const known = readRolloutPaths(file)
+  const remembered = known[threadId]
+  if (remembered && remembered.endsWith(`-${threadId}.jsonl`) && existsSync(remembered)) return remembered
+  const found: Record<string, string> = {}
+  const all = codexRollouts(env)
+  for (const path of all) {
+    const id = ROLLOUT_THREAD.exec(path)?.[1]
+    if (id) found[id] = path
+  }
+  try {
+    writeFileAtomic(file, JSON.stringify(found))
+  } catch {} // only a speed-up
+  return found[threadId] ?? all.find((path) => path.endsWith(`-${threadId}.jsonl`))
+}
+
+const ROLLOUT_THREAD = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/
+
+function readRolloutPaths(file: string): Record<string, string> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {}
+  } catch {
+    return {}
+  }
 }
 
 /** The first line of a file, read without loading the rest (rollouts start with session_meta). */

@@ -261,3 +261,11 @@ function readExactly(fd: number, into: Uint8Array, position: number): number {
   }
   return done
 }
+
+/** The transcript a cache file was made for, from its header; null when it is not a readable cache file. */
+export function transcriptOfCacheFile(file: string): string | null {
+  const part = openPart<CacheHeader>(file, BASE)
+  if (!part) return null
+  closeSync(part.fd)
+  return typeof part.header.path === 'string' ? part.header.path : null
+}

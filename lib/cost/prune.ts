@@ -1,0 +1,75 @@
+// Caches under $PAIR_LOOP_HOME/cache/ kept from growing for good: a transcript's cache goes with its transcript, a
+// run's cost snapshot with the run (or 30 days after it finished); once a day at most, from `start` and `finish`.
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cacheDir, pairLoopHome } from '../paths.ts'
+import type { RunState } from '../state.ts'
+import { listRuns } from '../store.ts'
+import { transcriptOfCacheFile } from './transcript-cache-file.ts'
+
+const DAY_MS = 86_400_000
+export const KEEP_FINISHED_MS = 30 * DAY_MS
+
+export interface Pruned {
+  transcripts: number
+  summaries: number
+}
+
+/** The home's caches pruned against every run on disk, once a day at most (`start` and `finish` call it). */
+export function pruneHomeDaily(home = pairLoopHome()): Pruned | null {
+  return pruneCachesDaily(
+    listRuns(home).flatMap((entry) => ('state' in entry ? [entry.state] : [])),
+    home,
+  )
+}
+
+/** Prune unless it was done in the last day (a marker file's mtime says when); never fails the command. */
+export function pruneCachesDaily(runs: RunState[], home = pairLoopHome(), now = Date.now()): Pruned | null {
+  const marker = join(cacheDir(home), '.pruned')
+  try {
+    if (existsSync(marker) && now - statSync(marker).mtimeMs < DAY_MS) return null
+    const pruned = pruneCaches(runs, home, now)
+    mkdirSync(cacheDir(home), { recursive: true })
+    writeFileSync(marker, '')
+    utimesSync(marker, now / 1000, now / 1000)
+    return pruned
+  } catch {
+    return null // a cache is only a speed-up: a folder that cannot be pruned now can be next time
+  }
+}
+
+/** Remove the caches nothing will read again; `runs` are every run on disk. */
+export function pruneCaches(runs: RunState[], home = pairLoopHome(), now = Date.now()): Pruned {
+  const cache = cacheDir(home)
+  const pruned = { transcripts: 0, summaries: 0 }
+  const transcripts = join(cache, 'transcripts')
+  for (const name of list(transcripts)) {
+    const file = join(transcripts, name)
+    // a delta goes with its base; a base (or an older cache format) whose transcript is gone goes
+    const base = name.endsWith('.delta') ? file.replace(/\.delta$/, '.bin') : file
+    const transcript = existsSync(base) ? transcriptOfCacheFile(base) : null
+    if (transcript !== null && existsSync(transcript)) continue
+    rmSync(file, { force: true })
+    pruned.transcripts++
+  }
+  const keep = new Set(
+    runs
+      .filter((run) => !run.outcome || now - Date.parse(run.outcome.finished_at) < KEEP_FINISHED_MS)
+      .map((run) => `${run.run_id}.json`),
+  )
+  const summaries = join(cache, 'summaries')
+  for (const name of list(summaries)) {
+    if (keep.has(name)) continue
+    rmSync(join(summaries, name), { force: true })
+    pruned.summaries++
+  }
+  return pruned
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
