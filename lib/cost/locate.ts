@@ -155,7 +155,7 @@ export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv =
   const file = join(cacheDir(pairLoopHome(env)), 'codex-rollouts.json')
   const known = readRolloutPaths(file)
   const remembered = known[threadId]
-  if (remembered && remembered.endsWith(`-${threadId}.jsonl`) && existsSync(remembered)) return remembered
+  if (remembered?.endsWith(`-${threadId}.jsonl`) && existsSync(remembered)) return remembered
   const found: Record<string, string> = {}
   const all = codexRollouts(env)
   for (const path of all) {
