@@ -108,7 +108,8 @@ describe('review: the prompt', () => {
       const { prompt } = await reviewKeepingPrompt(sb)
       expect(prompt).toMatch(/big\.txt\s+\|\s+50 \+/)
       expect(prompt).toMatch(/zz-later\.txt\s+\|\s+1 \+/)
-      const note = /\[diff truncated: (\d+) of at least (\d+) bytes shown; the stat above lists every changed file/.exec(prompt)
+      const note =
+        /\[diff truncated: (\d+) of at least (\d+) bytes shown; the stat above lists every changed file/.exec(prompt)
       expect(note, 'a truncation note').not.toBeNull()
       expect(Number(note![1])).toBeLessThanOrEqual(200)
       expect(Number(note![2])).toBeGreaterThan(2_000)
