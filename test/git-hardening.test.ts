@@ -113,6 +113,32 @@ const TRAPS: Trap[] = [
     shows: ['+REAL-BYTES-ON-DISK-7c21'],
     hides: ['Binary files'],
   },
+  ...(['-diff', 'binary'] as const).map(
+    (attribute): Trap => ({
+      name: `a text file marked \`${attribute}\` in .git/info/attributes is still shown as text`,
+      arm: (t) => setAttributes(t, `*.txt ${attribute}`),
+      springs: (t) => {
+        writeNotes(t)
+        expect(t.plainGit(['diff'])).toContain('Binary files a/notes.txt and b/notes.txt differ')
+        t.plainGit(['checkout', '--', 'notes.txt'])
+      },
+      change: writeNotes,
+      shows: ['+REAL-BYTES-ON-DISK-7c21', 'git attributes showed as binary'],
+      hides: [],
+    }),
+  ),
+  {
+    name: 'a .gitattributes in the change itself cannot make a text file read as binary',
+    arm: () => {},
+    springs: () => {},
+    change: (t) => {
+      writeFiles(t.sb.repo, { '.gitattributes': '*.txt -diff\n' })
+      writeNotes(t)
+      expect(t.plainGit(['diff'])).toContain('Binary files a/notes.txt and b/notes.txt differ')
+    },
+    shows: ['+REAL-BYTES-ON-DISK-7c21', '+*.txt -diff'],
+    hides: [],
+  },
   {
     name: "a replace ref does not swap the base's content for the change",
     arm: () => {},

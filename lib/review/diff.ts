@@ -11,6 +11,7 @@ import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { PairLoopError } from '../errors.ts'
+import { textShownAsBinary } from './forced-binary.ts'
 import { nulRecords } from '../exec.ts'
 import {
   emptyTree,
@@ -79,6 +80,7 @@ async function diffRepository(walk: Walk): Promise<void> {
     const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
     gitlinks = await prepareIndex(walk.repo, env, walk.depth === 0)
     await streamDiff(walk, env)
+    await showForcedBinaries(walk, env)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -199,6 +201,29 @@ async function streamDiff(walk: Walk, env: NodeJS.ProcessEnv): Promise<void> {
     return true
   }
   await safeGitStream(walk.repo, args, onData, { env, timeoutMs: GIT_TIMEOUT_MS })
+}
+
+/** Text files git's attributes showed as binary, diffed again as text (`--text`) after the rest, within the cap. */
+async function showForcedBinaries(walk: Walk, env: NodeJS.ProcessEnv): Promise<void> {
+  const paths = walk.patch.truncated ? [] : textShownAsBinary(walk.repo, walk.label, walk.patch.text(), walk.bigFile)
+  if (paths.length === 0) return
+  walk.patch.pending = `Text files the repository's git attributes showed as binary above, as text:\n`
+  const args = [
+    'diff-index',
+    '-p',
+    '--text',
+    '--no-color',
+    '--no-ext-diff',
+    '--no-textconv',
+    '--ignore-submodules=dirty',
+  ]
+  const prefixes = [`--src-prefix=a/${walk.label}`, `--dst-prefix=b/${walk.label}`]
+  const literal = { ...env, GIT_LITERAL_PATHSPECS: '1' }
+  await safeGitStream(walk.repo, [...args, ...prefixes, walk.base, '--', ...paths], walk.patch.push.bind(walk.patch), {
+    env: literal,
+    timeoutMs: GIT_TIMEOUT_MS,
+  })
+  walk.patch.pending = ''
 }
 
 /** A submodule's own changes against the commit base records for it (all of its files when it is new). */
