@@ -9,8 +9,7 @@ export async function mergedPrCosts(runs: RunState[]) {
   const costs = await Promise.all(
     merged.map(async (run) => {
       const cost = await cachedCostSummary(run, () => configOf(run))
-      const final = run.final_review?.review.cost?.usd ?? 0 // the final round is not in the loop's ledger
-      return { run_id: run.run_id, pr: run.pr, merged_at: mergedAt(run), cost_usd: cost.total_usd + final }
+      return { run_id: run.run_id, pr: run.pr, merged_at: mergedAt(run), cost_usd: cost.total_usd }
     }),
   )
   const total = costs.reduce((sum, entry) => sum + entry.cost_usd, 0)

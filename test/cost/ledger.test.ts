@@ -198,6 +198,37 @@ describe('ledger', () => {
     expect(ledger.complete).toBe(true)
   })
 
+  it("counts the PR's final round (review --pr) as reviewer spend in the run's last round", () => {
+    const { repo, env } = homes()
+    const run = makeRun({ repo, created_at: iso(1), phase: 'finished', rounds: [coderRound(1, null, iso(2))] })
+    const final = {
+      tool: 'custom' as const,
+      fallback_used: false,
+      verdict: 'APPROVED' as const,
+      findings: [],
+      summary: '',
+      session_id: null,
+      model: null,
+      usage: null,
+      cost: {
+        usd: 0.25,
+        source: 'reported',
+        models: {},
+        unpriced_models: [],
+        transcript_usd: null,
+        reported_usd: 0.25,
+      },
+      calls: 1,
+      duration_ms: 1,
+      raw_output_path: null,
+      over_budget: false,
+      at: iso(3),
+    }
+    const ledger = computeLedger({ ...run, final_review: { review: final, diff_path: null } }, { pricing: {}, env })
+    expect(ledger.by_role.reviewer.usd).toBe(0.25)
+    expect(ledger.rounds.map((r) => [r.n, r.reviewer.usd])).toEqual([[1, 0.25]])
+  })
+
   it("finds the coder's live session (newest in the repo's folder, written since the start), never a reviewer's", () => {
     const { repo, env } = homes()
     const dir = claudeProjectDir(repo, env)
