@@ -17,8 +17,17 @@ export function validate<S extends v.GenericSchema>(
   }
   const result = v.safeParse(schema, json)
   if (result.success) return result.output
-  const issues = result.issues.slice(0, 10).map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
-  fail(code, `${path} fails its schema: ${issues.join('; ')}${note}`, { path, issues })
+  const first = result.issues.slice(0, 10)
+  const issues = first.map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
+  const said = first.slice(0, 3).map(inWords).join('; ')
+  fail(code, `${path} is not what pair-loop writes there: ${said}${note}`, { path, issues })
+}
+
+/** One issue as a person reads it: which key, what it should hold, what it holds (the library's sentence stays in the details). */
+function inWords(issue: v.BaseIssue<unknown>): string {
+  const key = v.getDotPath(issue) ?? 'the whole file'
+  if (issue.received === 'undefined') return `${key} is missing`
+  return issue.expected ? `${key} should be ${issue.expected}, not ${issue.received}` : `${key} holds ${issue.received}`
 }
 
 /** Text as JSON, or `code` naming `path` and the parser's complaint. */
@@ -27,6 +36,7 @@ export function parseJson(text: string, code: ErrorCode, path: string, note = ''
     return JSON.parse(text)
   } catch (error) {
     const why = (error as Error).message
-    fail(code, `${path} is not valid JSON (${why})${note}`, { path, issues: [why] })
+    const what = text.trim() ? 'is not valid JSON: cut short, or not JSON at all' : 'is empty'
+    fail(code, `${path} ${what}${note}`, { path, issues: [why] })
   }
 }

@@ -158,11 +158,15 @@ describe('run state store', () => {
   })
 
   const malformed: Array<[string, (text: string) => string, RegExp]> = [
-    ['truncated to half', (text) => text.slice(0, Math.floor(text.length / 2)), /not valid JSON/],
-    ['empty', () => '', /not valid JSON/],
-    ['a bad phase', (text) => text.replace('"phase": "coding"', '"phase": "dancing"'), /fails its schema/],
-    ['a missing key', (text) => JSON.stringify({ ...JSON.parse(text), revision: undefined }), /fails its schema/],
-    ['another version', (text) => text.replace('"version": 1', '"version": 2'), /fails its schema/],
+    ['truncated to half', (text) => text.slice(0, Math.floor(text.length / 2)), /is not valid JSON: cut short/],
+    ['empty', () => '', /is empty/],
+    [
+      'a bad phase',
+      (text) => text.replace('"phase": "coding"', '"phase": "dancing"'),
+      /phase should be .*"coding".*, not "dancing"/,
+    ],
+    ['a missing key', (text) => JSON.stringify({ ...JSON.parse(text), revision: undefined }), /revision is missing/],
+    ['another version', (text) => text.replace('"version": 1', '"version": 2'), /version should be 1, not 2/],
   ]
   for (const [name, corrupt, message] of malformed) {
     it(`reports a state file ${name} as state_malformed and never overwrites it`, async () => {
