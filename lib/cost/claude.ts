@@ -3,7 +3,7 @@ import { F_MSG_ID, F_REMOVED, F_SIDECHAIN, F_SPEED, ClaudeReducer, WIDTH } from 
 import { hash52 } from './hash.ts'
 import { jsonObjectLine, type LineParser, type Loose } from './line-reader.ts'
 import { UNKNOWN_MODEL, claudeCostOf, type PriceBook, type Rates } from './pricing.ts'
-import { type PartialSums, type UsageItem, type UsageVisitor, UsageSums, collect, settledCount } from './sums.ts'
+import { type PartialSums, resumeSums, type UsageItem, type UsageVisitor, type UsageSums, collect } from './sums.ts'
 import { scanFile, type ScanResult, type SumsHook } from './transcript-cache.ts'
 
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})$/
@@ -211,19 +211,15 @@ export function sumClaudeFile(
   key: string,
   saved: PartialSums | null,
 ): { sums: UsageSums; keep: PartialSums } {
-  const resumed = saved?.key === key ? UsageSums.resume(bounds, saved) : null
-  const sums = resumed ?? new UsageSums(bounds)
-  const from = resumed ? saved!.upTo : 0
-  const summer = new ClaudeSummer(scan.models, prices, sums)
-  if (sums.models.length > 0) summer.register() // an earlier check saw a response inside a window
   const n = scan.numbers
-  const addRange = (start: number, end: number) => {
+  let summer: ClaudeSummer | null = null
+  const result = resumeSums(bounds, key, saved, scan.count, (sums, start, end) => {
+    if (!summer) {
+      summer = new ClaudeSummer(scan.models, prices, sums)
+      if (sums.models.length > 0) summer.register() // an earlier check saw a response inside a window
+    }
     for (let e = start; e < end; e++) if (!(n[e * WIDTH + 1]! & F_REMOVED)) summer.add(n, e * WIDTH, n[e * WIDTH + 2]!)
-  }
-  const settled = settledCount(from, scan.count)
-  addRange(from, settled)
-  const keep = sums.save(key, settled)
-  addRange(settled, scan.count)
-  sums.moveLast(UNKNOWN_MODEL)
-  return { sums, keep }
+  })
+  result.sums.moveLast(UNKNOWN_MODEL)
+  return result
 }

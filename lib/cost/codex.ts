@@ -3,7 +3,7 @@ import { closeSync, openSync, readSync } from 'node:fs'
 import { jsonObjectLine, type LineParser } from './line-reader.ts'
 import { codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
-import { type PartialSums, type UsageItem, type UsageVisitor, UsageSums, collect, settledCount } from './sums.ts'
+import { type PartialSums, resumeSums, type UsageItem, type UsageVisitor, type UsageSums, collect } from './sums.ts'
 import { scanFile, type ScanResult, type SumsHook } from './transcript-cache.ts'
 
 // Entry layout: timestamp ms, model index, input (incl. cached and writes), cached, cache writes, output (incl.
@@ -221,14 +221,7 @@ export function sumCodexFile(
   key: string,
   saved: PartialSums | null,
 ): { sums: UsageSums; keep: PartialSums } {
-  const resumed = saved?.key === key ? UsageSums.resume(bounds, saved) : null
-  const sums = resumed ?? new UsageSums(bounds)
-  const from = resumed ? saved!.upTo : 0
-  const settled = settledCount(from, scan.count)
-  addRange(scan, prices, sums, from, settled)
-  const keep = sums.save(key, settled)
-  addRange(scan, prices, sums, settled, scan.count)
-  return { sums, keep }
+  return resumeSums(bounds, key, saved, scan.count, (sums, start, end) => addRange(scan, prices, sums, start, end))
 }
 
 export function codexItems(scan: ScanResult, prices: PriceBook): UsageItem[] {

@@ -159,3 +159,24 @@ export const settledCount = (from: number, count: number) => Math.max(from, coun
 
 /** The key of a set of windows and prices: the saved sums are reused only under the same key. */
 export const sumsKey = (bounds: number[], pricesKey: string) => `${bounds.join(',')}|${pricesKey}`
+
+/**
+ * A transcript's sums, going on from those its cache kept under the same `key` (windows and prices): `add(sums, from,
+ * to)` adds entries; all but the latest (which may still be replaced) are kept for the next check.
+ */
+export function resumeSums(
+  bounds: number[],
+  key: string,
+  saved: PartialSums | null,
+  count: number,
+  add: (sums: UsageSums, start: number, end: number) => void,
+): { sums: UsageSums; keep: PartialSums } {
+  const resumed = saved?.key === key ? UsageSums.resume(bounds, saved) : null
+  const sums = resumed ?? new UsageSums(bounds)
+  const from = resumed ? saved!.upTo : 0
+  const settled = settledCount(from, count)
+  add(sums, from, settled)
+  const keep = sums.save(key, settled)
+  add(sums, settled, count)
+  return { sums, keep }
+}
