@@ -3,7 +3,16 @@ import { closeSync, fsyncSync, openSync, readdirSync, renameSync, unlinkSync, wr
 import { basename, dirname, join } from 'node:path'
 import { fail } from './errors.ts'
 
-export function writeFileAtomic(path: string, content: string | Uint8Array, mode = 0o600): void {
+/**
+ * Write `path` whole or not at all. State is flushed to the disk before the rename (`durable`, the default); a cache,
+ * which is checked when read and rebuilt when unusable, skips the flushes (they are most of a warm check's writing).
+ */
+export function writeFileAtomic(
+  path: string,
+  content: string | Uint8Array,
+  mode = 0o600,
+  { durable = true }: { durable?: boolean } = {},
+): void {
   const dir = dirname(path)
   mkdirSync(dir, { recursive: true })
   removeLeftoverTemps(path)
@@ -11,7 +20,7 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
   const fd = openSync(temp, 'w', mode)
   try {
     writeAll(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)
-    fsyncSync(fd)
+    if (durable) fsyncSync(fd)
   } catch (error) {
     closeSync(fd)
     try {
@@ -28,7 +37,7 @@ export function writeFileAtomic(path: string, content: string | Uint8Array, mode
     } catch {}
     throw error
   }
-  syncDir(dir)
+  if (durable) syncDir(dir)
 }
 
 /**

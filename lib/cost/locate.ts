@@ -163,7 +163,7 @@ export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv =
     if (id) found[id] = path
   }
   try {
-    writeFileAtomic(file, JSON.stringify(found))
+    writeFileAtomic(file, JSON.stringify(found), 0o600, { durable: false })
   } catch {} // only a speed-up
   return found[threadId] ?? all.find((path) => path.endsWith(`-${threadId}.jsonl`))
 }

@@ -67,7 +67,9 @@ export async function cachedCostSummary(
   const summary = await runCostSummary(run, config, { env })
   const watch = Object.fromEntries(watched(run, summary.files, env).map((path) => [path, fingerprint(path)]))
   try {
-    writeFileAtomic(file, JSON.stringify({ revision: run.revision, watch, summary } satisfies Snapshot))
+    writeFileAtomic(file, JSON.stringify({ revision: run.revision, watch, summary } satisfies Snapshot), 0o600, {
+      durable: false, // a cache: checked when read
+    })
   } catch {} // a cache that cannot be written only costs the next status its speed
   return summary
 }

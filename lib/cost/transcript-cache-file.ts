@@ -195,6 +195,9 @@ export function loadCache(
  * Keep the cache: as a delta over the base loaded while what changed since it is small, else as a new base (the
  * delta beside it then names an older base, and is removed). A cache that cannot be written only costs speed.
  */
+/** A cache file is checked when read (magic, header, sizes) and rebuilt when unusable: no flush to the disk. */
+const CACHE = { durable: false }
+
 export function saveCache(
   file: string,
   header: CacheHeader,
@@ -217,14 +220,14 @@ export function saveCache(
         })
         const d: DeltaHeader = { ...header, base: { stamp: base.stamp, count: base.count }, changed }
         const parts = [bytesOf(rows, rows.length), bytesOf(numbers.subarray(base.count * w), added * w)]
-        writeFileAtomic(deltaFileFor(file), image(DELTA, d, parts))
+        writeFileAtomic(deltaFileFor(file), image(DELTA, d, parts), 0o600, CACHE)
         return
       }
     }
     if (plan.deltaOnly) return
     const stamp = `${Date.now().toString(36)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}`
     const parts = [bytesOf(numbers, header.count * w), ...index.map((part) => bytesOf(part, part.length))]
-    writeFileAtomic(file, image(BASE, { ...header, stamp }, parts))
+    writeFileAtomic(file, image(BASE, { ...header, stamp }, parts), 0o600, CACHE)
     try {
       unlinkSync(deltaFileFor(file))
     } catch {}
