@@ -2,7 +2,7 @@
 // .git/objects, the cap applied while git is read (git stopped there), large files named only, and coder-done's count
 // of a large untracked file. Expected values come from git itself or from a hand count of what the test wrote.
 import { createHash } from 'node:crypto'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { workingDiff } from '../lib/review/diff.ts'
@@ -227,4 +227,23 @@ describe('the review diff: large files', () => {
     },
     SLOW,
   )
+})
+
+describe('the copied index', () => {
+  it("keeps the index's own mtime, so git re-reads a same-size edit made in the index's last second (racy git)", async () => {
+    // the edit the diff must show: same size as the committed file, written in the second the index was
+    const repo = makeRepo({ 'a.txt': 'one\n' })
+    const index = join(repo, '.git', 'index')
+    const second = Math.floor(Date.now() / 1000) - 5
+    // the index records the file as of that second; then the edit, the file and the index left stamped in it
+    utimesSync(join(repo, 'a.txt'), second, second)
+    git(repo, ['update-index', '--refresh'])
+    writeFileSync(join(repo, 'a.txt'), 'two\n')
+    utimesSync(join(repo, 'a.txt'), second, second)
+    utimesSync(index, second, second)
+    const base = git(repo, ['rev-parse', 'HEAD']).trim()
+    const diff = await workingDiff(repo, base, 100_000)
+    expect(diff.diff).toContain('+two')
+    expect(statSync(index).mtimeMs).toBe(second * 1000) // the user's index untouched
+  })
 })

@@ -7,10 +7,11 @@
 // are. Hardened: every call through lib/git.ts (no textconv, external diff, fsmonitor, hooks or filters), and index
 // flags the coder could have set to hide a file (assume-unchanged, skip-worktree) dropped in the copy.
 import { createHash } from 'node:crypto'
-import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync } from 'node:fs'
+import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { PairLoopError } from '../errors.ts'
+import { Capped } from './capped.ts'
 import { textShownAsBinary } from './forced-binary.ts'
 import { nulRecords } from '../exec.ts'
 import {
@@ -95,7 +96,7 @@ async function diffRepository(walk: Walk): Promise<void> {
 async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean): Promise<string[]> {
   const [format, own] = (await safeGit(repo, ['rev-parse', '--show-object-format', '--git-path', 'index'])).split('\n')
   const ownPath = isAbsolute(own!) ? own! : resolve(repo, own!)
-  if (existsSync(ownPath)) copyFileSync(ownPath, env.GIT_INDEX_FILE!)
+  if (existsSync(ownPath)) copyIndex(ownPath, env.GIT_INDEX_FILE!)
   const gitlinks: string[] = []
   const untracked: string[] = []
   const removed = new Set<string>() // unmerged: every stage dropped, the file (if any) entered as new
@@ -138,6 +139,16 @@ async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean):
   if (lines.length > 0)
     await safeGit(repo, ['update-index', '-z', '--index-info'], { env, input: `${lines.join('\0')}\0` })
   return gitlinks.filter((path) => existsSync(join(repo, path, '.git')))
+}
+
+/**
+ * The copy keeps the index's own mtime: git trusts an entry's stat data only when the file is older than the index
+ * ("racy git"), so a fresh mtime on the copy would let a same-size edit made in the index's last second pass as clean.
+ */
+function copyIndex(from: string, to: string): void {
+  copyFileSync(from, to)
+  const { atimeMs, mtimeMs } = statSync(from)
+  utimesSync(to, atimeMs / 1000, Math.floor(mtimeMs) / 1000) // rounded down: only ever more entries re-checked
 }
 
 const onDisk = (path: string) => {
@@ -246,48 +257,4 @@ async function diffSubmodule(walk: Walk, path: string): Promise<void> {
     walk.stat.pending = ''
     walk.patch.pending = ''
   }
-}
-
-/** Text kept up to a byte cap while everything offered is counted; `pending` goes in before the first byte that follows. */
-class Capped {
-  private readonly parts: Buffer[] = []
-  private kept = 0
-  bytes = 0
-  pending = ''
-  constructor(private readonly cap: number) {}
-
-  get truncated(): boolean {
-    return this.bytes > this.cap
-  }
-
-  /** False once past the cap: the reader may stop. */
-  push(chunk: Buffer): boolean {
-    if (chunk.length === 0) return !this.truncated
-    if (this.pending) {
-      const header = Buffer.from(this.pending)
-      this.pending = ''
-      this.push(header)
-    }
-    this.bytes += chunk.length
-    const room = this.cap - this.kept
-    if (room > 0) {
-      const part = Buffer.from(chunk.subarray(0, room))
-      this.parts.push(part)
-      this.kept += part.length
-    }
-    return !this.truncated
-  }
-
-  text(): string {
-    const kept = Buffer.concat(this.parts)
-    return this.truncated ? cutAtLine(kept, this.cap) : kept.toString('utf8')
-  }
-}
-
-/** At most `maxBytes` of UTF-8, ending at a whole line (or, for one long line, at a whole character). */
-export function cutAtLine(data: Buffer, maxBytes: number): string {
-  const head = data.subarray(0, maxBytes)
-  const lastNewline = head.lastIndexOf(10)
-  if (lastNewline > 0) return head.subarray(0, lastNewline + 1).toString('utf8')
-  return head.toString('utf8').replace(/\uFFFD$/, '')
 }
