@@ -191,12 +191,13 @@ export function loadCache(
   }
 }
 
+/** A cache file is checked when read (magic, header, sizes) and rebuilt when unusable: no flush to the disk. */
+const CACHE = { durable: false }
+
 /**
  * Keep the cache: as a delta over the base loaded while what changed since it is small, else as a new base (the
  * delta beside it then names an older base, and is removed). A cache that cannot be written only costs speed.
  */
-/** A cache file is checked when read (magic, header, sizes) and rebuilt when unusable: no flush to the disk. */
-const CACHE = { durable: false }
 
 export function saveCache(
   file: string,
