@@ -2,7 +2,7 @@
 // run's lock, call gh outside it, then record and drop the claim under the lock. A second call sees the claim.
 import { hostname } from 'node:os'
 import { fail } from './errors.ts'
-import { isProcessAlive } from './fsutil.ts'
+import { heldByAnother } from './processes.ts'
 import type { SideClaim } from './pr/schema.ts'
 import { replyKey } from './run-queries.ts'
 import type { RunState } from './state.ts'
@@ -17,10 +17,7 @@ export function ownSideClaim(now = new Date()): SideClaim {
 
 /** Held by another call still running: this host's live pid (another host's until the claim expires), not ours. */
 export function isClaimLive(claim: SideClaim | undefined, now = Date.now()): boolean {
-  if (!claim) return false
-  if (claim.pid === process.pid && claim.host === hostname()) return false
-  if (now - Date.parse(claim.at) > CLAIM_LIFETIME_MS) return false
-  return claim.host !== hostname() || isProcessAlive(claim.pid)
+  return claim !== undefined && heldByAnother(claim, Date.parse(claim.at) + CLAIM_LIFETIME_MS, now)
 }
 
 export type ClaimResult = { taken: true } | { taken: false; held: SideClaim }

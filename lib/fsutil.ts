@@ -85,15 +85,6 @@ function syncDir(dir: string): void {
   } catch {}
 }
 
-export function isProcessAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}
-
 /**
  * A filesystem that refused a read or a write (full, read-only, over quota or the file-size limit, no permission, a
  * file where a folder should be) said plainly as `io_error`; writers write atomically, so the old file is intact.

@@ -4,7 +4,7 @@
 // and then closed, so a descendant that left the group (setsid) and keeps them open cannot hold the review.
 // node:child_process rather than zx here: the reviewer needs its own process group so nothing it spawns outlives it.
 import { spawn } from 'node:child_process'
-import { readFileSync } from 'node:fs'
+import { processStartTime } from '../processes.ts'
 
 export interface RunResult {
   exitCode: number | null
@@ -172,16 +172,6 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) => finish(code, signal))
   })
 }
-/** A process's start time as the kernel counts it (Linux), to tell a pid from a recycled one; null where unknown. */
-export function processStartTime(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null // field 22, counted after "pid (comm) "
-  } catch {
-    return null
-  }
-}
-
 /** End the process group of a reviewer whose review was killed outright, if it is still that reviewer. */
 export function reapReviewerGroup(pgid: number | null | undefined, start: string | null | undefined): boolean {
   if (!pgid || !start) return false // without a start time a recycled pid can't be told apart: leave it

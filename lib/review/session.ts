@@ -4,7 +4,7 @@ import { hostname } from 'node:os'
 import type { Config } from '../config.ts'
 import { assessBudget, checkBudgetBrake } from '../cost/brake.ts'
 import { interruptedError, PairLoopError } from '../errors.ts'
-import { isProcessAlive } from '../fsutil.ts'
+import { heldByAnother, processStartTime } from '../processes.ts'
 import { runArtifactsDir } from '../paths.ts'
 import { readRun } from '../store.ts'
 import { changeRun } from '../run-access.ts'
@@ -14,7 +14,7 @@ import { applyReview, expectPhase, recordFailedReview } from '../transitions.ts'
 import { claimReview, noteReviewerGroup, releaseClaim } from './claim.ts'
 import { type CallRecord, conductReview } from './conduct.ts'
 import { costOfCall, failureOf, reviewInputOf } from './recording.ts'
-import { processStartTime, reapReviewerGroup } from './process.ts'
+import { reapReviewerGroup } from './process.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
 
 export interface ReviewSessionOptions {
@@ -161,14 +161,11 @@ function ownClaim(timeoutS: number): ReviewClaim {
  * it expires. A claim from before claims expired runs out after the default timeout's span.
  */
 export function isHeldElsewhere(claim: ReviewClaim | null, now = Date.now()): boolean {
-  if (claim === null || (claim.pid === process.pid && claim.host === hostname())) return false
+  if (claim === null) return false
   const expires = claim.expires_at
     ? Date.parse(claim.expires_at)
     : Date.parse(claim.started_at) + 2 * 900_000 + CLAIM_GRACE_MS
-  if (now > expires) return false
-  if (claim.host !== hostname()) return true
-  if (!isProcessAlive(claim.pid)) return false
-  return !claim.pid_start || processStartTime(claim.pid) === claim.pid_start
+  return heldByAnother(claim, expires, now)
 }
 
 /** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
