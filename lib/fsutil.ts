@@ -1,5 +1,15 @@
 // Files written so a reader never sees half of one: temp file beside it, flush, rename over.
-import { closeSync, fsyncSync, openSync, readdirSync, renameSync, unlinkSync, writeSync, mkdirSync } from 'node:fs'
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { fail } from './errors.ts'
 
@@ -97,4 +107,15 @@ export function ioFailure(path: string, error: unknown, verb: 'read' | 'write' =
       ? 'the previous state is intact. Check that PAIR_LOOP_HOME is a writable directory with free space, then run the command again'
       : 'check its permissions, and that PAIR_LOOP_HOME is a directory'
   fail('io_error', `cannot ${verb} ${path} (${(error as Error).message}); ${fix}`, { path, errno })
+}
+
+/** A cache file's JSON object, keeping the entries whose value `keep` accepts; {} when it is missing or damaged. */
+export function readJsonRecord<T>(file: string, keep: (value: unknown) => value is T): Record<string, T> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
+    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {}
+    return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, T] => keep(entry[1])))
+  } catch {
+    return {}
+  }
 }

@@ -1,19 +1,9 @@
 // Where the agents keep their transcripts, and which of them belong to a repository or a session. Every search
 // for transcript files is here; the readers only read the paths found.
-import {
-  closeSync,
-  type Dirent,
-  existsSync,
-  openSync,
-  readFileSync,
-  readSync,
-  readdirSync,
-  realpathSync,
-  statSync,
-} from 'node:fs'
+import { closeSync, type Dirent, existsSync, openSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
-import { writeFileAtomic } from '../fsutil.ts'
+import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, pairLoopHome } from '../paths.ts'
 
 export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env) =>
@@ -153,7 +143,7 @@ export function codexRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
  */
 export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
   const file = join(cacheDir(pairLoopHome(env)), 'codex-rollouts.json')
-  const known = readRolloutPaths(file)
+  const known = readJsonRecord(file, (value): value is string => typeof value === 'string')
   const remembered = known[threadId]
   if (remembered?.endsWith(`-${threadId}.jsonl`) && existsSync(remembered)) return remembered
   const found: Record<string, string> = {}
@@ -169,15 +159,6 @@ export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv =
 }
 
 const ROLLOUT_THREAD = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/
-
-function readRolloutPaths(file: string): Record<string, string> {
-  try {
-    const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'))
-    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, string>) : {}
-  } catch {
-    return {}
-  }
-}
 
 /** The first line of a file, read without loading the rest (rollouts start with session_meta). */
 export function readFirstLine(path: string, maxBytes = 64 * 1024): string | undefined {

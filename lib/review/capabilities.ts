@@ -1,8 +1,9 @@
 // Which of the flags pair-loop relies on a reviewer CLI has: read from its own `--help`, once per binary (path,
 // size and mtime), and cached under $PAIR_LOOP_HOME/cache/, so an older CLI gets the old command line, not an error.
 import { spawnSync } from 'node:child_process'
-import { mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, pairLoopHome } from '../paths.ts'
 
 /** The flags looked for: a missing one turns its feature off (structured answer, named session, spend cap, isolation). */
@@ -55,27 +56,14 @@ function binaryKey(tool: CliTool, bin: string): string | null {
   }
 }
 
-function readCache(file: string): Record<string, string[]> {
-  try {
-    const parsed = JSON.parse(readFileSync(file, 'utf8'))
-    if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) return {}
-    return Object.fromEntries(
-      Object.entries(parsed).filter(
-        (entry): entry is [string, string[]] =>
-          Array.isArray(entry[1]) && entry[1].every((flag) => typeof flag === 'string'),
-      ),
-    )
-  } catch {
-    return {}
-  }
-}
+const isFlagList = (value: unknown): value is string[] =>
+  Array.isArray(value) && value.every((flag) => typeof flag === 'string')
 
-/** Best effort (a cache): a temp file renamed into place, so a reader never sees half of it. */
+const readCache = (file: string) => readJsonRecord(file, isFlagList)
+
+/** Best effort (a cache): written whole or not at all, without the flushes state needs. */
 function writeCache(file: string, cache: Record<string, string[]>): void {
   try {
-    mkdirSync(join(file, '..'), { recursive: true })
-    const temp = `${file}.${process.pid}.tmp`
-    writeFileSync(temp, `${JSON.stringify(cache, null, 2)}\n`)
-    renameSync(temp, file)
+    writeFileAtomic(file, `${JSON.stringify(cache, null, 2)}\n`, 0o600, { durable: false })
   } catch {}
 }
