@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { AGENTS, loadConfig } from '../lib/config.ts'
+import type { RunState } from '../lib/state.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import {
@@ -69,8 +70,7 @@ const start = defineScript({
         count: dirty.length,
       })
     }
-    checkNoActiveRun(repo)
-    const theirs = foreignHandoff(repo, runsOfRepo(repo))
+    const theirs = foreignHandoff(repo, checkNoActiveRun(repo))
     if (theirs)
       fail(
         'dirty_tree',
@@ -124,12 +124,13 @@ const start = defineScript({
   },
 })
 
-function checkNoActiveRun(repo: string): void {
-  const active = runsOfRepo(repo)
-    .filter(isActive)
-    .map((run) => run.run_id) // an unreadable run here fails: it may be active
+/** The repository's runs, none of them active (an unreadable one fails: it may be active). */
+function checkNoActiveRun(repo: string): RunState[] {
+  const runs = runsOfRepo(repo)
+  const active = runs.filter(isActive).map((run) => run.run_id)
   if (active.length > 0)
     fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
+  return runs
 }
 
 export default start

@@ -17,18 +17,18 @@ export interface Pruned {
 
 /** The home's caches pruned against every run on disk, once a day at most (`start` and `finish` call it). */
 export function pruneHomeDaily(home = pairLoopHome()): Pruned | null {
-  return pruneCachesDaily(
-    listRuns(home).flatMap((entry) => ('state' in entry ? [entry.state] : [])),
-    home,
-  )
+  return pruneCachesDaily(() => listRuns(home).flatMap((entry) => ('state' in entry ? [entry.state] : [])), home)
 }
 
-/** Prune unless it was done in the last day (a marker file's mtime says when); never fails the command. */
-export function pruneCachesDaily(runs: RunState[], home = pairLoopHome(), now = Date.now()): Pruned | null {
+/**
+ * Prune unless it was done in the last day (a marker file's mtime says when; the runs are read only when it is due);
+ * never fails the command.
+ */
+export function pruneCachesDaily(runs: () => RunState[], home = pairLoopHome(), now = Date.now()): Pruned | null {
   const marker = join(cacheDir(home), '.pruned')
   try {
     if (existsSync(marker) && now - statSync(marker).mtimeMs < DAY_MS) return null
-    const pruned = pruneCaches(runs, home, now)
+    const pruned = pruneCaches(runs(), home, now)
     mkdirSync(cacheDir(home), { recursive: true })
     writeFileSync(marker, '')
     utimesSync(marker, now / 1000, now / 1000)

@@ -67,10 +67,10 @@ describe('pruning the caches', () => {
 
   it('prunes at most once a day', () => {
     const home = tempDir('pl-prune-')
-    expect(pruneCachesDaily([], home, NOW)).toEqual({ transcripts: 0, summaries: 0 })
-    expect(pruneCachesDaily([], home, NOW + 3_600_000)).toBeNull()
+    expect(pruneCachesDaily(() => [], home, NOW)).toEqual({ transcripts: 0, summaries: 0 })
+    expect(pruneCachesDaily(() => [], home, NOW + 3_600_000)).toBeNull()
     utimesSync(join(home, 'cache', '.pruned'), (NOW - 2 * 86_400_000) / 1000, (NOW - 2 * 86_400_000) / 1000)
-    expect(pruneCachesDaily([], home, NOW)).not.toBeNull()
+    expect(pruneCachesDaily(() => [], home, NOW)).not.toBeNull()
   })
 })
 
