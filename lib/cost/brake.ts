@@ -57,16 +57,17 @@ export const roleTotals = (ledger: Ledger) => ({
 
 /**
  * Called before `coder-done` or `review` opens a round. At or over the limit: `budget_exceeded` unless the person
- * chose to go on (`--over-budget`), in which case the override to record on the run is returned.
+ * chose to go on (`--over-budget`), in which case the override to record on the run is returned. The assessment made
+ * is returned too (null without a limit), so the caller need not compute the ledger again.
  */
 export async function checkBudgetBrake(
   run: RunState,
   config: BudgetConfig,
   opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv },
-): Promise<{ override: BudgetOverride | null }> {
-  if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null }
+): Promise<{ override: BudgetOverride | null; budget: BudgetAssessment | null }> {
+  if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null, budget: null }
   const budget = assessBudget(run, config, { env: opts.env })
-  if (budget.level !== 'alert') return { override: null }
+  if (budget.level !== 'alert') return { override: null, budget }
   const limit = budget.limit!
   if (!opts.overBudget) {
     throw new PairLoopError(
@@ -91,5 +92,6 @@ export async function checkBudgetBrake(
       spent_usd: budget.spent,
       limit_usd: limit,
     },
+    budget,
   }
 }

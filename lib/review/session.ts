@@ -2,7 +2,7 @@
 // A person's SIGINT/SIGTERM is relayed to the reviewer's process group; a failure is never a verdict.
 import { hostname } from 'node:os'
 import type { Config } from '../config.ts'
-import { assessBudget, checkBudgetBrake } from '../cost/brake.ts'
+import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
 import { interruptedError, PairLoopError } from '../errors.ts'
 import { heldByAnother, processStartTime } from '../processes.ts'
 import { runArtifactsDir } from '../paths.ts'
@@ -33,8 +33,9 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
   const { config, log } = options
   expectPhase(run, ['reviewing'], 'review')
   const choice = chooseReviewer(run, config, options.reviewerCmd)
-  const { override } = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review' })
-  const budgetLeftUsd = budgetLeft(run, config, choice, override !== null)
+  const brake = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review' })
+  const { override } = brake
+  const budgetLeftUsd = budgetLeft(choice, override !== null, brake.budget)
 
   const claimed = await changeRun(run.run_id, (state) => {
     const held = state.review_claim
@@ -184,10 +185,9 @@ async function keepFailure(
  * What is left of the run's limit, for a claude reviewer's `--max-budget-usd`: null without a limit, for another
  * reviewer, or when the person chose to go over the limit (`--over-budget`).
  */
-function budgetLeft(run: RunState, config: Config, choice: ReviewerChoice, overridden: boolean): number | null {
-  if (choice.tool !== 'claude' || overridden || (run.budget_usd ?? config.budget.per_run_usd) === null) return null
-  const { spent, limit } = assessBudget(run, config)
-  return limit === null ? null : Math.max(limit - spent, 0)
+function budgetLeft(choice: ReviewerChoice, overridden: boolean, budget: BudgetAssessment | null): number | null {
+  if (choice.tool !== 'claude' || overridden || budget === null || budget.limit === null) return null
+  return Math.max(budget.limit - budget.spent, 0)
 }
 
 function heartbeatMs(): number {
