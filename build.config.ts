@@ -1,7 +1,8 @@
 import { readdirSync } from 'node:fs'
+import type { OutputOptions } from 'rollup'
 import { defineBuildConfig } from 'unbuild'
 
-// One dist/<name>.mjs per script: the dispatcher (pair-loop), one per command (each a `pair-loop-<command>` bin)
+// One dist/<name>.cjs per script: the dispatcher (pair-loop), one per command (each a `pair-loop-<command>` bin)
 // and demo-reviewer (demo runs it beside itself). commands.ts is the dispatcher's lazy table, not a program:
 // it is bundled into the entries that import it. Shared lib code is split into dist/shared/.
 // zx, citty, valibot and proper-lockfile are `dependencies`, so unbuild keeps them external (bundling zx breaks Deno).
@@ -17,7 +18,7 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 // The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
 // of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
-const CORE = ['/lib/cli.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
+const CORE = ['/lib/cli.ts', '/lib/stdio.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
 // status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
 // the PR phase (lib/pr/) is a chunk of its own for the same reason (its final round imports the reviewer call); only the
 // state's schema of it sits in lib, beside the run state that embeds it
@@ -44,10 +45,24 @@ export default defineBuildConfig({
   failOnWarn: !process.env.PAIR_LOOP_BUILD_OUT_DIR,
   declaration: false,
   clean: true,
-  rollup: { emitCJS: false, esbuild: { target: 'node20' }, inlineDependencies: ['valibot', 'citty'] },
+  // CommonJS for Node: an ES module start loads Node's ES module loader (and, through it, fs/promises, readline and
+  // streams), about 4.5 ms of a 20 ms bare start; dynamic imports of our own chunks become plain requires. The
+  // sources stay ES modules: Deno and Bun run them as they are.
+  rollup: {
+    emitCJS: true,
+    preserveDynamicImports: false,
+    esbuild: { target: 'node20' },
+    inlineDependencies: ['valibot', 'citty'],
+  },
   hooks: {
     'rollup:options'(_ctx, options) {
-      for (const output of [options.output].flat()) if (output) output.manualChunks = chunkOf
+      // unbuild always adds an ES module output beside the CommonJS one: only the CommonJS one is written
+      const outputs = [options.output].flat().filter((output) => output?.format === 'cjs') as OutputOptions[]
+      options.output = outputs
+      for (const output of outputs) {
+        output.manualChunks = chunkOf
+        output.dynamicImportInCjs = false // zx and proper-lockfile ship CommonJS builds: required, lazily, like ours
+      }
       const external = options.external
       options.external = (id, importer, resolved) =>
         /^(valibot|citty)(\/|$)/.test(id) || /\/node_modules\/(valibot|citty)\//.test(id)

@@ -34,13 +34,13 @@ const option = (name) => {
 }
 const flag = (name, fallback) => Number(option(name) ?? fallback)
 // a build of its own (PAIR_LOOP_BUILD_OUT_DIR=.dist-bench npm run build) is not swapped away by other runs mid-bench
-const CLI = join(resolve(ROOT, option('dist') ?? 'dist'), 'pair-loop.mjs')
+const CLI = join(resolve(ROOT, option('dist') ?? 'dist'), 'pair-loop.cjs')
 const MB = flag('mb', 200)
 const RUNS = flag('runs', 9)
 const log = (text) => process.stderr.write(`${text}\n`)
 
 if (!existsSync(CLI)) {
-  log('bench/budget: dist/pair-loop.mjs is missing; run `npm run build` first')
+  log('bench/budget: dist/pair-loop.cjs is missing; run `npm run build` first')
   process.exit(2)
 }
 

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 // The review diff's cost (not a test): on a generated repository of 30k files / 350 MB with 20 changed and 5 untracked
 // files, the diff build (lib/review/diff.ts workingDiff, bundled with esbuild and called in this process) and the
-// whole `review` command (dist/pair-loop.mjs, stub reviewer) against `git status` on the same tree, measured
+// whole `review` command (dist/pair-loop.cjs, stub reviewer) against `git status` on the same tree, measured
 // alternately in the same run; then the peak RSS of each with a 1 GiB untracked text file (/usr/bin/time -v: the
 // largest process of the tree, git included). Targets (issue 10): diff ≤ 3× `git status`; peak RSS ≤ 150 MB.
 //
 //   node bench/diff.mjs [--runs 7] [--files 30000] [--mb 350] [--rss-mb 1024] [--skip-rss] [--keep] [--json]
 //
-// Needs a built CLI (dist/pair-loop.mjs, or PAIR_LOOP_CLI=<path>) and esbuild (a dev dependency of unbuild), which
+// Needs a built CLI (dist/pair-loop.cjs, or PAIR_LOOP_CLI=<path>) and esbuild (a dev dependency of unbuild), which
 // bundles lib/review/diff.ts into .cache/bench-diff/ (git-ignored). Everything else runs in a temp folder with its own
 // HOME and PAIR_LOOP_HOME, removed after unless --keep.
 import { spawnSync } from 'node:child_process'
@@ -27,7 +27,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = resolve(process.env.PAIR_LOOP_CLI || join(ROOT, 'dist', 'pair-loop.mjs'))
+const CLI = resolve(process.env.PAIR_LOOP_CLI || join(ROOT, 'dist', 'pair-loop.cjs'))
 const option = (name, fallback) => {
   const at = process.argv.indexOf(`--${name}`)
   return at === -1 ? fallback : Number(process.argv[at + 1])
@@ -38,7 +38,7 @@ const TOTAL_MB = option('mb', 350)
 const RSS_MB = option('rss-mb', 1024)
 const flag = (name) => process.argv.includes(`--${name}`)
 if (!existsSync(CLI)) {
-  console.error(`${CLI} is missing: build first (npm run build, or PAIR_LOOP_CLI=<a built pair-loop.mjs>)`)
+  console.error(`${CLI} is missing: build first (npm run build, or PAIR_LOOP_CLI=<a built pair-loop.cjs>)`)
   process.exit(1)
 }
 

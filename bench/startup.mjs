@@ -5,7 +5,7 @@
 //
 //   node bench/startup.mjs [--rounds 30] [--warmup 3] [--json]
 //
-// Runs the built CLI (dist/pair-loop.mjs; `npm run build` first) against a run it starts in a temp
+// Runs the built CLI (dist/pair-loop.cjs; `npm run build` first) against a run it starts in a temp
 // git repository with a temp PAIR_LOOP_HOME and HOME; nothing of the developer's is read or written.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
@@ -14,7 +14,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'pair-loop.mjs')
+const CLI = join(ROOT, 'dist', 'pair-loop.cjs')
 
 function option(name, fallback) {
   const at = process.argv.indexOf(`--${name}`)

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
 import { ERROR_CODES, type PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
 import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
+import { toStderr, toStdout } from './stdio.ts'
 import { stripControl } from './text.ts'
 
 export const VERSION = 1 as const
@@ -73,8 +74,8 @@ function processIO(): ScriptIO & { dispose: () => void } {
     get stdin() {
       return process.stdin // a getter: touching process.stdin sets the stream up, so only a command that reads it does
     },
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    stdout: toStdout,
+    stderr: toStderr,
     signal: controller.signal,
     dispose: () => process.off('SIGINT', onSignal).off('SIGTERM', onSignal),
   }
@@ -145,7 +146,7 @@ export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = proce
 /** Set the exit status; after a signal, end the process once the document is out (nothing else may still print). */
 export async function exitWith(status: Promise<number>): Promise<void> {
   process.exitCode = await status
-  if (process.exitCode === ERROR_CODES.interrupted.exit) process.stdout.write('', () => process.exit())
+  if (process.exitCode === ERROR_CODES.interrupted.exit) process.exit() // the document is out: output is synchronous
 }
 
 function isRawOutput(value: Document | Outcome | RawOutput): value is RawOutput {

@@ -1,6 +1,5 @@
 // Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
 // an error. The effective config is frozen on the run at `start` (see lib/state.ts), so a file changed mid-run moves nothing.
-import { createHash } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
@@ -8,6 +7,7 @@ import { fail } from './errors.ts'
 import { ioFailure } from './fsutil.ts'
 import { configPath } from './paths.ts'
 import { trustedSha } from './trust.ts'
+import { hexDigest } from './digest.ts'
 import { type ConfigProblem, configProblems, notAnObject, notJson } from './config-issues.ts'
 
 /** The two agents, in either role. */
@@ -155,7 +155,7 @@ export function readConfig(path: string): ConfigText | undefined {
     ioFailure(path, error, 'read')
   }
   const parsed = parseConfigText(bytes.toString('utf8'), path)
-  return { path, sha256: createHash('sha256').update(bytes).digest('hex'), parsed }
+  return { path, sha256: hexDigest(bytes), parsed }
 }
 
 export function readConfigFile(file: string): ConfigFile | undefined {

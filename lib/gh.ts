@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
 import { exec, type ExecResult } from './exec.ts'
+import { toStderr } from './stdio.ts'
 import { firstLineOf } from './text.ts'
 
 export const ghBin = () => process.env.PAIR_LOOP_GH || 'gh'
@@ -52,7 +53,7 @@ export async function runGh(args: string[], options: GhOptions): Promise<string>
     const retryable =
       failure === 'rate_limited' || (options.idempotent && (failure === 'server' || failure === 'timeout'))
     if (!retryable || attempt === ATTEMPTS) break
-    process.stderr.write(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
+    toStderr(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
     await new Promise((resolve) => setTimeout(resolve, waitMs * attempt))
   }
   return ghFailed(args, result!, failure)

@@ -10,6 +10,7 @@ import { renderHandoff } from './handoff.ts'
 import { checkHomeOutside, checkRunId, configPath, pairLoopHome } from './paths.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
+import { toStderr } from './stdio.ts'
 import { listRuns, readRun, updateRun } from './store.ts'
 
 /** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
@@ -55,7 +56,7 @@ export function writeHandoff(run: RunState): void {
   try {
     writeFileAtomic(handoffPath(run), renderHandoff(run), 0o644)
   } catch (error) {
-    process.stderr.write(`pair-loop: warning: could not write ${handoffPath(run)}: ${(error as Error).message}\n`)
+    toStderr(`pair-loop: warning: could not write ${handoffPath(run)}: ${(error as Error).message}\n`)
   }
 }
 

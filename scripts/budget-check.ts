@@ -64,4 +64,4 @@ const budgetCheck = defineScript({
 })
 
 export default budgetCheck
-if (isMain(import.meta)) await main(budgetCheck)
+if (isMain(import.meta)) void main(budgetCheck)

@@ -70,4 +70,4 @@ const coderDone = defineScript({
 })
 
 export default coderDone
-if (isMain(import.meta)) await main(coderDone)
+if (isMain(import.meta)) void main(coderDone)

@@ -13,4 +13,4 @@ const codes = defineScript({
 })
 
 export default codes
-if (isMain(import.meta)) await main(codes)
+if (isMain(import.meta)) void main(codes)

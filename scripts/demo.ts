@@ -123,7 +123,7 @@ async function setUpRepo(repo: string) {
 /** The stub reviewer beside this module: built (node) or TypeScript (deno, bun), run by the same runtime. */
 function demoReviewerCommand(): string[] {
   const here = fileURLToPath(new URL('.', import.meta.url))
-  const candidates = ['demo-reviewer.mjs', '../demo-reviewer.mjs', 'demo-reviewer.ts'].map((name) => join(here, name))
+  const candidates = ['demo-reviewer.cjs', '../demo-reviewer.cjs', 'demo-reviewer.ts'].map((name) => join(here, name))
   const path = candidates.find((candidate) => existsSync(candidate))
   if (!path) fail('internal', `the demo reviewer is missing next to ${here}`)
   const isDeno = typeof (globalThis as { Deno?: unknown }).Deno !== 'undefined'
@@ -196,4 +196,4 @@ function summarise(doc: Document): string {
 }
 
 export default demo
-if (isMain(import.meta)) await main(demo)
+if (isMain(import.meta)) void main(demo)

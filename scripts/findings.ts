@@ -61,4 +61,4 @@ function packageInfo(): { version: string; informationUri: string | null } {
 }
 
 export default findings
-if (isMain(import.meta)) await main(findings)
+if (isMain(import.meta)) void main(findings)

@@ -115,4 +115,4 @@ async function claimCreation(runId: string): Promise<{ pr: RunState } | { claime
 }
 
 export default finish
-if (isMain(import.meta)) await main(finish)
+if (isMain(import.meta)) void main(finish)

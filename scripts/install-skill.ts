@@ -46,4 +46,4 @@ const installSkillScript = defineScript({
 })
 
 export default installSkillScript
-if (isMain(import.meta)) await main(installSkillScript)
+if (isMain(import.meta)) void main(installSkillScript)

@@ -5,12 +5,13 @@ import { exitWith, isMain, runScript, type ScriptIO } from '../lib/cli.ts'
 import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
 import { closest, didYouMean } from '../lib/suggest.ts'
+import { toStderr, toStdout } from '../lib/stdio.ts'
 
 const HELP_WORDS = ['--help', '-h', 'help']
 
 /** What the dispatcher writes to (the process's streams; tests pass buffers). */
 type Out = Pick<ScriptIO, 'stdout' | 'stderr'>
-const processOut: Out = { stdout: (text) => process.stdout.write(text), stderr: (text) => process.stderr.write(text) }
+const processOut: Out = { stdout: toStdout, stderr: toStderr }
 
 export async function dispatch(argv: string[], out: Out = processOut): Promise<number> {
   // `pair-loop --text codes` is `pair-loop codes --text`: the common flag may come first
@@ -76,4 +77,4 @@ async function helpText(): Promise<string> {
   ].join('')
 }
 
-if (isMain(import.meta)) await exitWith(dispatch(process.argv.slice(2)))
+if (isMain(import.meta)) void exitWith(dispatch(process.argv.slice(2)))

@@ -23,4 +23,4 @@ const prCheck = defineScript({
 })
 
 export default prCheck
-if (isMain(import.meta)) await main(prCheck)
+if (isMain(import.meta)) void main(prCheck)

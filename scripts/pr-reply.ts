@@ -55,4 +55,4 @@ const prReply = defineScript({
 })
 
 export default prReply
-if (isMain(import.meta)) await main(prReply)
+if (isMain(import.meta)) void main(prReply)

@@ -22,4 +22,4 @@ const prResolve = defineScript({
 })
 
 export default prResolve
-if (isMain(import.meta)) await main(prResolve)
+if (isMain(import.meta)) void main(prResolve)

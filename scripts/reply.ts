@@ -94,4 +94,4 @@ function commentBody(finding: Finding, answer: Reply): string {
 }
 
 export default reply
-if (isMain(import.meta)) await main(reply)
+if (isMain(import.meta)) void main(reply)

@@ -51,4 +51,4 @@ const report = defineScript({
 })
 
 export default report
-if (isMain(import.meta)) await main(report)
+if (isMain(import.meta)) void main(report)

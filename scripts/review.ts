@@ -60,4 +60,4 @@ const review = defineScript({
 })
 
 export default review
-if (isMain(import.meta)) await main(review)
+if (isMain(import.meta)) void main(review)

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // start: open a run on a clean tree and record where the work begins.
-import { createHash } from 'node:crypto'
 import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { AGENTS, loadConfig } from '../lib/config.ts'
 import type { RunState } from '../lib/state.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
+import { hexDigest } from '../lib/digest.ts'
 import {
   currentBranch,
   dirtyPaths,
@@ -99,14 +99,11 @@ const start = defineScript({
     })
     // check and create under one lock per repository: two starts at once must not both open a run
     ensureRunsDir()
-    await withLock(
-      join(runsDir(), `.start-${createHash('sha256').update(repo).digest('hex').slice(0, 16)}`),
-      async () => {
-        checkNoActiveRun(repo)
-        await ensureExcluded(repo)
-        await createRun(state, { afterWrite: writeHandoff })
-      },
-    )
+    await withLock(join(runsDir(), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
+      checkNoActiveRun(repo)
+      await ensureExcluded(repo)
+      await createRun(state, { afterWrite: writeHandoff })
+    })
     const { pruneHomeDaily } = await import('../lib/cost/prune.ts') // caches do not grow for good
     pruneHomeDaily()
     return {
@@ -134,4 +131,4 @@ function checkNoActiveRun(repo: string): RunState[] {
 }
 
 export default start
-if (isMain(import.meta)) await main(start)
+if (isMain(import.meta)) void main(start)

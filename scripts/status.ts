@@ -127,4 +127,4 @@ async function waitFor(changed: () => boolean, seconds: number, signal?: AbortSi
 }
 
 export default status
-if (isMain(import.meta)) await main(status)
+if (isMain(import.meta)) void main(status)

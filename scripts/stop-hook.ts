@@ -33,4 +33,4 @@ async function readInput(stdin: AsyncIterable<Uint8Array | string>): Promise<Sto
 }
 
 export default stopHook
-if (isMain(import.meta)) await main(stopHook)
+if (isMain(import.meta)) void main(stopHook)

@@ -42,4 +42,4 @@ const trust = defineScript({
 })
 
 export default trust
-if (isMain(import.meta)) await main(trust)
+if (isMain(import.meta)) void main(trust)

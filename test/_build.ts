@@ -19,7 +19,7 @@ function newest(dir: string): number {
 /** Build dist/ when any source is newer than it: into a fresh folder, then renamed over the old one. */
 export function ensureBuilt(): void {
   const dist = join(ROOT, 'dist')
-  const built = join(dist, 'pair-loop.mjs')
+  const built = join(dist, 'pair-loop.cjs')
   const sources = Math.max(
     newest(join(ROOT, 'lib')),
     newest(join(ROOT, 'scripts')),
@@ -34,7 +34,7 @@ export function ensureBuilt(): void {
     timeout: 180_000,
     env: { ...process.env, PAIR_LOOP_BUILD_OUT_DIR: fresh },
   })
-  if (out.status !== 0 || !existsSync(join(fresh, 'pair-loop.mjs'))) {
+  if (out.status !== 0 || !existsSync(join(fresh, 'pair-loop.cjs'))) {
     rmSync(fresh, { recursive: true, force: true })
     throw new Error(`unbuild failed (exit ${out.status}): ${out.stderr}`)
   }

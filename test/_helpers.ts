@@ -14,7 +14,7 @@ import { readRun } from '../lib/store.ts'
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
 /** Under bun the TypeScript sources run directly; under vitest (node) the built dist does, as users get it. */
-export const CLI_ENTRY = isBun ? join(ROOT, 'scripts', 'pair-loop.ts') : join(ROOT, 'dist', 'pair-loop.mjs')
+export const CLI_ENTRY = isBun ? join(ROOT, 'scripts', 'pair-loop.ts') : join(ROOT, 'dist', 'pair-loop.cjs')
 export const CLI_COMMAND = isBun ? [process.execPath, '--no-install', CLI_ENTRY] : [process.execPath, CLI_ENTRY]
 
 /**

@@ -57,14 +57,14 @@ function readMarkdown(text: string): Markdown {
   return { blocks, spans }
 }
 
-/** Where `pair-loop` (or `pair-loop.ts`, `pair-loop.mjs`, `pair-loop-<command>`) starts a command in a line. */
+/** Where `pair-loop` (or `pair-loop.ts`, `pair-loop.cjs`, `pair-loop-<command>`) starts a command in a line. */
 function commandStarts(text: string): string[] {
   const found: string[] = []
   for (const match of text.matchAll(/pair-loop/g)) {
     const at = match.index!
     const before = at === 0 ? '' : text[at - 1]!
     let rest = text.slice(at + 'pair-loop'.length)
-    const script = /^\.(ts|mjs)(?=\s)/.exec(rest)
+    const script = /^\.(ts|cjs)(?=\s)/.exec(rest)
     if (script) rest = rest.slice(script[0].length)
     else if (before === '/' || before === '.') continue // a path such as skills/pair-loop or ~/.pair-loop
     if (before && !/[\s(`;&|"'/]/.test(before)) continue

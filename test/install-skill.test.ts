@@ -36,14 +36,14 @@ describe('the skill source', () => {
 
   it('is found from lib/ (bun, deno) and from dist/ or dist/shared/ (node, after npm pack)', () => {
     expect(skillSource()).toBe(SOURCE)
-    expect(skillSource(pathToFileURL(join(ROOT, 'dist', 'install-skill.mjs')).href)).toBe(SOURCE)
-    expect(skillSource(pathToFileURL(join(ROOT, 'dist', 'shared', 'pair-loop.abc123.mjs')).href)).toBe(SOURCE)
+    expect(skillSource(pathToFileURL(join(ROOT, 'dist', 'install-skill.cjs')).href)).toBe(SOURCE)
+    expect(skillSource(pathToFileURL(join(ROOT, 'dist', 'shared', 'pair-loop.abc123.cjs')).href)).toBe(SOURCE)
     expect(skillSource(pathToFileURL(join(ROOT, 'scripts', 'install-skill.ts')).href)).toBe(SOURCE)
   })
 
   it('is an internal error, not a silent pass, when the package has no skill', () => {
     const lonely = tempDir('pl-nopkg-')
-    expect(() => skillSource(pathToFileURL(join(lonely, 'dist', 'x.mjs')).href)).toThrow(
+    expect(() => skillSource(pathToFileURL(join(lonely, 'dist', 'x.cjs')).href)).toThrow(
       /cannot find skills\/pair-loop\/SKILL.md/,
     )
   })

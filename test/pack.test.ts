@@ -74,16 +74,16 @@ beforeAll(() => {
 
 describe('bins', () => {
   it('package.json maps pair-loop and pair-loop-<command> for each command, onto dist/', () => {
-    const expected: Record<string, string> = { 'pair-loop': './dist/pair-loop.mjs' }
-    for (const command of COMMAND_NAMES) expected[`pair-loop-${command}`] = `./dist/${command}.mjs`
+    const expected: Record<string, string> = { 'pair-loop': './dist/pair-loop.cjs' }
+    for (const command of COMMAND_NAMES) expected[`pair-loop-${command}`] = `./dist/${command}.cjs`
     expect(PACKAGE.bin).toEqual(expected)
   })
 
   it('every dist entry starts with the shebang and is executable; commands.ts is no entry', () => {
     const entries = readdirSync(DIST)
-      .filter((name) => name.endsWith('.mjs'))
+      .filter((name) => name.endsWith('.cjs'))
       .sort()
-    expect(entries).toEqual([...COMMAND_NAMES, 'pair-loop', 'demo-reviewer'].map((name) => `${name}.mjs`).sort())
+    expect(entries).toEqual([...COMMAND_NAMES, 'pair-loop', 'demo-reviewer'].map((name) => `${name}.cjs`).sort())
     for (const name of entries) {
       const path = join(DIST, name)
       expect(readFileSync(path, 'utf8').startsWith(SHEBANG), `${name} starts with ${SHEBANG}`).toBe(true)
@@ -95,11 +95,11 @@ describe('bins', () => {
     const bundle = ['.', 'shared', 'chunks']
       .flatMap((dir) =>
         readdirSync(join(DIST, dir))
-          .filter((name) => name.endsWith('.mjs'))
+          .filter((name) => name.endsWith('.cjs'))
           .map((name) => readFileSync(join(DIST, dir, name), 'utf8')),
       )
       .join('\n')
-    const imports = (dependency: string) => new RegExp(`(?:from |import\\()'${dependency}(?:/[\\w-]+)?'`)
+    const imports = (dependency: string) => new RegExp(`(?:from |import\\(|require\\()'${dependency}(?:/[\\w-]+)?'`)
     for (const dependency of ['zx', 'proper-lockfile']) {
       expect(PACKAGE.dependencies[dependency], `${dependency} is a dependency`).toBeDefined()
       expect(bundle, `dist imports ${dependency} instead of bundling it`).toMatch(imports(dependency))
@@ -114,9 +114,9 @@ describe('bins', () => {
   })
 
   it.each(COMMAND_NAMES.map((command) => [command]))(
-    'node dist/%s.mjs --help runs the command on its own',
+    'node dist/%s.cjs --help runs the command on its own',
     async (command) => {
-      const result = await run(NODE, [join(DIST, `${command}.mjs`), '--help'], { cwd: ROOT, env: userEnv() })
+      const result = await run(NODE, [join(DIST, `${command}.cjs`), '--help'], { cwd: ROOT, env: userEnv() })
       expect(result.code, show(result)).toBe(0)
       expect(result.stdout).toContain(`pair-loop ${command}`)
       expect(result.stderr).toBe('')
@@ -126,11 +126,11 @@ describe('bins', () => {
   it('through a bin symlink (as npm links it): pair-loop-codes prints the codes document, pair-loop dispatches', async () => {
     const bin = tempDir('pl-bin-')
     scratch.push(bin)
-    symlinkSync(join(DIST, 'codes.mjs'), join(bin, 'pair-loop-codes'))
-    symlinkSync(join(DIST, 'status.mjs'), join(bin, 'pair-loop-status'))
-    symlinkSync(join(DIST, 'pair-loop.mjs'), join(bin, 'pair-loop'))
+    symlinkSync(join(DIST, 'codes.cjs'), join(bin, 'pair-loop-codes'))
+    symlinkSync(join(DIST, 'status.cjs'), join(bin, 'pair-loop-status'))
+    symlinkSync(join(DIST, 'pair-loop.cjs'), join(bin, 'pair-loop'))
     const env = userEnv({ PATH: `${bin}${delimiter}${userEnv().PATH}` })
-    const direct = await run(NODE, [join(DIST, 'codes.mjs')], { cwd: bin, env })
+    const direct = await run(NODE, [join(DIST, 'codes.cjs')], { cwd: bin, env })
     const linked = await run(join(bin, 'pair-loop-codes'), [], { cwd: bin, env })
     const onPath = await run('pair-loop-codes', [], { cwd: bin, env })
     const dispatched = await run('pair-loop', ['codes'], { cwd: bin, env })
@@ -196,7 +196,7 @@ describe('npm pack → install into an empty folder → run', () => {
   it('the tarball holds dist, the skill and the stub reviewers, and no sources or tests', () => {
     expect(existsSync(tarball)).toBe(true)
     for (const target of Object.values(PACKAGE.bin)) expect(files).toContain(target.replace(/^\.\//, ''))
-    expect(files).toContain('dist/demo-reviewer.mjs')
+    expect(files).toContain('dist/demo-reviewer.cjs')
     expect(files).toContain('skills/pair-loop/SKILL.md')
     expect(files).toContain('fixtures/reviewers/approve.sh')
     expect(files.filter((file) => /^(?:lib|scripts|test)\//.test(file) || file.endsWith('.ts'))).toEqual([])

@@ -104,11 +104,11 @@ describe('README: How you use it', () => {
         expect(JSON.parse(comment), 'the README shows the version it is').toEqual(JSON.parse(out.stdout))
       }
       if (command === 'npm install -g .')
-        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(ROOT, 'dist', 'pair-loop.mjs'))
+        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(ROOT, 'dist', 'pair-loop.cjs'))
       if (command.startsWith('npm install -g ./')) {
         const installed = join(prefix, 'lib', 'node_modules', PACKAGE.name)
         expect(lstatSync(installed).isSymbolicLink(), 'the tarball is installed, not linked').toBe(false)
-        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(installed, 'dist', 'pair-loop.mjs'))
+        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(installed, 'dist', 'pair-loop.cjs'))
       }
       if (command === 'npx pair-loop demo') expect(JSON.parse(out.stdout)).toMatchObject({ phase: 'finished' })
       if (command === 'pair-loop install-skill --claude')

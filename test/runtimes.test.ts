@@ -23,7 +23,7 @@ const DENO_PERMISSIONS = [
 
 const CI = process.env.CI === 'true' || process.env.CI === '1'
 const SCRIPT = join(ROOT, 'scripts', 'pair-loop.ts')
-const DIST = join(ROOT, 'dist', 'pair-loop.mjs')
+const DIST = join(ROOT, 'dist', 'pair-loop.cjs')
 const REVIEWERS = join(ROOT, 'fixtures', 'reviewers')
 // the devDependencies' binaries; PAIR_LOOP_TEST_{NODE,DENO,BUN} point at others (e.g. a missing one, to see the skip)
 const NODE = process.env.PAIR_LOOP_TEST_NODE ?? (isBun ? 'node' : process.execPath)

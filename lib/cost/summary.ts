@@ -2,6 +2,7 @@
 import type { Config } from '../config.ts'
 import { isPairLoopError } from '../errors.ts'
 import type { RunState } from '../state.ts'
+import { toStderr } from '../stdio.ts'
 import { computeLedger } from './ledger.ts'
 
 export interface RunCostSummary {
@@ -29,7 +30,7 @@ export async function runCostSummary(
   } catch (error) {
     if (!isPairLoopError(error, 'config_invalid')) throw error
     configOk = false
-    process.stderr.write(`pair-loop: warning: ${error.message}; costing with the embedded price table\n`)
+    toStderr(`pair-loop: warning: ${error.message}; costing with the embedded price table\n`)
   }
   const ledger = computeLedger(run, { pricing, env: options.env })
   const by_round: Record<number, number> = {}

@@ -1,8 +1,8 @@
 // A review bot's verdict on the PR, read with pair-loop's own grammar: the last standalone `VERDICT:` line of the bot's
 // latest summary (a conversation comment or a review body), and the keys of the findings it lists. Pure.
-import { createHash } from 'node:crypto'
 import { findingKey, parseFindings, parseVerdict } from '../review/grammar.ts'
 import { authorClass, type People } from './classify.ts'
+import { hexDigest } from '../digest.ts'
 import type { Snapshot } from './schema.ts'
 
 export type VerdictState = 'absent' | 'in_progress' | 'complete' | 'provider_error' | 'unknown'
@@ -64,7 +64,7 @@ export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
     author: latest.author,
     comment_id: latest.id,
     comment_url: latest.url ?? null,
-    identity: `${latest.kind}:${latest.id}:${createHash('sha256').update(latest.body).digest('hex').slice(0, 12)}`,
+    identity: `${latest.kind}:${latest.id}:${hexDigest(latest.body).slice(0, 12)}`,
     findings_count: findings.length,
     finding_keys: [...new Set(findings.map((finding) => findingKey(finding)))],
   }

@@ -1,5 +1,4 @@
 // One review: build the prompt, call the reviewer (re-asking once for a missing verdict), and judge what came back.
-import { randomUUID } from 'node:crypto'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { ErrorCode, ErrorDetails } from '../errors.ts'
@@ -139,7 +138,7 @@ async function callReviewer(
     PAIR_LOOP_ROUND: String(round),
   }
   for (const name of choice.unsetEnv) delete env[name]
-  const sessionId = choice.namesSession ? randomUUID() : null
+  const sessionId = choice.namesSession ? crypto.randomUUID() : null
   const left = options.budgetLeftUsd ?? null
   const maxBudgetUsd = left === null ? null : left - earlier.reduce((sum, call) => sum + (call.cost?.usd ?? 0), 0)
 

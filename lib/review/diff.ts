@@ -6,11 +6,11 @@
 // the diff kept up to the cap and git stopped there; files over core.bigFileThreshold are named only, as binaries
 // are. Hardened: every call through lib/git.ts (no textconv, external diff, fsmonitor, hooks or filters), and index
 // flags the coder could have set to hide a file (assume-unchanged, skip-worktree) dropped in the copy.
-import { createHash } from 'node:crypto'
 import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { PairLoopError } from '../errors.ts'
+import { hexDigest } from '../digest.ts'
 import { Capped } from './capped.ts'
 import { textShownAsBinary } from './forced-binary.ts'
 import { nulRecords } from '../exec.ts'
@@ -127,9 +127,7 @@ async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean):
   }
   const lines = [...removed, ...reentered]
   if (untracked.length > 0) {
-    const empty = createHash(format === 'sha256' ? 'sha256' : 'sha1')
-      .update('blob 0\0')
-      .digest('hex') // the empty blob
+    const empty = hexDigest('blob 0\0', format === 'sha256' ? 'sha256' : 'sha1') // the empty blob
     for (const path of untracked) {
       const entry = await untrackedEntry(repo, path, empty)
       if (entry) lines.push(`${entry.mode} ${entry.oid}\t${entry.path}`)

@@ -1,7 +1,7 @@
 // The reviewer's answer grammar: the text the prompt shows, and reading it back (verdict, findings, prose, keys).
-import { createHash } from 'node:crypto'
 import { FENCE, fenceStep } from '../markdown.ts'
 import type { Finding, Verdict } from '../state.ts'
+import { hexDigest } from '../digest.ts'
 import { stripControl } from '../text.ts'
 
 /** What the prompt asks for; the parsers below read exactly this. */
@@ -184,8 +184,5 @@ export function findingKey(finding: Pick<ParsedFinding, 'category' | 'path' | 't
     .replace(/\b\d+\b/g, '#')
     .replace(/[^\p{L}\p{N}#]+/gu, ' ')
     .trim()
-  return createHash('sha256')
-    .update(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`)
-    .digest('hex')
-    .slice(0, 16)
+  return hexDigest(`${finding.category.toLowerCase()}\0${finding.path ?? ''}\0${text}`).slice(0, 16)
 }

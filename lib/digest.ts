@@ -1,0 +1,12 @@
+// Hex digests. node:crypto takes about 3 ms to load, more than a warm budget check's own work: it is loaded on the
+// first digest, so a command that never hashes (budget-check, status) never pays for it.
+import type { BinaryLike } from 'node:crypto'
+import { createRequire } from 'node:module'
+
+let crypto: typeof import('node:crypto') | undefined
+
+/** The hex digest of `data` (`sha256`, or `sha1` for a SHA-1 git repository's object ids). */
+export function hexDigest(data: BinaryLike, algorithm: 'sha256' | 'sha1' = 'sha256'): string {
+  crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
+  return crypto.createHash(algorithm).update(data).digest('hex')
+}
