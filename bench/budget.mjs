@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // bench/budget: the cost of `budget-check` on a run whose coder transcript is 200 MB.
 //
-//   node bench/budget.mjs [--mb 200] [--runs 9] [--dist DIR] [--keep]      (needs a build: npm run build)
+//   node bench/budget.mjs [--mb 200] [--runs 15] [--dist DIR] [--keep]      (needs a build: npm run build)
 //
 // 1. cold: the first check reads the whole transcript (no cache) → MB/s, wall clock of the whole command.
 // 2. warm: 1 MB is appended, then the check runs again (reads only what was appended, adds only the new responses
@@ -36,7 +36,7 @@ const flag = (name, fallback) => Number(option(name) ?? fallback)
 // a build of its own (PAIR_LOOP_BUILD_OUT_DIR=.dist-bench npm run build) is not swapped away by other runs mid-bench
 const CLI = join(resolve(ROOT, option('dist') ?? 'dist'), 'pair-loop.cjs')
 const MB = flag('mb', 200)
-const RUNS = flag('runs', 9)
+const RUNS = flag('runs', 15)
 const log = (text) => process.stderr.write(`${text}\n`)
 
 if (!existsSync(CLI)) {
