@@ -112,8 +112,8 @@ export const REPO_CONFIG_NAME = '.pair-loop.json'
 
 /**
  * Defaults, then the home file (the person's own), then the repository's file: each section merged key by key. A
- * repository file that sets a key which runs a program or moves money must have been trusted (`pair-loop trust`) in
- * this exact content: else `config_untrusted`.
+ * repository file that sets a key which runs a program, moves money or narrows the reviewer's view must have been
+ * trusted (`pair-loop trust`) in this exact content: else `config_untrusted`.
  */
 export function loadConfig({ repo, home }: { repo?: string; home?: string } = {}): Config {
   const config: Config = { ...structuredClone(DEFAULTS), sources: [] }
@@ -124,7 +124,7 @@ export function loadConfig({ repo, home }: { repo?: string; home?: string } = {}
     if (untrusted.length > 0 && trustedSha(repoFile.path, home) !== repoFile.sha256) {
       fail(
         'config_untrusted',
-        `${repoFile.path} sets ${untrusted.join(', ')}, which can run a program or move money, and you have not trusted this content; read it, then run \`pair-loop trust --cwd ${repo}\``,
+        `${repoFile.path} sets ${untrusted.join(', ')}, which can run a program, move money or hide part of the change from the reviewer, and you have not trusted this content; read it, then run \`pair-loop trust --cwd ${repo}\``,
         { path: repoFile.path, keys: untrusted, sha256: repoFile.sha256, next: 'ask-user' },
       )
     }
@@ -188,7 +188,8 @@ function configInvalid(file: string, problems: ConfigProblem[]): never {
 
 /**
  * The keys of a repository file that only the person's trust may set: what runs a program (`reviewer_cmd`,
- * `claude_bin`, `codex_bin`) or moves money (`pricing`, a per-run budget above the person's own).
+ * `claude_bin`, `codex_bin`), moves money (`pricing`, a per-run budget above the person's own) or shows the reviewer
+ * less of the change (a `max_diff_bytes` below the person's own, or the default).
  */
 export function keysNeedingTrust(repoFile: ConfigFile, own: ConfigFile | undefined): string[] {
   const keys: string[] = []
@@ -200,5 +201,9 @@ export function keysNeedingTrust(repoFile: ConfigFile, own: ConfigFile | undefin
   const personal = own?.budget?.per_run_usd ?? null
   // a lower limit only spends less; no limit, or a higher one, lets the run spend more than the person said
   if (asked !== undefined && personal !== null && (asked === null || asked > personal)) keys.push('budget.per_run_usd')
+  // a larger diff cap only shows the reviewer more; a smaller one (down to 1 byte) blinds it to the change
+  const cap = repoFile.pair_loop?.max_diff_bytes
+  if (cap !== undefined && cap < (own?.pair_loop?.max_diff_bytes ?? DEFAULTS.pair_loop.max_diff_bytes))
+    keys.push('pair_loop.max_diff_bytes')
   return keys
 }

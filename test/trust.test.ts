@@ -29,9 +29,14 @@ describe('start under a repository config', () => {
   it.each<[string, unknown, unknown]>([
     ['the agents and the round cap', { pair_loop: { coder: 'codex', reviewer: 'claude', max_rounds: 5 } }, undefined],
     [
-      'the timeout, the diff cap and the model',
-      { pair_loop: { reviewer_timeout_s: 60, max_diff_bytes: 1000, reviewer_model: 'm' } },
+      'the timeout, a larger diff cap and the model',
+      { pair_loop: { reviewer_timeout_s: 60, max_diff_bytes: 500_000, reviewer_model: 'm' } },
       undefined,
+    ],
+    [
+      'a diff cap no smaller than the person’s',
+      { pair_loop: { max_diff_bytes: 1000 } },
+      { pair_loop: { max_diff_bytes: 1000 } },
     ],
     ['the warn ratio', { budget: { warn_ratio: 0.5 } }, undefined],
     ['a budget lower than the person’s', { budget: { per_run_usd: 1 } }, { budget: { per_run_usd: 5 } }],
@@ -57,6 +62,14 @@ describe('start under a repository config', () => {
       { budget: { per_run_usd: null } },
       { budget: { per_run_usd: 5 } },
       ['budget.per_run_usd'],
+    ],
+    // a 1-byte cap would leave the reviewer the stat and a truncation note, and none of the change's text
+    ['a diff cap below the default', { pair_loop: { max_diff_bytes: 1 } }, undefined, ['pair_loop.max_diff_bytes']],
+    [
+      'a diff cap below the person’s',
+      { pair_loop: { max_diff_bytes: 5000 } },
+      { pair_loop: { max_diff_bytes: 10_000 } },
+      ['pair_loop.max_diff_bytes'],
     ],
   ])(
     'refuses %s as config_untrusted naming the keys and the command, and opens no run',
