@@ -99,6 +99,14 @@ export async function safeGit(cwd: string, args: string[], options: GitOptions =
   return result.stdout
 }
 
+/** A hardened git call read as a stream, whose failure the caller reads (`diff --no-index` exits 1 on a difference). */
+export const gitStreamTry = (
+  cwd: string,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  options: GitOptions = {},
+): Promise<StreamResult> => spawnGit(cwd, args, onData, options)
+
 /** A hardened git call read as a stream (execStream): `git_error` on failure, unless the reader stopped it. */
 export async function safeGitStream(
   cwd: string,

@@ -32,6 +32,9 @@ interface Armed {
 
 const BASE_TEXT = 'base line\n'
 const REAL_TEXT = 'base line\nREAL-BYTES-ON-DISK-7c21\n'
+const STAMP_BASE = 'const v = "$Id$"\n'
+const STAMP_HIDING = 'const v = "$Id: "; REAL-BYTES-ON-DISK-7c21(); "$"\n'
+const CRLF_TEXT = 'base line\r\nREAL-BYTES-ON-DISK-7c21\r\n'
 const setAttributes = (t: Armed, line: string) => writeFiles(t.sb.repo, { '.git/info/attributes': `${line}\n` })
 const setConfig = (t: Armed, key: string, value: string) => t.plainGit(['config', key, value])
 const writeNotes = (t: Armed, text = REAL_TEXT) => writeFileSync(join(t.sb.repo, 'notes.txt'), text)
@@ -137,6 +140,36 @@ const TRAPS: Trap[] = [
       expect(t.plainGit(['diff'])).toContain('Binary files a/notes.txt and b/notes.txt differ')
     },
     shows: ['+REAL-BYTES-ON-DISK-7c21', '+*.txt -diff'],
+    hides: [],
+  },
+  {
+    // `ident` collapses `$Id: … $` to `$Id$` before git compares: a change made only in between is no change to git
+    name: 'an ident attribute does not hide a change written inside $Id: … $',
+    arm: (t) => {
+      setAttributes(t, '*.txt ident')
+      writeFiles(t.sb.repo, { 'stamp.txt': STAMP_BASE })
+      t.plainGit(['add', 'stamp.txt'])
+      t.plainGit(['commit', '-qm', 'a stamped file'])
+    },
+    springs: (t) => {
+      writeFiles(t.sb.repo, { 'stamp.txt': STAMP_HIDING })
+      expect(t.plainGit(['diff', 'HEAD']), 'plain git sees no change').toBe('')
+      writeFiles(t.sb.repo, { 'stamp.txt': STAMP_BASE })
+    },
+    change: (t) => writeFiles(t.sb.repo, { 'stamp.txt': STAMP_HIDING }),
+    shows: [`-${STAMP_BASE}`, `+${STAMP_HIDING}`, 'as their bytes are on disk'],
+    hides: [],
+  },
+  {
+    name: 'a text attribute does not drop the carriage returns of the bytes on disk',
+    arm: (t) => setAttributes(t, '*.txt text'),
+    springs: (t) => {
+      writeNotes(t, CRLF_TEXT)
+      expect(t.plainGit(['diff'])).not.toContain('\r')
+      t.plainGit(['checkout', '--', 'notes.txt'])
+    },
+    change: (t) => writeNotes(t, CRLF_TEXT),
+    shows: ['+REAL-BYTES-ON-DISK-7c21\r\n', 'as their bytes are on disk'],
     hides: [],
   },
   {

@@ -13,6 +13,7 @@ import { PairLoopError } from '../errors.ts'
 import { hexDigest } from '../digest.ts'
 import { Capped } from './capped.ts'
 import { textShownAsBinary } from './forced-binary.ts'
+import { convertedFiles, diffAsOnDisk } from './on-disk.ts'
 import { nulRecords } from '../exec.ts'
 import {
   emptyTree,
@@ -80,8 +81,13 @@ async function diffRepository(walk: Walk): Promise<void> {
   try {
     const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
     gitlinks = await prepareIndex(walk.repo, env, walk.depth === 0)
-    await streamDiff(walk, env)
+    const exclude = walk.depth === 0 ? excludeOwn() : []
+    const [, converted] = await Promise.all([
+      streamDiff(walk, env),
+      convertedFiles(walk.repo, walk.base, env, walk.bigFile, exclude),
+    ])
     await showForcedBinaries(walk, env)
+    await showAsOnDisk(walk, converted)
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -232,6 +238,14 @@ async function showForcedBinaries(walk: Walk, env: NodeJS.ProcessEnv): Promise<v
     env: literal,
     timeoutMs: GIT_TIMEOUT_MS,
   })
+  walk.patch.pending = ''
+}
+
+/** Files the repository's git attributes convert before git diffs them, diffed again as their bytes are on disk. */
+async function showAsOnDisk(walk: Walk, paths: string[]): Promise<void> {
+  if (paths.length === 0 || walk.patch.truncated) return
+  walk.patch.pending = `Files the repository's git attributes (ident, eol, working-tree-encoding) change before git diffs them, as their bytes are on disk:\n`
+  await diffAsOnDisk(walk.repo, walk.base, walk.label, paths, walk.patch.push.bind(walk.patch))
   walk.patch.pending = ''
 }
 

@@ -1,0 +1,103 @@
+// Files whose bytes on disk are not what git diffs. The repository's git attributes convert a file before git compares
+// it: `ident` collapses `$Id: … $` to `$Id$` (whatever is written in between never reaches the diff), `text`/`eol`
+// drop carriage returns, `working-tree-encoding` re-encodes. A change made only inside a collapsed `$Id$` is no change
+// at all to git. git 2.39 cannot be told to ignore .gitattributes (the working tree's are the coder's), so such files
+// are found by hashing them both ways, and shown again as their bytes are: the base's blob against a copy of the file,
+// diffed by git outside any repository, where no attribute applies.
+import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { nulRecords } from '../exec.ts'
+import { gitStreamTry, gitTry, safeGitStream } from '../git.ts'
+
+/** A regular file of the working tree that git's raw diff lists as changed (stat data alone: nothing hashed yet). */
+const CHANGED_FILE = /^:\d{6} (100644|100755) [0-9a-f]+ [0-9a-f]+ [ACMT]/
+
+/**
+ * The paths (from the repository's top) of regular files listed as changed against `base` whose bytes differ from what
+ * git diffs, up to `maxBytes` each. `env` carries the walk's temporary index; `exclude` are pathspecs left out.
+ */
+export async function convertedFiles(
+  repo: string,
+  base: string,
+  env: NodeJS.ProcessEnv,
+  maxBytes: number,
+  exclude: string[],
+): Promise<string[]> {
+  const candidates: string[] = []
+  let meta: string | null = null
+  const records = nulRecords((record) => {
+    if (meta === null) meta = record
+    else {
+      if (CHANGED_FILE.test(meta) && !record.includes('\n') && fitsOnDisk(join(repo, record), maxBytes))
+        candidates.push(record)
+      meta = null
+    }
+  })
+  const args = ['diff-index', '--raw', '-z', '--no-renames', '--ignore-submodules=all', base, '--', '.', ...exclude]
+  await safeGitStream(repo, args, records.onData, { env, timeoutMs: 120_000 })
+  records.end()
+  if (candidates.length === 0) return []
+  const input = `${candidates.join('\n')}\n`
+  const [diffed, raw] = await Promise.all([
+    gitTry(repo, ['hash-object', '--stdin-paths'], { env, input }),
+    gitTry(repo, ['hash-object', '--no-filters', '--stdin-paths'], { env, input }),
+  ])
+  // a file gone or replaced between the listing and the hashing: all of them are shown as they are, to be safe
+  if (!diffed.ok || !raw.ok) return candidates
+  const [asDiffed, asOnDisk] = [diffed.stdout.split('\n'), raw.stdout.split('\n')]
+  return candidates.filter((_, i) => asDiffed[i] !== asOnDisk[i])
+}
+
+function fitsOnDisk(file: string, maxBytes: number): boolean {
+  try {
+    const stats = lstatSync(file)
+    return stats.isFile() && stats.size <= maxBytes
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The diff of `paths` between their blobs in `base` and their bytes on disk, labelled `a/<label><path>` and
+ * `b/<label><path>` as the rest of the diff is, written to `onData` (false: stop reading).
+ */
+export async function diffAsOnDisk(
+  repo: string,
+  base: string,
+  label: string,
+  paths: string[],
+  onData: (chunk: Buffer) => boolean,
+): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-on-disk-'))
+  try {
+    mkdirSync(join(dir, 'a'))
+    mkdirSync(join(dir, 'b'))
+    for (const path of paths) {
+      const before = await blobAt(repo, base, path)
+      if (before) writeInto(join(dir, 'a', label, path), (file) => writeFileSync(file, before))
+      writeInto(join(dir, 'b', label, path), (file) => copyFileSync(join(repo, path), file))
+    }
+    // outside any repository (no discovery above the folder) and with no attributes file: git diffs the bytes
+    const env = { ...process.env, GIT_CEILING_DIRECTORIES: dirname(dir), GIT_ATTR_NOSYSTEM: '1' }
+    const args = ['-c', 'core.attributesFile=/dev/null', 'diff', '--no-index', '--no-color', '--no-ext-diff']
+    await gitStreamTry(dir, [...args, '--no-textconv', '--no-prefix', '--', 'a', 'b'], onData, {
+      env,
+      timeoutMs: 120_000,
+    })
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
+
+function writeInto(file: string, write: (file: string) => void): void {
+  mkdirSync(dirname(file), { recursive: true })
+  write(file)
+}
+
+/** The blob's exact bytes (no conversion: cat-file without --filters), or null when base has no such file. */
+async function blobAt(repo: string, base: string, path: string): Promise<Buffer | null> {
+  const chunks: Buffer[] = []
+  const result = await gitStreamTry(repo, ['cat-file', 'blob', `${base}:${path}`], (chunk) => chunks.push(chunk) > 0)
+  return result.ok ? Buffer.concat(chunks) : null
+}
