@@ -32,6 +32,8 @@ function chunkOf(id: string): string | undefined {
   if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
   if (/\/lib\/(gh|skills|pr-body|body-input|package)\.ts$/.test(id)) return 'extra'
+  // the Stop hook fingerprints the tree (lib/review/changes.ts): in lib it would make a cycle of chunks (lib ↔ review)
+  if (id.endsWith('/lib/stop-hook.ts')) return 'review'
   const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined

@@ -2,6 +2,7 @@
 // ends its turn with work not handed over is sent back once, told the next command. Only `stop_hook_active: false`
 // (the agent is not already continuing because of a Stop hook) can send it back, so the hook can never loop.
 import { diffStat, findTopLevelFast } from './git.ts'
+import { changeFingerprint } from './review/changes.ts'
 import { runsOfRepo } from './run-access.ts'
 import { isActive, nextStep, openFindings } from './run-queries.ts'
 import type { DiffStat, RunState } from './state.ts'
@@ -11,19 +12,35 @@ export interface StopInput {
   stop_hook_active?: unknown
 }
 
+/** The working tree now: its change against the base, counted, and as bytes (lib/review/changes.ts). */
+export interface TreeNow {
+  diff: DiffStat
+  fingerprint: string | null
+}
+
 /** Why the agent may not stop yet, with the command to run; null: let it stop. */
-export function pendingWork(run: RunState, now: DiffStat): string | null {
+export function pendingWork(run: RunState, now: TreeNow): string | null {
   const how = `(run ${run.run_id}; \`pair-loop status\` shows where it stands). If you must stop to ask the person something, say so, then stop again.`
   if (run.phase === 'reviewing' && !run.review_claim)
     return `pair-loop: the round is handed over but not reviewed. Run \`pair-loop review\` now ${how}`
+  const handOver = (since: string) =>
+    `pair-loop: the working tree changed since ${since} (${now.diff.files} file(s), +${now.diff.insertions} -${now.diff.deletions} against the base) and the reviewer has not seen it. Hand the round over with \`pair-loop coder-done --summary-file -\`, then run \`pair-loop review\` ${how}`
+  if (run.phase === 'approved') {
+    const approved = run.rounds.at(-1)?.reviewer?.fingerprint
+    return approved && now.fingerprint && approved !== now.fingerprint ? handOver('the approving review') : null
+  }
   if (run.phase !== 'coding') return null
   if (nextStep(run) === 'reply')
     return `pair-loop: ${openFindings(run).length} finding(s) of the last review have no answer. Answer each with \`pair-loop reply --finding R.N --disposition fixed|wont-fix|question|ack --body-file -\`, then hand the round over with \`pair-loop coder-done --summary-file -\` ${how}`
-  const handed = run.rounds.at(-1)?.coder.diff ?? { files: 0, insertions: 0, deletions: 0 }
-  const same = now.files === handed.files && now.insertions === handed.insertions && now.deletions === handed.deletions
-  if (same) return null
-  return `pair-loop: the working tree changed since the last \`coder-done\` (${now.files} file(s), +${now.insertions} -${now.deletions} against the base) and the reviewer has not seen it. Hand the round over with \`pair-loop coder-done --summary-file -\`, then run \`pair-loop review\` ${how}`
+  const last = run.rounds.at(-1)?.coder
+  // byte for byte where the hand-over recorded its fingerprint (a same-size edit counts); else by the counts
+  if (last?.fingerprint && now.fingerprint) return last.fingerprint === now.fingerprint ? null : handOver(LAST_HANDOVER)
+  const handed = last?.diff ?? zero
+  const same = (['files', 'insertions', 'deletions'] as const).every((key) => now.diff[key] === handed[key])
+  return same ? null : handOver(LAST_HANDOVER)
 }
+
+const LAST_HANDOVER = 'the last `coder-done`'
 
 /** The hook's answer for the agent: `{decision: "block", reason}` to send it back, `{}` to let it stop. */
 export async function stopHookAnswer(input: StopInput, fallbackCwd: string): Promise<Record<string, string>> {
@@ -36,7 +53,11 @@ export async function stopHookAnswer(input: StopInput, fallbackCwd: string): Pro
     const active = runsOfRepo(top).filter(isActive)
     if (active.length !== 1) return {}
     const run = active[0]!
-    const reason = pendingWork(run, run.phase === 'coding' ? await diffStat(run.repo, run.base_sha) : zero)
+    const looked = run.phase === 'coding' || run.phase === 'approved'
+    const [diff, fingerprint] = looked
+      ? await Promise.all([diffStat(run.repo, run.base_sha), changeFingerprint(run.repo, run.base_sha)])
+      : [zero, null]
+    const reason = pendingWork(run, { diff, fingerprint })
     return reason ? { decision: 'block', reason } : {}
   } catch {
     return {} // a hook never keeps an agent from stopping because pair-loop could not read something

@@ -73,8 +73,9 @@ export function newRun({ now, ...input }: NewRunInput): RunState {
 // ---------------------------------------------------------------- coder-done
 
 /** A new round needs phase coding (or capped, with the person's --over-cap), and room under max_rounds. */
-export function checkCanOpenRound(run: RunState, overCap: boolean): void {
-  expectPhase(run, ['coding', 'capped'], 'coder-done')
+export function checkCanOpenRound(run: RunState, overCap: boolean, changedSinceReview = false): void {
+  // approved: only a change made after the approving review (which that review did not see) is handed over again
+  expectPhase(run, changedSinceReview ? ['coding', 'capped', 'approved'] : ['coding', 'capped'], 'coder-done')
   if (run.rounds.length + 1 > run.max_rounds && !overCap) {
     fail(
       'round_cap',
@@ -84,21 +85,27 @@ export function checkCanOpenRound(run: RunState, overCap: boolean): void {
   }
 }
 
-export type OpenRoundInput = Pick<CoderRound, 'summary' | 'session_id' | 'diff' | 'findings_addressed' | 'over_cap'> & {
+export type OpenRoundInput = Pick<
+  CoderRound,
+  'summary' | 'session_id' | 'diff' | 'fingerprint' | 'findings_addressed' | 'over_cap'
+> & {
   /** The person chose to go on at or over the budget (`--over-budget`): recorded on the run. */
   override: BudgetOverride | null
+  /** An approved run's tree is no longer what its approving review saw (lib/review/changes.ts). */
+  changed_since_review?: boolean
   now: string
 }
 
 /** The coder hands its round to the reviewer: the round is recorded and the phase moves to `reviewing`. */
 export function openRound(run: RunState, input: OpenRoundInput): Step<RunState> {
-  checkCanOpenRound(run, input.over_cap)
+  checkCanOpenRound(run, input.over_cap, input.changed_since_review)
   const next = structuredClone(run)
   const n = next.rounds.length + 1
   const coder: CoderRound = {
     summary: input.summary,
     session_id: input.session_id,
     diff: input.diff,
+    ...(input.fingerprint ? { fingerprint: input.fingerprint } : {}),
     findings_addressed: input.findings_addressed,
     over_cap: n > next.max_rounds,
     over_budget: input.override !== null,
@@ -222,7 +229,11 @@ export function notePostedReply(run: RunState, input: { finding: string; url: st
 // ---------------------------------------------------------------- finish
 
 /** APPROVED only after an approving review; a finished run keeps the verdict it was closed with. */
-export function checkVerdict(run: RunState, verdict: Outcome): void {
+/**
+ * The verdict may close the run: APPROVED only in phase approved, and (`changedSinceReview`) only while the working
+ * tree is still, byte for byte, the change the approving review saw.
+ */
+export function checkVerdict(run: RunState, verdict: Outcome, changedSinceReview = false): void {
   if (run.phase === 'finished') {
     if (run.outcome?.verdict !== verdict) {
       fail(
@@ -233,7 +244,14 @@ export function checkVerdict(run: RunState, verdict: Outcome): void {
     }
     return
   }
-  if (verdict === 'APPROVED') expectPhase(run, ['approved'], 'finish --verdict APPROVED')
+  if (verdict !== 'APPROVED') return
+  expectPhase(run, ['approved'], 'finish --verdict APPROVED')
+  if (changedSinceReview)
+    fail(
+      'wrong_phase',
+      `the working tree of run ${run.run_id} changed since round ${run.rounds.length}'s approving review, so the reviewer has not seen what would ship; hand it over with \`pair-loop coder-done\` and run \`pair-loop review\` (or put back what was approved)`,
+      { run_id: run.run_id, phase: run.phase, changed_since_review: true, next: 'coder-done' },
+    )
 }
 
 /**
@@ -242,9 +260,9 @@ export function checkVerdict(run: RunState, verdict: Outcome): void {
  */
 export function closeRun(
   run: RunState,
-  input: { verdict: Outcome; pr: number | null; replace_pr?: boolean; now: string },
+  input: { verdict: Outcome; pr: number | null; replace_pr?: boolean; changed_since_review?: boolean; now: string },
 ): Step<RunState> {
-  checkVerdict(run, input.verdict)
+  checkVerdict(run, input.verdict, input.changed_since_review)
   if (input.pr !== null && run.pr !== null && input.pr !== run.pr && !input.replace_pr)
     fail('usage', `run ${run.run_id} already has PR #${run.pr}; pass --replace-pr to record #${input.pr} instead`, {
       flag: '--replace-pr',

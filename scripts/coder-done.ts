@@ -7,6 +7,7 @@ import { newestCoderSession } from '../lib/cost/locate.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { diffStat } from '../lib/git.ts'
+import { changedSinceApproval, changeFingerprint } from '../lib/review/changes.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { nextStep, reviewerSessionIds } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
@@ -46,22 +47,28 @@ const coderDone = defineScript({
 
     const run = resolveRun(args)
     await checkBranch(run, 'coder-done')
-    checkCanOpenRound(run, overCap) // before the costly parts; again under the lock, where it counts
+    const changedSinceReview = await changedSinceApproval(run) // an approved run may hand over only a later change
+    checkCanOpenRound(run, overCap, changedSinceReview) // before the costly parts; again under the lock, where it counts
     const { override } = await checkBudgetBrake(run, configOf(run), {
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
     })
     const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo, { skip: reviewerSessionIds(run) })
-    const diff = await diffStat(run.repo, run.base_sha)
+    const [diff, fingerprint] = await Promise.all([
+      diffStat(run.repo, run.base_sha),
+      changeFingerprint(run.repo, run.base_sha),
+    ])
 
     const state = await changeRun(run.run_id, (current) =>
       openRound(current, {
         summary,
         session_id: sessionId,
         diff,
+        fingerprint,
         findings_addressed: findingsAddressed,
         over_cap: overCap,
         override,
+        changed_since_review: changedSinceReview,
         now: nowIso(),
       }),
     )

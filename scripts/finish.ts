@@ -11,6 +11,7 @@ import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
 import { attachPr, checkVerdict, closeRun } from '../lib/transitions.ts'
+import { changedSinceApproval } from '../lib/review/changes.ts'
 
 const finish = defineScript({
   name: 'finish',
@@ -39,13 +40,21 @@ const finish = defineScript({
     if (replacePr && pr === null) fail('usage', '--replace-pr only goes with --pr N', { flag: '--replace-pr' })
     if (args.draft && !createPrWanted) fail('usage', '--draft only goes with --create-pr', { flag: '--draft' })
     const run = resolveRun(args, { allowFinished: true })
-    checkVerdict(run, args.verdict)
+    // APPROVED ships what the approving review saw, byte for byte: not a tree that moved on since
+    const changedSinceReview = args.verdict === 'APPROVED' && (await changedSinceApproval(run))
+    checkVerdict(run, args.verdict, changedSinceReview)
     if (createPrWanted && run.pr === null) await checkBranch(run, 'finish --create-pr')
     const cost = await cachedCostSummary(run, () => configOf(run))
     const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
 
     const closed = await changeRun(run.run_id, (state) => {
-      const step = closeRun(state, { verdict: args.verdict, pr, replace_pr: replacePr, now: nowIso() })
+      const step = closeRun(state, {
+        verdict: args.verdict,
+        pr,
+        replace_pr: replacePr,
+        changed_since_review: changedSinceReview,
+        now: nowIso(),
+      })
       if (step.state) writeBody(step.state)
       return step
     })

@@ -113,6 +113,31 @@ describe('bins', () => {
     }
   })
 
+  it('loads no two chunks of dist that require each other at load time (a cycle would read a binding before it is set)', () => {
+    const files = ['.', 'shared', 'chunks'].flatMap((dir) =>
+      readdirSync(join(DIST, dir))
+        .filter((name) => name.endsWith('.cjs'))
+        .map((name) => join(DIST, dir, name)),
+    )
+    // a top-level require starts a line; a lazy one (a dynamic import in the source) sits inside a function
+    const requires = new Map(
+      files.map((file) => [
+        file,
+        [...readFileSync(file, 'utf8').matchAll(/^(?:const \w+ = )?require\('(\.\.?\/[^']+)'\);$/gm)].map((m) =>
+          join(file, '..', m[1]!),
+        ),
+      ]),
+    )
+    const cycles: string[] = []
+    const visit = (file: string, path: string[]) => {
+      if (path.includes(file)) cycles.push([...path.slice(path.indexOf(file)), file].join(' → '))
+      else for (const next of requires.get(file) ?? []) visit(next, [...path, file])
+    }
+    for (const file of files) visit(file, [])
+    expect(requires.get(join(DIST, 'budget-check.cjs'))?.length, 'the pattern finds requires').toBeGreaterThan(0)
+    expect(cycles).toEqual([])
+  })
+
   it.each(COMMAND_NAMES.map((command) => [command]))(
     'node dist/%s.cjs --help runs the command on its own',
     async (command) => {

@@ -121,5 +121,6 @@ async function prDiff(run: RunState, pr: number, maxBytes: number): Promise<Work
   writeFileAtomic(prDiffPath(run.run_id), text, 0o644)
   const bytes = Buffer.byteLength(text)
   const truncated = bytes > maxBytes
-  return { stat: diffStatText(text), diff: truncated ? cutAtLine(Buffer.from(text), maxBytes) : text, bytes, truncated }
+  const diff = truncated ? cutAtLine(Buffer.from(text), maxBytes) : text
+  return { stat: diffStatText(text), diff, bytes, truncated, fingerprint: null }
 }

@@ -1,30 +1,18 @@
 // The working tree against the base commit, as the reviewer reads it: stat, diff, and the cap on its size.
 //
-// Fast: a temporary index starts as a copy of the user's, so git's stat cache spares every unchanged file (the cost is
-// about `git status`'s); untracked files enter it as entries that need a look (the empty blob, no stat), so git reads
-// them from the disk without hashing them into .git/objects. Bounded: one `git diff-index --stat -p` read as a stream,
-// the diff kept up to the cap and git stopped there; files over core.bigFileThreshold are named only, as binaries
-// are. Hardened: every call through lib/git.ts (no textconv, external diff, fsmonitor, hooks or filters), and index
-// flags the coder could have set to hide a file (assume-unchanged, skip-worktree) dropped in the copy.
-import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { isAbsolute, join, resolve } from 'node:path'
+// Fast: through a temporary index (temp-index.ts) whose stat cache spares every unchanged file (the cost is about
+// `git status`'s). Bounded: one `git diff-index --stat -p` read as a stream, the diff kept up to the cap and git
+// stopped there; files over core.bigFileThreshold are named only, as binaries are. Hardened: every call through
+// lib/git.ts (no textconv, external diff, fsmonitor, hooks or filters); text files attributes show as binary, and
+// files they convert, shown again as their bytes are.
+import { join } from 'node:path'
 import { PairLoopError } from '../errors.ts'
-import { hexDigest } from '../digest.ts'
+import { emptyTree, recordedCommit, SUBMODULE_DEPTH, safeGitStream } from '../git.ts'
 import { Capped } from './capped.ts'
+import { changesOnDisk, convertedFiles, excludeOwn, fingerprintOf } from './changes.ts'
 import { textShownAsBinary } from './forced-binary.ts'
-import { convertedFiles, diffAsOnDisk } from './on-disk.ts'
-import { nulRecords } from '../exec.ts'
-import {
-  emptyTree,
-  HANDOFF_NAME,
-  HANDOFF_TEMP_GLOB,
-  isOwnFile,
-  recordedCommit,
-  SUBMODULE_DEPTH,
-  safeGit,
-  safeGitStream,
-} from '../git.ts'
+import { diffAsOnDisk } from './on-disk.ts'
+import { withTempIndex } from './temp-index.ts'
 
 export interface WorkingDiff {
   stat: string
@@ -35,6 +23,8 @@ export interface WorkingDiff {
    */
   bytes: number
   truncated: boolean
+  /** The change as bytes (changes.ts), as this diff was built: null for a diff that is not of the working tree. */
+  fingerprint: string | null
 }
 
 /** Files larger than this (or than the cap, if larger) are named only: git would hold them whole to diff them. */
@@ -43,8 +33,6 @@ const WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 const STAT_FILES = 1000
 const STAT_MAX_BYTES = 512 * 1024
 const GIT_TIMEOUT_MS = 120_000
-/** HANDOFF.md and its temp files: pair-loop's own (built when called: no import is read at module load). */
-const excludeOwn = () => [`:(top,exclude)${HANDOFF_NAME}`, `:(top,exclude)${HANDOFF_TEMP_GLOB}`]
 
 /**
  * The working tree (untracked files included) against the base commit, through a temporary index, so the user's own
@@ -54,13 +42,15 @@ const excludeOwn = () => [`:(top,exclude)${HANDOFF_NAME}`, `:(top,exclude)${HAND
 export async function workingDiff(repo: string, base: string, maxBytes: number): Promise<WorkingDiff> {
   const stat = new Capped(STAT_MAX_BYTES)
   const patch = new Capped(maxBytes)
-  await diffRepository({ repo, base, label: '', depth: 0, stat, patch, bigFile: Math.max(WHOLE_FILE_LIMIT, maxBytes) })
+  const top = { repo, base, label: '', depth: 0, stat, patch, bigFile: Math.max(WHOLE_FILE_LIMIT, maxBytes) }
+  const fingerprint = await diffRepository(top)
   const statText = stat.text().trimEnd()
   return {
     stat: stat.truncated ? `${statText}\n[stat truncated at ${STAT_MAX_BYTES} bytes]` : statText,
     diff: patch.text(),
     bytes: patch.bytes,
     truncated: patch.truncated,
+    fingerprint,
   }
 }
 
@@ -75,113 +65,17 @@ interface Walk {
   bigFile: number
 }
 
-async function diffRepository(walk: Walk): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-index-'))
-  let gitlinks: string[]
-  try {
-    const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
-    gitlinks = await prepareIndex(walk.repo, env, walk.depth === 0)
+/** The walk's repository, then its checked-out submodules; the fingerprint of the repository's own change. */
+async function diffRepository(walk: Walk): Promise<string> {
+  const { value: fingerprint, gitlinks } = await withTempIndex(walk.repo, walk.depth === 0, async (env) => {
     const exclude = walk.depth === 0 ? excludeOwn() : []
-    const [, converted] = await Promise.all([
-      streamDiff(walk, env),
-      convertedFiles(walk.repo, walk.base, env, walk.bigFile, exclude),
-    ])
+    const [, changes] = await Promise.all([streamDiff(walk, env), changesOnDisk(walk.repo, walk.base, env, exclude)])
     await showForcedBinaries(walk, env)
-    await showAsOnDisk(walk, converted)
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+    await showAsOnDisk(walk, await convertedFiles(walk.repo, env, changes))
+    return fingerprintOf(changes)
+  })
   if (walk.depth < SUBMODULE_DEPTH) for (const path of gitlinks) await diffSubmodule(walk, path)
-}
-
-/**
- * Copy the user's index into GIT_INDEX_FILE, then make it tell the truth about the working tree: each untracked file
- * (and each entry the coder flagged assume-unchanged or skip-worktree, or left unmerged) is re-entered without stat
- * data, so git compares it by content, read from the disk. Returns the checked-out submodules' paths.
- */
-async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean): Promise<string[]> {
-  const [format, own] = (await safeGit(repo, ['rev-parse', '--show-object-format', '--git-path', 'index'])).split('\n')
-  const ownPath = isAbsolute(own!) ? own! : resolve(repo, own!)
-  if (existsSync(ownPath)) copyIndex(ownPath, env.GIT_INDEX_FILE!)
-  const gitlinks: string[] = []
-  const untracked: string[] = []
-  const removed = new Set<string>() // unmerged: every stage dropped, the file (if any) entered as new
-  const reentered: string[] = [] // flagged: the same entry again, without its flags or stat data
-  const cached = nulRecords((record) => {
-    if (/^H (100644|100755|120000) [0-9a-f]+ 0\t/.test(record)) return // a plain file, staged: nothing to do
-    const entry = /^(\S) (\d{6}) ([0-9a-f]+) (\d)\t(.*)$/s.exec(record)
-    if (!entry) return
-    const [, tag, mode, oid, stage, path] = entry as unknown as [string, string, string, string, string, string]
-    if (stage !== '0') removed.add(`0 ${'0'.repeat(oid.length)}\t${path}`)
-    else if (mode === '160000') gitlinks.push(path)
-    if (stage === '0' && /[a-zS]/.test(tag) && onDisk(join(repo, path))) reentered.push(`${mode} ${oid}\t${path}`)
-  })
-  const others = nulRecords((path) => {
-    if (path && !(top && isOwnFile(path))) untracked.push(path)
-  })
-  // the index listing and the untracked scan are independent: side by side
-  const options = { env, timeoutMs: GIT_TIMEOUT_MS }
-  await Promise.all([
-    safeGitStream(repo, ['ls-files', '-z', '--stage', '-v'], cached.onData, options),
-    safeGitStream(repo, ['ls-files', '-z', '--others', '--exclude-standard'], others.onData, options),
-  ])
-  cached.end()
-  others.end()
-  for (const line of removed) {
-    const path = line.slice(line.indexOf('\t') + 1)
-    if (onDisk(join(repo, path))) untracked.push(path)
-  }
-  const lines = [...removed, ...reentered]
-  if (untracked.length > 0) {
-    const empty = hexDigest('blob 0\0', format === 'sha256' ? 'sha256' : 'sha1') // the empty blob
-    for (const path of untracked) {
-      const entry = await untrackedEntry(repo, path, empty)
-      if (entry) lines.push(`${entry.mode} ${entry.oid}\t${entry.path}`)
-      if (entry?.mode === '160000') gitlinks.push(entry.path)
-    }
-  }
-  if (lines.length > 0)
-    await safeGit(repo, ['update-index', '-z', '--index-info'], { env, input: `${lines.join('\0')}\0` })
-  return gitlinks.filter((path) => existsSync(join(repo, path, '.git')))
-}
-
-/**
- * The copy keeps the index's own mtime: git trusts an entry's stat data only when the file is older than the index
- * ("racy git"), so a fresh mtime on the copy would let a same-size edit made in the index's last second pass as clean.
- */
-function copyIndex(from: string, to: string): void {
-  copyFileSync(from, to)
-  const { atimeMs, mtimeMs } = statSync(from)
-  utimesSync(to, atimeMs / 1000, Math.floor(mtimeMs) / 1000) // rounded down: only ever more entries re-checked
-}
-
-const onDisk = (path: string) => {
-  try {
-    lstatSync(path)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** An untracked path as an index entry git must look at: its mode from the disk, no content hashed. */
-async function untrackedEntry(
-  repo: string,
-  listed: string,
-  emptyBlob: string,
-): Promise<{ mode: string; oid: string; path: string } | undefined> {
-  const path = listed.replace(/\/$/, '')
-  let stats: ReturnType<typeof lstatSync>
-  try {
-    stats = lstatSync(join(repo, path))
-  } catch {
-    return undefined // gone since git listed it
-  }
-  if (stats.isSymbolicLink()) return { mode: '120000', oid: emptyBlob, path }
-  if (stats.isFile()) return { mode: stats.mode & 0o111 ? '100755' : '100644', oid: emptyBlob, path }
-  // a directory git lists is a repository of its own, not yet a submodule: its checked-out commit
-  const head = await safeGit(join(repo, path), ['rev-parse', '--verify', '--quiet', 'HEAD']).catch(() => '')
-  return head.trim() ? { mode: '160000', oid: head.trim(), path } : undefined
+  return fingerprint
 }
 
 /** One `git diff-index --stat [-p]` against base, read as a stream: the stat first, then (if there is room) the diff. */

@@ -2,61 +2,12 @@
 // it: `ident` collapses `$Id: … $` to `$Id$` (whatever is written in between never reaches the diff), `text`/`eol`
 // drop carriage returns, `working-tree-encoding` re-encodes. A change made only inside a collapsed `$Id$` is no change
 // at all to git. git 2.39 cannot be told to ignore .gitattributes (the working tree's are the coder's), so such files
-// are found by hashing them both ways, and shown again as their bytes are: the base's blob against a copy of the file,
-// diffed by git outside any repository, where no attribute applies.
-import { copyFileSync, lstatSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+// are found by hashing them both ways (changes.ts), and shown again as their bytes are: the base's blob against a copy
+// of the file, diffed by git outside any repository, where no attribute applies.
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { nulRecords } from '../exec.ts'
-import { gitStreamTry, gitTry, safeGitStream } from '../git.ts'
-
-/** A regular file of the working tree that git's raw diff lists as changed (stat data alone: nothing hashed yet). */
-const CHANGED_FILE = /^:\d{6} (100644|100755) [0-9a-f]+ [0-9a-f]+ [ACMT]/
-
-/**
- * The paths (from the repository's top) of regular files listed as changed against `base` whose bytes differ from what
- * git diffs, up to `maxBytes` each. `env` carries the walk's temporary index; `exclude` are pathspecs left out.
- */
-export async function convertedFiles(
-  repo: string,
-  base: string,
-  env: NodeJS.ProcessEnv,
-  maxBytes: number,
-  exclude: string[],
-): Promise<string[]> {
-  const candidates: string[] = []
-  let meta: string | null = null
-  const records = nulRecords((record) => {
-    if (meta === null) meta = record
-    else {
-      if (CHANGED_FILE.test(meta) && !record.includes('\n') && fitsOnDisk(join(repo, record), maxBytes))
-        candidates.push(record)
-      meta = null
-    }
-  })
-  const args = ['diff-index', '--raw', '-z', '--no-renames', '--ignore-submodules=all', base, '--', '.', ...exclude]
-  await safeGitStream(repo, args, records.onData, { env, timeoutMs: 120_000 })
-  records.end()
-  if (candidates.length === 0) return []
-  const input = `${candidates.join('\n')}\n`
-  const [diffed, raw] = await Promise.all([
-    gitTry(repo, ['hash-object', '--stdin-paths'], { env, input }),
-    gitTry(repo, ['hash-object', '--no-filters', '--stdin-paths'], { env, input }),
-  ])
-  // a file gone or replaced between the listing and the hashing: all of them are shown as they are, to be safe
-  if (!diffed.ok || !raw.ok) return candidates
-  const [asDiffed, asOnDisk] = [diffed.stdout.split('\n'), raw.stdout.split('\n')]
-  return candidates.filter((_, i) => asDiffed[i] !== asOnDisk[i])
-}
-
-function fitsOnDisk(file: string, maxBytes: number): boolean {
-  try {
-    const stats = lstatSync(file)
-    return stats.isFile() && stats.size <= maxBytes
-  } catch {
-    return false
-  }
-}
+import { gitStreamTry } from '../git.ts'
 
 /**
  * The diff of `paths` between their blobs in `base` and their bytes on disk, labelled `a/<label><path>` and

@@ -16,7 +16,11 @@ export interface PromptContext {
   changeTitle?: string
 }
 
-export function buildPrompt(run: RunState, diff: WorkingDiff, context: PromptContext = {}): string {
+export function buildPrompt(
+  run: RunState,
+  diff: Omit<WorkingDiff, 'fingerprint'>,
+  context: PromptContext = {},
+): string {
   const round = run.rounds.length
   const truncation = diff.truncated
     ? `\n[diff truncated: ${Buffer.byteLength(diff.diff)} of at least ${diff.bytes} bytes shown; the stat above lists every changed file — read the rest from the repository]\n`
