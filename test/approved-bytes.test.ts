@@ -11,12 +11,18 @@ const write = (sb: Sandbox, text: string) => writeFileSync(join(sb.repo, 'app.ts
 const stopping = (sb: Sandbox) => JSON.stringify({ cwd: sb.repo, hook_event_name: 'Stop', stop_hook_active: false })
 const hook = async (sb: Sandbox) => (await sb.cli(['stop-hook'], { input: stopping(sb) })).json
 
-/** A run whose change (app.ts) a real review (the approve stub) approved. */
-async function approved(): Promise<Sandbox> {
+/** A run whose change (app.ts) is handed over in round one. */
+async function handedOver(): Promise<{ sb: Sandbox; runId: string }> {
   const sb = sandbox()
-  expectOk(await sb.cli(['start', '--task', 'demo task']))
+  const { run_id } = expectOk(await sb.cli(['start', '--task', 'demo task']))
   write(sb, 'export const limit = 1\n')
   expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+  return { sb, runId: run_id }
+}
+
+/** A run whose change a real review (the approve stub) approved. */
+async function approved(): Promise<Sandbox> {
+  const { sb } = await handedOver()
   await approveNow(sb)
   return sb
 }
@@ -73,11 +79,8 @@ describe('an approved run', () => {
   it(
     'is finished as approved when its review recorded no fingerprint (a run from before fingerprints)',
     async () => {
-      const sb = sandbox()
-      const { run_id } = expectOk(await sb.cli(['start', '--task', 'demo task']))
-      write(sb, 'export const limit = 1\n')
-      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
-      await recordReview(sb.home, run_id, 'VERDICT: APPROVED')
+      const { sb, runId } = await handedOver()
+      await recordReview(sb.home, runId, 'VERDICT: APPROVED')
       write(sb, 'export const limit = 9\n')
       expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
     },
@@ -103,11 +106,8 @@ describe('the Stop hook', () => {
   it(
     'sends the agent back after a same-size edit since the last hand-over',
     async () => {
-      const sb = sandbox()
-      const { run_id } = expectOk(await sb.cli(['start', '--task', 'demo task']))
-      write(sb, 'export const limit = 1\n')
-      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
-      await recordReview(sb.home, run_id, 'VERDICT: CHANGES_REQUESTED')
+      const { sb, runId } = await handedOver()
+      await recordReview(sb.home, runId, 'VERDICT: CHANGES_REQUESTED')
       expect(await hook(sb)).toEqual({})
       write(sb, 'export const limit = 9\n') // the counts are those handed over: one file, one line added
       expect((await hook(sb)).reason).toContain('since the last `coder-done`')
