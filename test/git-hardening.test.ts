@@ -157,7 +157,7 @@ const TRAPS: Trap[] = [
       writeFiles(t.sb.repo, { 'stamp.txt': STAMP_BASE })
     },
     change: (t) => writeFiles(t.sb.repo, { 'stamp.txt': STAMP_HIDING }),
-    shows: [`-${STAMP_BASE}`, `+${STAMP_HIDING}`, 'as their bytes are on disk'],
+    shows: [`-${STAMP_BASE}`, `+${STAMP_HIDING}`, 'as their bytes are on disk', ' stamp.txt | bytes on disk differ'],
     hides: [],
   },
   {

@@ -137,7 +137,13 @@ async function showForcedBinaries(walk: Walk, env: NodeJS.ProcessEnv): Promise<v
 
 /** Files the repository's git attributes convert before git diffs them, diffed again as their bytes are on disk. */
 async function showAsOnDisk(walk: Walk, paths: string[]): Promise<void> {
-  if (paths.length === 0 || walk.patch.truncated) return
+  if (paths.length === 0) return
+  // git's stat counts the converted bytes (for an ident trick: no change at all): the stat names them too
+  const named = paths.map(
+    (path) => ` ${walk.label}${path} | bytes on disk differ from what git compares (diff below)\n`,
+  )
+  walk.stat.push(Buffer.from(`${walk.stat.bytes > 0 ? '\n' : ''}${named.join('')}`))
+  if (walk.patch.truncated) return
   walk.patch.pending = `Files the repository's git attributes (ident, eol, working-tree-encoding) change before git diffs them, as their bytes are on disk:\n`
   await diffAsOnDisk(walk.repo, walk.base, walk.label, paths, walk.patch.push.bind(walk.patch))
   walk.patch.pending = ''
