@@ -1,6 +1,8 @@
 // The process's output is written straight to its file descriptors (lib/stdio.ts): a reader that leaves early or
 // reads slowly must neither crash the command nor cut its document.
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { closeSync, constants, openSync, readSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, isolatedEnv, tempDir } from './_helpers.ts'
 
@@ -54,5 +56,43 @@ describe('the output', () => {
     expect(document).toMatchObject({ version: 1, errors: [{ code: 'usage' }] })
     expect(document.errors[0].message).toContain(name)
     expect(ended.stderr.split('\n')).toHaveLength(2) // one line, then the final newline
+  })
+
+  it('waits out a full non-blocking pipe (EAGAIN) and still delivers the whole document', async () => {
+    // a FIFO opened non-blocking: the flag is on the open file, so the command's stdout is non-blocking too
+    const fifo = join(tempDir(), 'out.fifo')
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0)
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
+    const writer = openSync(fifo, constants.O_WRONLY | constants.O_NONBLOCK)
+    const name = 'x'.repeat(120_000)
+    // handed over as fd 3 and made stdout by the shell: libuv sets a child's fds 0-2 blocking, not the others
+    const child = spawn('sh', ['-c', 'exec "$0" "$@" >&3 3>&-', ...CLI_COMMAND, name], {
+      cwd: tempDir(),
+      env: isolatedEnv(),
+      stdio: ['ignore', 'ignore', 'ignore', writer],
+    })
+    closeSync(writer)
+    const chunks: Buffer[] = []
+    const exit = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await new Promise((resolve) => setTimeout(resolve, 300)) // the command fills the pipe and meets EAGAIN meanwhile
+    let done = false
+    void exit.then(() => {
+      done = true
+    })
+    for (;;) {
+      const buffer = Buffer.alloc(65_536)
+      let read = 0
+      try {
+        read = readSync(reader, buffer)
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error
+      }
+      if (read > 0) chunks.push(buffer.subarray(0, read))
+      else if (done) break
+      else await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+    closeSync(reader)
+    expect(await exit).toBe(2)
+    expect(JSON.parse(Buffer.concat(chunks).toString('utf8')).errors[0].message).toContain(name)
   })
 })
