@@ -10,6 +10,15 @@ export function lastReview(run: RunState) {
   return run.rounds.at(-1)?.reviewer ?? null
 }
 
+/**
+ * An approved run whose working tree (its `fingerprint` now) is no longer the change the approving review saw; false
+ * when that review recorded none (an older run: not known).
+ */
+export function movedSinceApproval(run: RunState, fingerprint: string | null): boolean {
+  const seen = run.phase === 'approved' ? lastReview(run)?.fingerprint : null
+  return Boolean(seen && fingerprint && seen !== fingerprint)
+}
+
 /** Findings of the latest review that have no reply yet. */
 export function openFindings(run: RunState): Finding[] {
   return (lastReview(run)?.findings ?? []).filter((finding) => !run.replies[finding.id])

@@ -7,9 +7,9 @@ import { newestCoderSession } from '../lib/cost/locate.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { diffStat } from '../lib/git.ts'
-import { changedSinceApproval, changeFingerprint } from '../lib/review/changes.ts'
+import { changeFingerprint, fingerprintAfterApproval } from '../lib/review/changes.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
-import { nextStep, reviewerSessionIds } from '../lib/run-queries.ts'
+import { movedSinceApproval, nextStep, reviewerSessionIds } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
 const coderDone = defineScript({
@@ -47,7 +47,9 @@ const coderDone = defineScript({
 
     const run = resolveRun(args)
     await checkBranch(run, 'coder-done')
-    const changedSinceReview = await changedSinceApproval(run) // an approved run may hand over only a later change
+    // an approved run may hand over only a change its approving review did not see (the tree is read once for both)
+    const afterApproval = await fingerprintAfterApproval(run)
+    const changedSinceReview = movedSinceApproval(run, afterApproval)
     checkCanOpenRound(run, overCap, changedSinceReview) // before the costly parts; again under the lock, where it counts
     const { override } = await checkBudgetBrake(run, configOf(run), {
       overBudget: args['over-budget'] ?? false,
@@ -56,7 +58,7 @@ const coderDone = defineScript({
     const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo, { skip: reviewerSessionIds(run) })
     const [diff, fingerprint] = await Promise.all([
       diffStat(run.repo, run.base_sha),
-      changeFingerprint(run.repo, run.base_sha),
+      afterApproval ?? changeFingerprint(run.repo, run.base_sha),
     ])
 
     const state = await changeRun(run.run_id, (current) =>

@@ -11,7 +11,8 @@ import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
 import { attachPr, checkVerdict, closeRun } from '../lib/transitions.ts'
-import { changedSinceApproval } from '../lib/review/changes.ts'
+import { fingerprintAfterApproval } from '../lib/review/changes.ts'
+import { movedSinceApproval } from '../lib/run-queries.ts'
 
 const finish = defineScript({
   name: 'finish',
@@ -41,7 +42,8 @@ const finish = defineScript({
     if (args.draft && !createPrWanted) fail('usage', '--draft only goes with --create-pr', { flag: '--draft' })
     const run = resolveRun(args, { allowFinished: true })
     // APPROVED ships what the approving review saw, byte for byte: not a tree that moved on since
-    const changedSinceReview = args.verdict === 'APPROVED' && (await changedSinceApproval(run))
+    const changedSinceReview =
+      args.verdict === 'APPROVED' && movedSinceApproval(run, await fingerprintAfterApproval(run))
     checkVerdict(run, args.verdict, changedSinceReview)
     if (createPrWanted && run.pr === null) await checkBranch(run, 'finish --create-pr')
     const cost = await cachedCostSummary(run, () => configOf(run))

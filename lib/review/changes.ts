@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { hexDigest } from '../digest.ts'
 import { nulRecords } from '../exec.ts'
 import { gitTry, HANDOFF_NAME, HANDOFF_TEMP_GLOB, safeGitStream } from '../git.ts'
+import { lastReview } from '../run-queries.ts'
 import type { RunState } from '../state.ts'
 import { withTempIndex } from './temp-index.ts'
 
@@ -52,11 +53,11 @@ export async function changesOnDisk(
   const args = ['diff-index', '--raw', '-z', '--no-renames', '--ignore-submodules=dirty', base, '--', '.', ...exclude]
   await safeGitStream(repo, args, records.onData, { env, timeoutMs: 120_000 })
   records.end()
-  await hashAsOnDisk(
-    repo,
-    env,
-    changes.filter((change) => change.hashed),
-  )
+  const hashed = changes.filter((change) => change.hashed)
+  const ids = await blobIds(repo, env, hashed)
+  hashed.forEach((change, i) => {
+    change.bytes = ids[i]!
+  })
   // a file only touched (its stat changed, its bytes did not) is no change
   return changes.filter((change) => !(change.bytes === change.baseOid && change.mode === change.baseMode))
 }
@@ -77,40 +78,33 @@ function describe(repo: string, path: string, meta: RegExpExecArray): Change {
   return change
 }
 
-/** Each file's blob id as its bytes are (`--no-filters`: no attribute applies), written nowhere; `unread` if git failed. */
-async function hashAsOnDisk(repo: string, env: NodeJS.ProcessEnv, files: Change[]): Promise<void> {
-  const lineSafe = files.filter((file) => !file.path.includes('\n'))
+/**
+ * Each file's blob id, written nowhere: as its bytes are (`--no-filters`: no attribute applies), or as git compares
+ * it (`asDiffed`: ident, text/eol, working-tree-encoding applied); `unread` where git failed.
+ */
+async function blobIds(repo: string, env: NodeJS.ProcessEnv, files: Change[], asDiffed = false): Promise<string[]> {
+  const filters = asDiffed ? [] : ['--no-filters']
   // --stdin-paths reads a path a line: one with a newline in it goes on the command line, alone
+  const lineSafe = files.filter((file) => !file.path.includes('\n'))
   const alone = files.filter((file) => file.path.includes('\n'))
+  const input = `${lineSafe.map((file) => file.path).join('\n')}\n`
   const [batch, ...single] = await Promise.all([
-    lineSafe.length === 0
-      ? null
-      : gitTry(repo, ['hash-object', '--no-filters', '--stdin-paths'], { env, input: stdinPaths(lineSafe) }),
-    ...alone.map((file) => gitTry(repo, ['hash-object', '--no-filters', '--', file.path], { env })),
+    lineSafe.length === 0 ? null : gitTry(repo, ['hash-object', ...filters, '--stdin-paths'], { env, input }),
+    ...alone.map((file) => gitTry(repo, ['hash-object', ...filters, '--', file.path], { env })),
   ])
-  const ids = batch?.ok ? batch.stdout.split('\n') : []
-  lineSafe.forEach((file, i) => {
-    file.bytes = ids[i] || 'unread'
-  })
-  alone.forEach((file, i) => {
-    file.bytes = single[i]?.ok ? single[i].stdout.trim() : 'unread'
-  })
+  const batchIds = batch?.ok ? batch.stdout.split('\n') : []
+  const ids = new Map<Change, string>([
+    ...lineSafe.map((file, i) => [file, batchIds[i] || 'unread'] as const),
+    ...alone.map((file, i) => [file, (single[i]?.ok && single[i].stdout.trim()) || 'unread'] as const),
+  ])
+  return files.map((file) => ids.get(file)!)
 }
 
-const stdinPaths = (changes: Change[]) => `${changes.map((change) => change.path).join('\n')}\n`
-
-/**
- * Files whose bytes differ from what git diffs: their blob ids as git's attributes convert them (ident, text/eol,
- * working-tree-encoding) against their raw ones. A file git could not hash counts as converted, to be shown.
- */
+/** Files whose bytes differ from what git diffs: their blob ids as git compares them against their raw ones. */
 export async function convertedFiles(repo: string, env: NodeJS.ProcessEnv, changes: Change[]): Promise<string[]> {
   const hashed = changes.filter((change) => change.hashed)
-  const lineSafe = hashed.filter((change) => !change.path.includes('\n'))
-  const alone = hashed.filter((change) => change.path.includes('\n')) // not hashed both ways: shown, to be safe
-  if (lineSafe.length === 0) return alone.map((change) => change.path)
-  const asDiffed = await gitTry(repo, ['hash-object', '--stdin-paths'], { env, input: stdinPaths(lineSafe) })
-  const ids = asDiffed.ok ? asDiffed.stdout.split('\n') : []
-  return [...lineSafe.filter((change, i) => ids[i] !== change.bytes), ...alone].map((change) => change.path)
+  const asDiffed = await blobIds(repo, env, hashed, true)
+  return hashed.filter((change, i) => asDiffed[i] !== change.bytes).map((change) => change.path)
 }
 
 /** One id for the change as a whole: equal exactly when every changed entry is the same, byte for byte. */
@@ -125,9 +119,8 @@ export async function changeFingerprint(repo: string, base: string): Promise<str
   return fingerprintOf(value)
 }
 
-/** An approved run whose working tree is no longer the change its approving review saw (none recorded: not known). */
-export async function changedSinceApproval(run: RunState): Promise<boolean> {
-  const seen = run.rounds.at(-1)?.reviewer?.fingerprint
-  if (run.phase !== 'approved' || !seen) return false
-  return (await changeFingerprint(run.repo, run.base_sha)) !== seen
+/** The fingerprint now of an approved run whose approving review recorded one (else null: nothing to compare). */
+export async function fingerprintAfterApproval(run: RunState): Promise<string | null> {
+  if (run.phase !== 'approved' || !lastReview(run)?.fingerprint) return null
+  return changeFingerprint(run.repo, run.base_sha)
 }
