@@ -2,14 +2,14 @@
 // diff against its base (`gh pr diff`), recorded on the run beside the loop's rounds; `pr-reply --review-findings`
 // then posts it as one PR review. Claimed like any gh side effect, so two of them never run at once.
 import { isClaimLive, ownSideClaim, releaseSideClaim, takeClaim } from '../claims.ts'
-import type { Config } from '../config.ts'
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { fail, PairLoopError } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { runGh } from '../gh.ts'
-import { prDiffPath, runArtifactsDir } from '../paths.ts'
+import { prDiffPath } from '../paths.ts'
 import { conductReview } from '../review/conduct.ts'
-import { costOfCall, failureOf, reviewInputOf } from '../review/recording.ts'
+import { failureOf, reviewInputOf } from '../review/recording.ts'
+import { callSettings, relaySignal, type ReviewSessionOptions } from '../review/session.ts'
 import { cutAtLine } from '../review/capped.ts'
 import type { WorkingDiff } from '../review/diff.ts'
 import { chooseReviewer } from '../review/reviewers.ts'
@@ -22,16 +22,7 @@ import { expectPr, recordFinalReview } from './moves.ts'
 
 const CLAIM_KEY = 'final-review'
 
-export interface FinalRoundOptions {
-  config: Config
-  reviewerCmd: string[] | null
-  timeoutS: number | undefined
-  overBudget: boolean
-  log: (line: string) => void
-  signal?: AbortSignal
-}
-
-export async function finalRound(run: RunState, options: FinalRoundOptions) {
+export async function finalRound(run: RunState, options: ReviewSessionOptions) {
   const { config } = options
   if (!config.pair_loop.pr_final_round)
     fail('usage', 'the final round on the PR is off; set "pr_final_round": true under "pair_loop" in the config', {
@@ -58,21 +49,11 @@ export async function finalRound(run: RunState, options: FinalRoundOptions) {
       })
     return step
   })
-  const relay = { kill: null as (() => void) | null, interrupted: false }
-  const onSignal = () => {
-    relay.interrupted = true
-    relay.kill?.()
-  }
-  options.signal?.addEventListener('abort', onSignal, { once: true })
+  const { relay, dispose } = relaySignal(options.signal)
   try {
     const diff = await prDiff(run, pr, config.pair_loop.max_diff_bytes)
     const conducted = await conductReview(run, {
-      choice,
-      maxDiffBytes: config.pair_loop.max_diff_bytes,
-      timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
-      artifactsDir: runArtifactsDir(run.run_id),
-      costOf: costOfCall(choice, config),
-      log: options.log,
+      ...callSettings(run, choice, options),
       signalRelay: relay,
       diffSource: { diff, title: `the pushed PR #${pr} against its base` },
     })
@@ -108,7 +89,7 @@ export async function finalRound(run: RunState, options: FinalRoundOptions) {
       next: final.findings.length > 0 ? 'pr-reply' : 'pr-check',
     }
   } finally {
-    options.signal?.removeEventListener('abort', onSignal)
+    dispose()
     await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: CLAIM_KEY, pid: process.pid })).catch(
       () => {},
     )

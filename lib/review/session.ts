@@ -28,6 +28,31 @@ export interface ReviewSessionOptions {
   signal?: AbortSignal
 }
 
+/** A person's SIGINT/SIGTERM, relayed to the running reviewer (conduct sets `kill`); `dispose` once it is over. */
+export function relaySignal(signal?: AbortSignal) {
+  const relay = { kill: null as (() => void) | null, interrupted: false }
+  const onSignal = () => {
+    relay.interrupted = true
+    relay.kill?.()
+  }
+  signal?.addEventListener('abort', onSignal, { once: true })
+  if (signal?.aborted) onSignal()
+  return { relay, dispose: () => signal?.removeEventListener('abort', onSignal) }
+}
+
+/** What every review call takes from the run's config and the command's flags. */
+export function callSettings(run: RunState, choice: ReviewerChoice, options: ReviewSessionOptions) {
+  const { config } = options
+  return {
+    choice,
+    maxDiffBytes: config.pair_loop.max_diff_bytes,
+    timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
+    artifactsDir: runArtifactsDir(run.run_id),
+    costOf: costOfCall(choice, config),
+    log: options.log,
+  }
+}
+
 /** The whole `review` command past its flags: returns the review document, or throws the failure's error. */
 export async function reviewSession(run: RunState, options: ReviewSessionOptions) {
   const { config, log } = options
@@ -48,24 +73,13 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
   })
 
   if (choice.fallback_used) log(`the ${run.reviewer} CLI is missing; falling back to ${choice.tool}`)
-  const relay = { kill: null as (() => void) | null, interrupted: false }
-  const onSignal = () => {
-    relay.interrupted = true
-    relay.kill?.()
-  }
   let noted: Promise<void> = Promise.resolve()
-  options.signal?.addEventListener('abort', onSignal, { once: true })
-  if (options.signal?.aborted) onSignal()
+  const { relay, dispose } = relaySignal(options.signal)
   try {
     const conducted = await conductReview(claimed, {
-      choice,
-      maxDiffBytes: config.pair_loop.max_diff_bytes,
-      timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
-      artifactsDir: runArtifactsDir(run.run_id),
-      costOf: costOfCall(choice, config),
+      ...callSettings(run, choice, options),
       budgetLeftUsd,
       heartbeatMs: heartbeatMs(),
-      log,
       signalRelay: relay,
       onSpawn: (pgid) => {
         noted = changeRun(run.run_id, (state) =>
@@ -112,7 +126,7 @@ export async function reviewSession(run: RunState, options: ReviewSessionOptions
     await changeRun(run.run_id, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
     throw error
   } finally {
-    options.signal?.removeEventListener('abort', onSignal)
+    dispose()
   }
 }
 
