@@ -9,6 +9,7 @@ import { gitFailed, headFailed, unknownBase } from './git-messages.ts'
 import type { DiffStat } from './state.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
+export const TREE_WALK_TIMEOUT_MS = 120_000 // a git call that reads the whole tree: minutes on a huge one, not forever
 /** The temp file of a HANDOFF.md write (lib/fsutil.ts), left behind only by a writer killed half-way: ours too. */
 export const HANDOFF_TEMP_GLOB = `.${HANDOFF_NAME}.*.tmp`
 export const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
@@ -181,7 +182,7 @@ export async function submodules(cwd: string, base?: string): Promise<{ path: st
     const match = /^160000 [0-9a-f]+ 0\t(.+)$/s.exec(record)
     if (match && existsSync(join(cwd, match[1]!, '.git'))) paths.push(match[1]!)
   })
-  await safeGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: 120_000 })
+  await safeGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: TREE_WALK_TIMEOUT_MS })
   listing.end()
   const recorded = (path: string) => (base ? recordedCommit(cwd, base, path) : null)
   return Promise.all(paths.map(async (path) => ({ path, recorded: await recorded(path) })))
@@ -227,8 +228,8 @@ export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
  * each submodule against the commit base records for it (a new submodule: all of its files).
  */
 export async function diffStat(cwd: string, base: string, depth = 0): Promise<DiffStat> {
-  const args = ['diff', '--numstat', '-z', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', base]
-  const out = await safeGit(cwd, [...args, '--', '.', `:(top,exclude)${HANDOFF_NAME}`], { timeoutMs: 120_000 })
+  const args = ['diff', '--numstat', '-z', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', base, '--']
+  const out = await safeGit(cwd, [...args, '.', `:(top,exclude)${HANDOFF_NAME}`], { timeoutMs: TREE_WALK_TIMEOUT_MS })
   const stat = { files: 0, insertions: 0, deletions: 0 }
   for (const record of out.split('\0')) {
     const match = /^(\d+|-)\t(\d+|-)\t/.exec(record)

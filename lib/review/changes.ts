@@ -6,7 +6,7 @@ import { lstatSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { hexDigest } from '../digest.ts'
 import { nulRecords } from '../exec.ts'
-import { gitTry, HANDOFF_NAME, HANDOFF_TEMP_GLOB, safeGitStream } from '../git.ts'
+import { gitTry, HANDOFF_NAME, HANDOFF_TEMP_GLOB, safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 import { lastReview } from '../run-queries.ts'
 import type { RunState } from '../state.ts'
 import { withTempIndex } from './temp-index.ts'
@@ -51,7 +51,7 @@ export async function changesOnDisk(
     }
   })
   const args = ['diff-index', '--raw', '-z', '--no-renames', '--ignore-submodules=dirty', base, '--', '.', ...exclude]
-  await safeGitStream(repo, args, records.onData, { env, timeoutMs: 120_000 })
+  await safeGitStream(repo, args, records.onData, { env, timeoutMs: TREE_WALK_TIMEOUT_MS })
   records.end()
   const hashed = changes.filter((change) => change.hashed)
   const ids = await blobIds(repo, env, hashed)

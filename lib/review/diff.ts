@@ -7,7 +7,7 @@
 // files they convert, shown again as their bytes are.
 import { join } from 'node:path'
 import { PairLoopError } from '../errors.ts'
-import { emptyTree, recordedCommit, SUBMODULE_DEPTH, safeGitStream } from '../git.ts'
+import { emptyTree, recordedCommit, SUBMODULE_DEPTH, safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 import { Capped } from './capped.ts'
 import { changesOnDisk, convertedFiles, excludeOwn, fingerprintOf } from './changes.ts'
 import { textShownAsBinary } from './forced-binary.ts'
@@ -32,7 +32,6 @@ const WHOLE_FILE_LIMIT = 16 * 1024 * 1024
 /** The stat: git lists at most this many files (then `...` and the summary line), and we keep at most these bytes. */
 const STAT_FILES = 1000
 const STAT_MAX_BYTES = 512 * 1024
-const GIT_TIMEOUT_MS = 120_000
 
 /**
  * The working tree (untracked files included) against the base commit, through a temporary index, so the user's own
@@ -109,7 +108,7 @@ async function streamDiff(walk: Walk, env: NodeJS.ProcessEnv): Promise<void> {
     walk.stat.push(chunk)
     return true
   }
-  await safeGitStream(walk.repo, args, onData, { env, timeoutMs: GIT_TIMEOUT_MS })
+  await safeGitStream(walk.repo, args, onData, { env, timeoutMs: TREE_WALK_TIMEOUT_MS })
 }
 
 /** Text files git's attributes showed as binary, diffed again as text (`--text`) after the rest, within the cap. */
@@ -130,7 +129,7 @@ async function showForcedBinaries(walk: Walk, env: NodeJS.ProcessEnv): Promise<v
   const literal = { ...env, GIT_LITERAL_PATHSPECS: '1' }
   await safeGitStream(walk.repo, [...args, ...prefixes, walk.base, '--', ...paths], walk.patch.push.bind(walk.patch), {
     env: literal,
-    timeoutMs: GIT_TIMEOUT_MS,
+    timeoutMs: TREE_WALK_TIMEOUT_MS,
   })
   walk.patch.pending = ''
 }

@@ -3,7 +3,7 @@
 // files the change touches. git reads bytes only here (safeGit, hash-object --no-filters), writing no objects.
 import { lstatSync, readlinkSync } from 'node:fs'
 import { basename, join } from 'node:path'
-import { safeGit } from '../git.ts'
+import { safeGit, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 
 export interface InstructionFile {
   path: string
@@ -51,7 +51,7 @@ interface BaseEntry {
 }
 
 export async function reviewerInstructions(repo: string, base: string): Promise<ReviewerInstructions> {
-  const git = (args: string[]) => safeGit(repo, args, { timeoutMs: 120_000 })
+  const git = (args: string[]) => safeGit(repo, args, { timeoutMs: TREE_WALK_TIMEOUT_MS })
   const atBase = new Map<string, BaseEntry>()
   for (const entry of (await git(['ls-tree', '-r', '-z', '--full-tree', base])).split('\0')) {
     const tab = entry.indexOf('\t')

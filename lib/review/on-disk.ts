@@ -7,7 +7,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
-import { gitStreamTry } from '../git.ts'
+import { gitStreamTry, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 
 /**
  * The diff of `paths` between their blobs in `base` and their bytes on disk, labelled `a/<label><path>` and
@@ -34,7 +34,7 @@ export async function diffAsOnDisk(
     const args = ['-c', 'core.attributesFile=/dev/null', 'diff', '--no-index', '--no-color', '--no-ext-diff']
     await gitStreamTry(dir, [...args, '--no-textconv', '--no-prefix', '--', 'a', 'b'], onData, {
       env,
-      timeoutMs: 120_000,
+      timeoutMs: TREE_WALK_TIMEOUT_MS,
     })
   } finally {
     rmSync(dir, { recursive: true, force: true })

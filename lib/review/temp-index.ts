@@ -9,9 +9,7 @@ import { tmpdir } from 'node:os'
 import { isAbsolute, join, resolve } from 'node:path'
 import { hexDigest } from '../digest.ts'
 import { nulRecords } from '../exec.ts'
-import { isOwnFile, safeGit, safeGitStream } from '../git.ts'
-
-const GIT_TIMEOUT_MS = 120_000
+import { isOwnFile, safeGit, safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 
 /**
  * Run `use` with git's environment pointed at a temporary index of `repo` (`top`: the repository the run is in, whose
@@ -58,7 +56,7 @@ async function prepareIndex(repo: string, env: NodeJS.ProcessEnv, top: boolean):
     if (path && !(top && isOwnFile(path))) untracked.push(path)
   })
   // the index listing and the untracked scan are independent: side by side
-  const options = { env, timeoutMs: GIT_TIMEOUT_MS }
+  const options = { env, timeoutMs: TREE_WALK_TIMEOUT_MS }
   await Promise.all([
     safeGitStream(repo, ['ls-files', '-z', '--stage', '-v'], cached.onData, options),
     safeGitStream(repo, ['ls-files', '-z', '--others', '--exclude-standard'], others.onData, options),
