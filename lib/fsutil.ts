@@ -3,15 +3,28 @@ import {
   closeSync,
   fsyncSync,
   mkdirSync,
+  mkdtempSync,
   openSync,
   readdirSync,
   readFileSync,
   renameSync,
+  rmSync,
   unlinkSync,
   writeSync,
 } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fail } from './errors.ts'
+
+/** A private temp folder (`$TMPDIR/<prefix>XXXXXX`) for `use`, removed after it, whatever happens. */
+export async function withTempDir<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  try {
+    return await use(dir)
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+}
 
 /**
  * Write `path` whole or not at all. State is flushed to the disk before the rename (`durable`, the default); a cache,

@@ -1,9 +1,9 @@
 // GitHub through `gh`, every call through one bounded runner: a time limit per call, and retries only where GitHub did
 // not do the work (a timeout, a 5xx, 429, a rate-limit 403). Bodies go through files, never argv.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
+import { withTempDir } from './fsutil.ts'
 import { exec, type ExecResult } from './exec.ts'
 import { toStderr } from './stdio.ts'
 import { firstLineOf } from './text.ts'
@@ -81,14 +81,11 @@ function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never
 
 /** A JSON body for `gh api --input`, written to a private temp file for the call and removed after it. */
 export async function withJsonInput<T>(payload: unknown, use: (file: string) => Promise<T>): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-gh-'))
-  const file = join(dir, 'input.json')
-  try {
+  return withTempDir('pair-loop-gh-', (dir) => {
+    const file = join(dir, 'input.json')
     writeFileSync(file, JSON.stringify(payload), { mode: 0o600 })
-    return await use(file)
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+    return use(file)
+  })
 }
 
 /** gh's JSON answer, or `gh_error` naming what was asked. */
@@ -129,9 +126,8 @@ export async function createPr(
 
 /** A comment on the PR's conversation; returns its id and URL. */
 export async function commentOnPr(cwd: string, pr: number, body: string): Promise<{ id: number; url: string }> {
-  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-gh-'))
-  const bodyFile = join(dir, 'body.md')
-  try {
+  return withTempDir('pair-loop-gh-', async (dir) => {
+    const bodyFile = join(dir, 'body.md')
     writeFileSync(bodyFile, body, { mode: 0o600 })
     const out = await runGh(
       ['api', '--method', 'POST', `repos/{owner}/{repo}/issues/${pr}/comments`, '-F', `body=@${bodyFile}`],
@@ -143,7 +139,5 @@ export async function commentOnPr(cwd: string, pr: number, body: string): Promis
         stdout: out.slice(0, 2000),
       })
     return { id: typeof posted.id === 'number' ? posted.id : 0, url: posted.html_url }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }

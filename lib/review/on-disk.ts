@@ -4,9 +4,9 @@
 // at all to git. git 2.39 cannot be told to ignore .gitattributes (the working tree's are the coder's), so such files
 // are found by hashing them both ways (changes.ts), and shown again as their bytes are: the base's blob against a copy
 // of the file, diffed by git outside any repository, where no attribute applies.
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { withTempDir } from '../fsutil.ts'
 import { gitStreamTry, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 
 /**
@@ -20,8 +20,7 @@ export async function diffAsOnDisk(
   paths: string[],
   onData: (chunk: Buffer) => boolean,
 ): Promise<void> {
-  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-on-disk-'))
-  try {
+  await withTempDir('pair-loop-on-disk-', async (dir) => {
     mkdirSync(join(dir, 'a'))
     mkdirSync(join(dir, 'b'))
     for (const path of paths) {
@@ -36,9 +35,7 @@ export async function diffAsOnDisk(
       env,
       timeoutMs: TREE_WALK_TIMEOUT_MS,
     })
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 function writeInto(file: string, write: (file: string) => void): void {

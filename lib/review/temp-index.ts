@@ -4,11 +4,11 @@
 // `git status`'s); untracked files enter it as entries that need a look (the empty blob, no stat), so git reads them
 // from the disk without hashing them into .git/objects; index flags the coder could have set to hide a file
 // (assume-unchanged, skip-worktree) are dropped in the copy. The user's own index is never touched.
-import { copyFileSync, existsSync, lstatSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, existsSync, lstatSync, statSync, utimesSync } from 'node:fs'
 import { isAbsolute, join, resolve } from 'node:path'
 import { hexDigest } from '../digest.ts'
 import { nulRecords } from '../exec.ts'
+import { withTempDir } from '../fsutil.ts'
 import { isOwnFile, safeGit, safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 
 /**
@@ -20,14 +20,11 @@ export async function withTempIndex<T>(
   top: boolean,
   use: (env: NodeJS.ProcessEnv) => Promise<T>,
 ): Promise<{ value: T; gitlinks: string[] }> {
-  const dir = mkdtempSync(join(tmpdir(), 'pair-loop-index-'))
-  try {
+  return withTempDir('pair-loop-index-', async (dir) => {
     const env = { ...process.env, GIT_INDEX_FILE: join(dir, 'index') }
     const gitlinks = await prepareIndex(repo, env, top)
     return { value: await use(env), gitlinks }
-  } finally {
-    rmSync(dir, { recursive: true, force: true })
-  }
+  })
 }
 
 /**
