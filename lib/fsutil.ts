@@ -1,6 +1,8 @@
 // Files written so a reader never sees half of one: temp file beside it, flush, rename over.
 import {
   closeSync,
+  constants,
+  fstatSync,
   fsyncSync,
   mkdirSync,
   mkdtempSync,
@@ -9,20 +11,74 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  type Stats,
+  statSync,
   unlinkSync,
   writeSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fail } from './errors.ts'
+import { toStderr } from './stdio.ts'
 
-/** A private temp folder (`$TMPDIR/<prefix>XXXXXX`) for `use`, removed after it, whatever happens. */
-export async function withTempDir<T>(prefix: string, use: (dir: string) => Promise<T>): Promise<T> {
+/**
+ * A private temp folder (`$TMPDIR/<prefix>XXXXXX`) for `use`, removed after it, whatever happens. Others can write in
+ * `$TMPDIR`: what they drop in the folder while it is removed is retried, then left with a note, never an error.
+ */
+export async function withTempDir<T>(
+  prefix: string,
+  use: (dir: string) => Promise<T>,
+  note: (text: string) => void = toStderr,
+): Promise<T> {
   const dir = mkdtempSync(join(tmpdir(), prefix))
   try {
     return await use(dir)
   } finally {
-    rmSync(dir, { recursive: true, force: true })
+    removeTempDir(dir, note)
+  }
+}
+
+function removeTempDir(dir: string, note: (text: string) => void): void {
+  try {
+    // a file created between the listing and the rmdir is ENOTEMPTY: Node retries the whole removal on it
+    rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 10 })
+  } catch (error) {
+    note(
+      `pair-loop: note: left the temp folder ${dir} behind (${(error as Error).message}): something else writes in it\n`,
+    )
+  }
+}
+
+/** What a path is when it is not a regular file, in a person's words. */
+export function fileKind(stat: Stats): string {
+  if (stat.isDirectory()) return 'a directory'
+  if (stat.isFIFO()) return 'a FIFO (named pipe)'
+  if (stat.isSocket()) return 'a socket'
+  if (stat.isCharacterDevice() || stat.isBlockDevice()) return 'a device'
+  return stat.isFile() ? 'a regular file' : 'not a regular file'
+}
+
+/**
+ * A regular file's bytes, or undefined when nothing is there; anything else (a FIFO, a device, a directory, or a
+ * symbolic link to one) goes to `notRegular` unopened, since reading a FIFO blocks until someone writes to it. Opened
+ * non-blocking and checked again, so a file swapped for a FIFO in between cannot hang the read either.
+ */
+export function readRegularFile(path: string, notRegular: (kind: string) => never): Buffer | undefined {
+  let stat: Stats
+  try {
+    stat = statSync(path)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  if (!stat.isFile()) notRegular(fileKind(stat))
+  const fd = openSync(path, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0))
+  try {
+    const opened = fstatSync(fd)
+    if (!opened.isFile()) notRegular(fileKind(opened))
+    return readFileSync(fd)
+  } finally {
+    closeSync(fd)
   }
 }
 
