@@ -10,3 +10,9 @@ export function hexDigest(data: BinaryLike, algorithm: 'sha256' | 'sha1' = 'sha2
   crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
   return crypto.createHash(algorithm).update(data).digest('hex')
 }
+
+/** A hash to feed in parts (a file read a chunk at a time). */
+export function createDigest(algorithm: 'sha256' | 'sha1'): import('node:crypto').Hash {
+  crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
+  return crypto.createHash(algorithm)
+}

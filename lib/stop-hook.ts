@@ -1,10 +1,10 @@
 // The agent's Stop hook (Claude Code, and Codex's hooks): while the repository here has an active run, an agent that
 // ends its turn with work not handed over is sent back once, told the next command. Only `stop_hook_active: false`
 // (the agent is not already continuing because of a Stop hook) can send it back, so the hook can never loop.
-import { diffStat, findTopLevelFast } from './git.ts'
-import { changeFingerprint } from './review/changes.ts'
-import { runsOfRepo } from './run-access.ts'
-import { isActive, movedSinceApproval, nextStep, openFindings } from './run-queries.ts'
+import { findTopLevelFast } from './git.ts'
+import { changeNow } from './snapshot/now.ts'
+import { activeRunsOf } from './run-access.ts'
+import { movedSinceApproval, nextStep, openFindings } from './run-queries.ts'
 import type { DiffStat, RunState } from './state.ts'
 
 export interface StopInput {
@@ -12,10 +12,10 @@ export interface StopInput {
   stop_hook_active?: unknown
 }
 
-/** The working tree now: its change against the base, counted, and as bytes (lib/review/changes.ts). */
+/** The working tree now: its change against the base, counted, and its snapshot's tree id (lib/snapshot/). */
 export interface TreeNow {
   diff: DiffStat
-  fingerprint: string | null
+  tree: string | null
 }
 
 /** Why the agent may not stop yet, with the command to run; null: let it stop. */
@@ -26,13 +26,13 @@ export function pendingWork(run: RunState, now: TreeNow): string | null {
   const handOver = (since: string) =>
     `pair-loop: the working tree changed since ${since} (${now.diff.files} file(s), +${now.diff.insertions} -${now.diff.deletions} against the base) and the reviewer has not seen it. Hand the round over with \`pair-loop coder-done --summary-file -\`, then run \`pair-loop review\` ${how}`
   if (run.phase === 'approved')
-    return movedSinceApproval(run, now.fingerprint) ? handOver('the approving review') : null
+    return movedSinceApproval(run, now.tree) ? handOver('the approving review') : null
   if (run.phase !== 'coding') return null
   if (nextStep(run) === 'reply')
     return `pair-loop: ${openFindings(run).length} finding(s) of the last review have no answer. Answer each with \`pair-loop reply --finding R.N --disposition fixed|wont-fix|question|ack --body-file -\`, then hand the round over with \`pair-loop coder-done --summary-file -\` ${how}`
   const last = run.rounds.at(-1)?.coder
-  // byte for byte where the hand-over recorded its fingerprint (a same-size edit counts); else by the counts
-  if (last?.fingerprint && now.fingerprint) return last.fingerprint === now.fingerprint ? null : handOver(LAST_HANDOVER)
+  // byte for byte where the hand-over recorded its snapshot (a same-size edit counts); else by the counts
+  if (last?.tree && now.tree) return last.tree === now.tree ? null : handOver(LAST_HANDOVER)
   const handed = last?.diff ?? zero
   const same = (['files', 'insertions', 'deletions'] as const).every((key) => now.diff[key] === handed[key])
   return same ? null : handOver(LAST_HANDOVER)
@@ -48,14 +48,12 @@ export async function stopHookAnswer(input: StopInput, fallbackCwd: string): Pro
     const cwd = typeof input.cwd === 'string' && input.cwd ? input.cwd : fallbackCwd
     const top = findTopLevelFast(cwd)
     if (!top) return {}
-    const active = runsOfRepo(top).filter(isActive)
+    const active = activeRunsOf(top)
     if (active.length !== 1) return {}
     const run = active[0]!
     const looked = run.phase === 'coding' || run.phase === 'approved'
-    const [diff, fingerprint] = looked
-      ? await Promise.all([diffStat(run.repo, run.base_sha), changeFingerprint(run.repo, run.base_sha)])
-      : [zero, null]
-    const reason = pendingWork(run, { diff, fingerprint })
+    const now = looked ? await changeNow(run) : { diff: zero, tree: null }
+    const reason = pendingWork(run, now)
     return reason ? { decision: 'block', reason } : {}
   } catch {
     return {} // a hook never keeps an agent from stopping because pair-loop could not read something

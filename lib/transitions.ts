@@ -87,11 +87,11 @@ export function checkCanOpenRound(run: RunState, overCap: boolean, changedSinceR
 
 export type OpenRoundInput = Pick<
   CoderRound,
-  'summary' | 'session_id' | 'diff' | 'fingerprint' | 'findings_addressed' | 'over_cap'
+  'summary' | 'session_id' | 'diff' | 'tree' | 'findings_addressed' | 'over_cap'
 > & {
   /** The person chose to go on at or over the budget (`--over-budget`): recorded on the run. */
   override: BudgetOverride | null
-  /** An approved run's tree is no longer what its approving review saw (lib/review/changes.ts). */
+  /** An approved run's tree is no longer what its approving review saw (lib/snapshot/). */
   changed_since_review?: boolean
   now: string
 }
@@ -105,7 +105,7 @@ export function openRound(run: RunState, input: OpenRoundInput): Step<RunState> 
     summary: input.summary,
     session_id: input.session_id,
     diff: input.diff,
-    ...(input.fingerprint ? { fingerprint: input.fingerprint } : {}),
+    ...(input.tree ? { tree: input.tree } : {}),
     findings_addressed: input.findings_addressed,
     over_cap: n > next.max_rounds,
     over_budget: input.override !== null,

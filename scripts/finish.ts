@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // finish: close the run, write the PR body; later calls may only add the PR (--pr N or --create-pr, once). Never merges.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { rememberHighWater } from '../lib/cost/high-water.ts'
 import { cachedCostSummary } from '../lib/cost/status-snapshot.ts'
 import { fail } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
@@ -11,7 +12,7 @@ import { prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
 import { attachPr, checkVerdict, closeRun } from '../lib/transitions.ts'
-import { fingerprintAfterApproval } from '../lib/review/changes.ts'
+import { treeNow } from '../lib/snapshot/now.ts'
 import { movedSinceApproval } from '../lib/run-queries.ts'
 
 const finish = defineScript({
@@ -43,10 +44,11 @@ const finish = defineScript({
     const run = resolveRun(args, { allowFinished: true })
     // APPROVED ships what the approving review saw, byte for byte: not a tree that moved on since
     const changedSinceReview =
-      args.verdict === 'APPROVED' && movedSinceApproval(run, await fingerprintAfterApproval(run))
+      args.verdict === 'APPROVED' && run.phase === 'approved' && movedSinceApproval(run, await treeNow(run))
     checkVerdict(run, args.verdict, changedSinceReview)
     if (createPrWanted && run.pr === null) await checkBranch(run, 'finish --create-pr')
     const cost = await cachedCostSummary(run, () => configOf(run))
+    await rememberHighWater(run.run_id, cost.seen) // what was seen stays counted once the transcripts go
     const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
 
     const closed = await changeRun(run.run_id, (state) => {

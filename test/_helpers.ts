@@ -174,13 +174,15 @@ export function sandbox(files?: Record<string, string>) {
 
 /**
  * Record a reviewer round into state the way `review` does, from raw reviewer text
- * (for tests of reply/finish that need findings without running a reviewer).
+ * (for tests of reply/finish that need findings without running a reviewer). The review saw the snapshot the round
+ * handed over (`tree`: another one, or null for a review that recorded none).
  */
 export async function recordReview(
   home: string,
   runId: string,
   reviewerText: string,
   tool: 'claude' | 'codex' | 'custom' = 'codex',
+  tree?: string | null,
 ): Promise<RunState> {
   const verdict = parseVerdict(reviewerText) ?? 'CHANGES_REQUESTED'
   const previous = process.env.PAIR_LOOP_HOME
@@ -217,6 +219,7 @@ export async function recordReview(
           raw_output_path: null,
           over_budget: false,
           at: now,
+          tree: tree === undefined ? (state.rounds.at(-1)?.coder.tree ?? null) : tree,
         }
         return { state: applyReview(claimed, { review, pid: process.pid }).state, result: undefined }
       },

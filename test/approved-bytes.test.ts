@@ -77,12 +77,14 @@ describe('an approved run', () => {
   )
 
   it(
-    'is finished as approved when its review recorded no fingerprint (a run from before fingerprints)',
+    'refuses finish --verdict APPROVED when the approving review recorded no snapshot (a run from before snapshots): nobody can name what it saw',
     async () => {
       const { sb, runId } = await handedOver()
-      await recordReview(sb.home, runId, 'VERDICT: APPROVED')
-      write(sb, 'export const limit = 9\n')
-      expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
+      await recordReview(sb.home, runId, 'VERDICT: APPROVED', 'codex', null)
+      expect(expectError(await sb.cli(['finish', '--verdict', 'APPROVED']), 'wrong_phase')).toMatchObject({
+        changed_since_review: true,
+        next: 'coder-done',
+      })
     },
     SLOW,
   )

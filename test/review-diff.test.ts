@@ -1,6 +1,5 @@
-// The diff the reviewer reads (lib/review/diff.ts): submodules shown, nothing of the change written into
-// .git/objects, the cap applied while git is read (git stopped there), large files named only, and coder-done's count
-// of a large untracked file. Expected values come from git itself or from a hand count of what the test wrote.
+// The diff the reviewer reads (lib/review/diff.ts over lib/snapshot/): submodules shown, nothing of the change written
+// into .git/objects, the cap applied while git is read (git stopped there), large files named only as not reviewed. Expected values come from git itself or from a hand count of what the test wrote.
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -23,6 +22,12 @@ afterAll(() => {
 })
 
 const head = (repo: string) => git(repo, ['rev-parse', 'HEAD']).trim()
+/** The tree `git add -A` would commit, as git itself computes it (a temporary index: the repository's is untouched). */
+const gitTree = (repo: string) => {
+  const env = { ...process.env, GIT_INDEX_FILE: join(tempDir('pl-index-'), 'index') }
+  git(repo, ['add', '-A'], env)
+  return git(repo, ['write-tree'], env).trim()
+}
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 /** `count` lines of `width` bytes each (newline included), numbered so that each is distinct. */
 const numberedLines = (count: number, width: number) => {
@@ -58,13 +63,11 @@ describe('the review diff: submodules', () => {
       writeFiles(sub, { 'lib.txt': 'one\nCOMMITTED-IN-SUB-31a0\nUNCOMMITTED-IN-SUB-8b44\n' })
       writeFiles(sub, { 'new.txt': 'UNTRACKED-IN-SUB-c9d2\n' })
       const done = expectOk(await sb.cli(['coder-done', '--summary', 'moved the submodule']))
-      // the gitlink as git counts it (1 file, +1 -1), and inside: lib.txt +2, new.txt +1
-      expect(done.diff).toEqual({ files: 3, insertions: 4, deletions: 1 })
+      // inside it, against the commit the base records: lib.txt +2, new.txt +1 (a hand count)
+      expect(done.diff).toEqual({ files: 2, insertions: 3, deletions: 0 })
       const prompt = await reviewPrompt(sb)
-      expect(prompt).toMatch(/ vendor\/lib \| 2 \+-/)
-      expect(prompt).toContain(`-Subproject commit ${recorded}`)
-      expect(prompt).toContain(`+Subproject commit ${head(sub)}`)
-      expect(prompt).toMatch(/ lib\.txt \| 2 \+\+\n new\.txt \| 1 \+/)
+      expect(prompt).toContain(`vendor/lib | submodule: its recorded commit ${recorded.slice(0, 12)} → its work tree`)
+      expect(prompt).toMatch(/ vendor\/lib\/lib\.txt \| 2 \+\+\n vendor\/lib\/new\.txt \| 1 \+/)
       expect(prompt).toContain('diff --git a/vendor/lib/lib.txt b/vendor/lib/lib.txt')
       expect(prompt).toContain('+COMMITTED-IN-SUB-31a0\n+UNCOMMITTED-IN-SUB-8b44\n')
       expect(prompt).toContain('diff --git a/vendor/lib/new.txt b/vendor/lib/new.txt')
@@ -82,8 +85,8 @@ describe('the review diff: submodules', () => {
       const done = expectOk(await sb.cli(['coder-done', '--summary', 'edited inside the submodule']))
       expect(done.diff).toEqual({ files: 1, insertions: 1, deletions: 0 })
       const prompt = await reviewPrompt(sb)
-      expect(prompt).toContain(`Submodule vendor/lib, against its recorded commit ${head(sub).slice(0, 12)}:`)
-      expect(prompt).toMatch(/ lib\.txt \| 1 \+/)
+      expect(prompt).toContain(`vendor/lib | submodule: its recorded commit ${head(sub).slice(0, 12)} → its work tree`)
+      expect(prompt).toMatch(/ vendor\/lib\/lib\.txt \| 1 \+/)
       expect(prompt).toContain('--- a/vendor/lib/lib.txt\n+++ b/vendor/lib/lib.txt')
       expect(prompt).toContain('+EDIT-ONLY-5e7f')
     },
@@ -188,6 +191,7 @@ describe('the review diff: large files', () => {
     writeFileSync(join(repo, 'big.txt'), text)
     const diff = await workingDiff(repo, base, 200_000)
     expect(diff.stat).toMatch(/ big\.txt \| 100000 \+/)
+    expect(diff.tree).toBe(gitTree(repo))
     expect(diff.truncated).toBe(true)
     expect(Buffer.byteLength(diff.diff)).toBeLessThanOrEqual(200_000)
     expect(diff.diff.endsWith('\n')).toBe(true)
@@ -205,32 +209,34 @@ describe('the review diff: large files', () => {
     expect(diff.bytes).toBeLessThan(text.length / 2)
   })
 
-  it('names a text file over 16 MiB only, by its size, as git names a binary', async () => {
+  it('names a text file over 16 MiB only, as not reviewed, with its blob id as git computes it', async () => {
     const repo = makeRepo()
     const base = head(repo)
     const size = 17 * 1024 * 1024
     writeFileSync(join(repo, 'huge.txt'), numberedLines(size / 64, 64))
     const diff = await workingDiff(repo, base, 200_000)
-    expect(diff.stat).toContain(` huge.txt | Bin 0 -> ${size} bytes`)
-    expect(diff.diff).toContain('Binary files /dev/null and b/huge.txt differ')
+    const oid = git(repo, ['hash-object', '--no-filters', 'huge.txt']).trim()
+    expect(diff.stat).toContain(` huge.txt | added, over 16 MiB: NOT REVIEWED (now ${oid})`)
+    expect(diff.unreviewed).toEqual([{ path: 'huge.txt', why: 'over 16 MiB', oid }])
+    expect(diff.diff).toBe('')
     expect(diff.truncated).toBe(false)
   })
 
   it(
-    "counts every line of a 60 MB untracked file in coder-done's diff stat",
+    "counts a 60 MB untracked file as one changed file in coder-done's diff stat, its lines unread (named only)",
     async () => {
       const sb = sandbox()
       await startRun(sb)
       writeFileSync(join(sb.repo, 'data.csv'), numberedLines(1_000_000, 60))
       const done = expectOk(await sb.cli(['coder-done', '--summary', 'a large data file']))
-      expect(done.diff).toEqual({ files: 1, insertions: 1_000_000, deletions: 0 })
+      expect(done.diff).toEqual({ files: 1, insertions: 0, deletions: 0 })
     },
     SLOW,
   )
 })
 
-describe('the copied index', () => {
-  it("keeps the index's own mtime, so git re-reads a same-size edit made in the index's last second (racy git)", async () => {
+describe("the repository's index", () => {
+  it("shows a same-size edit the index's stat data calls clean, and leaves the index alone (its stat cache is not used)", async () => {
     // the edit the diff must show: same size as the committed file, written in the second the index was
     const repo = makeRepo({ 'a.txt': 'one\n' })
     const index = join(repo, '.git', 'index')

@@ -51,8 +51,8 @@ export interface ReviewVerdict {
   structured: boolean
   /** Files the change touches that a reviewer CLI would load from a repository (instructions, settings, hooks). */
   touches_reviewer_instructions: string[]
-  /** The change as reviewed, byte for byte (null: not the working tree, e.g. the pushed PR's diff). */
-  fingerprint: string | null
+  /** The snapshot reviewed, its tree id (null: not the working tree, e.g. the pushed PR's diff). */
+  tree: string | null
 }
 
 export type Conducted =
@@ -70,7 +70,7 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
   })
-  const touches = { touches_reviewer_instructions: instructions.touched, fingerprint: diff.fingerprint }
+  const touches = { touches_reviewer_instructions: instructions.touched, tree: diff.tree }
   const calls: CallRecord[] = []
 
   const first = await callReviewer(run, prompt, 1, options, calls)

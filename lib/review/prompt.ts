@@ -18,7 +18,7 @@ export interface PromptContext {
 
 export function buildPrompt(
   run: RunState,
-  diff: Omit<WorkingDiff, 'fingerprint'>,
+  diff: Omit<WorkingDiff, 'tree' | 'unreviewed'> & { unreviewed?: WorkingDiff['unreviewed'] },
   context: PromptContext = {},
 ): string {
   const round = run.rounds.length

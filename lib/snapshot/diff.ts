@@ -1,0 +1,172 @@
+// The reviewer's view of a snapshot: every changed path named, and the diff of the text ones, computed by git from
+// pair-loop's own object store — the base's blobs copied there once verified, the change's blobs as the snapshot read
+// them. What the reviewer is shown and what the snapshot's tree id records are the same bytes.
+import type { DiffStat } from '../state.ts'
+import { Capped } from '../review/capped.ts'
+import { type BlobKind, blobKind, WHOLE_FILE_LIMIT } from './files.ts'
+import { type Leaf, type Manifest, manifestTree } from './manifest.ts'
+import type { Change, RepoSnapshot } from './snapshot.ts'
+import { hasObject, storeGit, writeObject } from './store.ts'
+import { objectSizes, readVerified } from './verified.ts'
+
+/** One changed path as the reviewer sees it, from the top repository. */
+interface Item {
+  label: string
+  change: Change
+  /** Why it is named only (null: its diff is shown). */
+  unreviewed: string | null
+}
+
+export interface SnapshotDiff {
+  /** Every changed path, one a line: its counts, or why it is named only. */
+  stat: string
+  diff: string
+  /** The diff's size in bytes; when truncated, a lower bound (git is stopped past the cap). */
+  bytes: number
+  truncated: boolean
+  counts: DiffStat
+  /** Paths named only, with why and their ids in the snapshot. */
+  unreviewed: { path: string; why: string; oid: string | null }[]
+}
+
+/** The diff shown to the reviewer, capped at `maxBytes` (0: no diff body, the stat alone). */
+export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promise<SnapshotDiff> {
+  const notes: string[] = []
+  const items = await collectItems(snap, '', notes)
+  const shown = items.filter((item) => item.unreviewed === null)
+  const before: Manifest = new Map()
+  const after: Manifest = new Map()
+  for (const { label, change } of shown) {
+    if (change.before) before.set(label, change.before)
+    if (change.after) after.set(label, change.after)
+  }
+  const write = (content: Buffer) => void writeObject(snap.store, 'tree', content)
+  const [oldTree, newTree] = [manifestTree(before, snap.git.format, write), manifestTree(after, snap.git.format, write)]
+  const shownStat = shown.length ? await gitStat(snap, oldTree, newTree) : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 }
+  const patch = new Capped(Math.max(maxBytes, 0))
+  if (shown.length && maxBytes > 0) await streamPatch(snap, oldTree, newTree, patch)
+
+  const named = items
+    .filter((item) => item.unreviewed)
+    .map(({ label, change, unreviewed }) => ` ${label} | ${verbOf(change)}, ${unreviewed}: NOT REVIEWED (${idOf(change)})`)
+  // a rename is one file, as git counts it
+  const counts = { files: shownStat.files + named.length, insertions: shownStat.insertions, deletions: shownStat.deletions }
+  const unreviewed = items
+    .filter((item) => item.unreviewed)
+    .map((item) => ({ path: item.label, why: item.unreviewed!, oid: (item.change.after ?? item.change.before)?.oid ?? null }))
+  const tail = named.length || notes.length ? [`Named only (${named.length}), not shown below:`, ...named, ...notes] : []
+  const text = [...shownStat.lines, ...(shownStat.summary ? [shownStat.summary] : []), ...tail].join('\n')
+  return { stat: text, diff: patch.text(), bytes: patch.bytes, truncated: patch.truncated, counts, unreviewed }
+}
+
+const verbOf = (change: Change) =>
+  !change.before ? 'added' : !change.after ? 'deleted' : change.before.oid === change.after.oid ? 'mode changed' : 'modified'
+
+const idOf = (change: Change) =>
+  [change.before && `was ${change.before.oid.slice(0, 12)}`, change.after && `now ${change.after.oid}`].filter(Boolean).join(', ')
+
+/** The changed paths of the snapshot and of its submodules, each with whether its diff can be shown. */
+async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[]): Promise<Item[]> {
+  const items: Item[] = []
+  const subs = new Map(snap.submodules.map((sub) => [sub.path, sub]))
+  const oldKinds = await baseKinds(snap)
+  for (const skipped of snap.skipped) notes.push(` ${prefix}${skipped.path} | ${skipped.what}: left out of the snapshot, NOT REVIEWED`)
+  for (const change of snap.changes) {
+    const label = `${prefix}${change.path}`
+    const isRepo = (leaf: Leaf | null) => leaf?.mode === '160000' || (leaf?.mode === '40000' && subs.has(change.path))
+    if (isRepo(change.before) || isRepo(change.after)) {
+      const sub = subs.get(change.path)
+      if (!sub) {
+        items.push({ label, change, unreviewed: 'a submodule that is not checked out' })
+        continue
+      }
+      const from = sub.recorded ? `its recorded commit ${sub.recorded.slice(0, 12)}` : 'nothing (new since base)'
+      const now = sub.folded ? 'its work tree, with changes not committed inside it (a PR cannot ship them)' : `commit ${sub.head}`
+      notes.push(` ${label} | submodule: ${from} → ${now}; its files are listed with this prefix`)
+      items.push(...(await collectItems(sub.snapshot, `${label}/`, notes)))
+      continue
+    }
+    items.push({ label, change, unreviewed: whyUnreviewed(snap, change, oldKinds) })
+  }
+  return items
+}
+
+function whyUnreviewed(snap: RepoSnapshot, change: Change, oldKinds: Map<string, BlobKind | 'missing'>): string | null {
+  const afterKind = (leaf: Leaf) => {
+    const kind = snap.kinds.get(leaf.oid)
+    return kind !== 'big' && !hasObject(snap.store, leaf.oid) ? 'missing' : kind
+  }
+  const sides: [Leaf | null, BlobKind | 'missing' | undefined][] = [
+    [change.before, change.before ? oldKinds.get(change.before.oid) : undefined],
+    [change.after, change.after ? afterKind(change.after) : undefined],
+  ]
+  for (const [leaf, kind] of sides) {
+    if (!leaf || leaf.mode === '120000') continue
+    if (leaf.mode === '160000' || leaf.mode === '40000') return 'a repository of its own'
+    if (kind === 'binary') return 'binary'
+    if (kind === 'big') return `over ${WHOLE_FILE_LIMIT / 1024 / 1024} MiB`
+    if (kind === 'missing' || kind === undefined) return 'its bytes could not be kept'
+  }
+  return null
+}
+
+/** The base side's blobs of the changed files: sized, read verified and copied into the store (all but big ones). */
+async function baseKinds(snap: RepoSnapshot): Promise<Map<string, BlobKind | 'missing'>> {
+  const kinds = new Map<string, BlobKind | 'missing'>()
+  const blobs = snap.changes.filter((change) => change.before && /^100/.test(change.before.mode)).map((change) => change.before!)
+  const need = blobs.filter((leaf) => !hasObject(snap.store, leaf.oid))
+  const sizes = await objectSizes(snap.git, need.map((leaf) => leaf.oid))
+  const small = need.filter((leaf) => (sizes.get(leaf.oid) ?? 0) <= WHOLE_FILE_LIMIT && sizes.has(leaf.oid))
+  const read = await readVerified(snap.git, small.map((leaf) => leaf.oid), 'a file at base')
+  for (const leaf of need) {
+    const object = read.get(leaf.oid)
+    if (object) writeObject(snap.store, 'blob', object.content)
+    else kinds.set(leaf.oid, sizes.has(leaf.oid) ? 'big' : 'missing')
+  }
+  for (const change of snap.changes) {
+    const leaf = change.before
+    if (!leaf || !/^100/.test(leaf.mode) || kinds.has(leaf.oid)) continue
+    kinds.set(leaf.oid, read.get(leaf.oid) ? blobKind(read.get(leaf.oid)!.content, change.path) : await storedKind(snap, leaf.oid, change.path))
+  }
+  return kinds
+}
+
+/** A stored blob's kind, read back from the store. */
+async function storedKind(snap: RepoSnapshot, oid: string, path: string): Promise<BlobKind> {
+  const known = snap.kinds.get(oid)
+  if (known) return known
+  const chunks: Buffer[] = []
+  await storeGit(snap.store, ['cat-file', 'blob', oid], (chunk) => chunks.push(chunk) > 0)
+  return blobKind(Buffer.concat(chunks), path)
+}
+
+const DIFF_FLAGS = ['-r', '-M', '--text', '--no-color', '--no-ext-diff', '--no-textconv']
+
+/** git's own --stat of the shown files (every one listed), and the totals of its summary line. */
+async function gitStat(snap: RepoSnapshot, oldTree: string, newTree: string) {
+  const chunks: Buffer[] = []
+  await storeGit(snap.store, ['diff-tree', ...DIFF_FLAGS, '--stat=200', oldTree, newTree], (chunk) => chunks.push(chunk) > 0)
+  const lines = Buffer.concat(chunks).toString('utf8').trimEnd().split('\n')
+  const summary = lines.pop() ?? ''
+  const count = (what: string) => Number(new RegExp(`(\\d+) ${what}`).exec(summary)?.[1] ?? 0)
+  return { lines, summary, files: count('files? changed'), insertions: count('insertion'), deletions: count('deletion') }
+}
+
+/** NUL bytes the diff carries (text files that hold some) are shown as ␀: a NUL must not end the reviewer's text. */
+const NUL_SHOWN = Buffer.from('\u2400')
+
+async function streamPatch(snap: RepoSnapshot, oldTree: string, newTree: string, patch: Capped): Promise<void> {
+  const args = ['diff-tree', ...DIFF_FLAGS, '-p', '--unified=3', '--src-prefix=a/', '--dst-prefix=b/', oldTree, newTree]
+  await storeGit(snap.store, args, (chunk) => patch.push(chunk.includes(0) ? escapeNuls(chunk) : chunk))
+}
+
+function escapeNuls(chunk: Buffer): Buffer {
+  const parts: Buffer[] = []
+  let from = 0
+  for (let at = chunk.indexOf(0); at >= 0; at = chunk.indexOf(0, from)) {
+    parts.push(chunk.subarray(from, at), NUL_SHOWN)
+    from = at + 1
+  }
+  parts.push(chunk.subarray(from))
+  return Buffer.concat(parts)
+}

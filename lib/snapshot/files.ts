@@ -1,0 +1,104 @@
+// One file read from the disk for the snapshot: lstat first, never a symlink followed, never anything but a regular
+// file opened (a FIFO would hang the read), read once, hashed from the bytes read. What the reviewer is shown of it
+// comes from those same bytes.
+import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs'
+import { extname } from 'node:path'
+import { objectHasher, type ObjectFormat } from './objects.ts'
+
+/** Files up to this size are kept whole (to be shown); bigger ones are hashed a chunk at a time and named only. */
+export const WHOLE_FILE_LIMIT = 16 * 1024 * 1024
+const CHUNK = 1 << 20
+
+/** How a blob reads: text; text with NUL bytes (shown with them escaped); binary or too big (named only). */
+export type BlobKind = 'text' | 'nul-text' | 'binary' | 'big'
+
+export interface ReadFile {
+  oid: string
+  kind: BlobKind
+  /** The bytes, when kept whole. */
+  content: Buffer | null
+  /** The file did not change while it was read (its stat after equals its stat before): the hash may be cached. */
+  steady: boolean
+}
+
+/** The identity of a file's stat data, for the stat cache: equal only if nothing about the file changed. */
+export const statKey = (stats: BigIntStats) =>
+  `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}`
+
+/** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
+export function readRegularFile(path: string, seen: BigIntStats, format: ObjectFormat): ReadFile | null {
+  let fd: number
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  } catch {
+    return null // gone, or replaced by a link since lstat
+  }
+  try {
+    const before = fstatSync(fd, { bigint: true })
+    if (!before.isFile() || before.ino !== seen.ino || before.dev !== seen.dev) return null
+    const size = Number(before.size)
+    const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
+    const after = fstatSync(fd, { bigint: true })
+    return { ...read, steady: statKey(after) === statKey(before) && read.complete }
+  } finally {
+    closeSync(fd)
+  }
+}
+
+function readWhole(fd: number, size: number, format: ObjectFormat, path: string) {
+  const chunks: Buffer[] = []
+  let total = 0
+  for (let buffer = Buffer.allocUnsafe(Math.max(size, 1) + 1); ; ) {
+    const got = readSync(fd, buffer, 0, buffer.length, null)
+    if (got === 0) break
+    chunks.push(Buffer.from(buffer.subarray(0, got)))
+    total += got
+    if (total > WHOLE_FILE_LIMIT) break // grew past the limit while read: hashed as read, and not steady
+    buffer = Buffer.allocUnsafe(CHUNK)
+  }
+  const content = Buffer.concat(chunks, total)
+  const oid = objectHasher(format, 'blob', content.length).update(content).digest('hex')
+  return { oid, kind: blobKind(content, path), content, complete: total === size }
+}
+
+/** A file too big to keep: hashed as its stat said it was; one that grew or shrank while read is not steady. */
+function hashInChunks(fd: number, size: number, format: ObjectFormat) {
+  const hash = objectHasher(format, 'blob', size)
+  const buffer = Buffer.allocUnsafe(CHUNK)
+  let total = 0
+  while (total < size) {
+    const got = readSync(fd, buffer, 0, Math.min(CHUNK, size - total), null)
+    if (got === 0) break
+    hash.update(buffer.subarray(0, got))
+    total += got
+  }
+  if (total < size) hash.update(Buffer.alloc(size - total)) // shrank: a placeholder id, never cached (not steady)
+  const more = readSync(fd, buffer, 0, 1, null) > 0
+  return { oid: hash.digest('hex'), kind: 'big' as const, content: null, complete: total === size && !more }
+}
+
+/** Files with these names are source whatever bytes they hold: a NUL does not hide them (node runs such a file). */
+const SOURCE = new Set(
+  'js mjs cjs jsx ts mts cts tsx json py rb sh bash zsh go rs c h cc cpp hpp java kt swift php pl lua sql yml yaml toml ini md txt html htm css scss vue svelte xml'.split(' '),
+)
+
+/** git calls a blob with a NUL in its first 8000 bytes binary; pair-loop shows it as text when it otherwise is. */
+export function blobKind(content: Buffer, path: string): BlobKind {
+  if (content.length > WHOLE_FILE_LIMIT) return 'big'
+  if (!content.subarray(0, 8000).includes(0)) return 'text'
+  if (SOURCE.has(extname(path).slice(1).toLowerCase()) || content.subarray(0, 2).toString('latin1') === '#!') return 'nul-text'
+  return mostlyText(content) ? 'nul-text' : 'binary'
+}
+
+/** Valid UTF-8 once the NULs are set aside, with hardly any other control bytes. */
+function mostlyText(content: Buffer): boolean {
+  let controls = 0
+  for (const byte of content) if (byte < 32 && byte !== 0 && byte !== 9 && byte !== 10 && byte !== 13 && byte !== 12) controls++
+  if (controls > content.length / 100) return false
+  try {
+    new TextDecoder('utf-8', { fatal: true }).decode(content.filter((byte) => byte !== 0))
+    return true
+  } catch {
+    return false
+  }
+}

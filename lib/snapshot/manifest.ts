@@ -1,0 +1,96 @@
+// A tree as a flat list of its leaves (path → mode and id), and back: the base's, read from the repository with every
+// object verified (and kept under $PAIR_LOOP_HOME once verified: a tree id names its content for good), and the
+// snapshot's, whose tree id is computed here the way git computes it.
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { fail } from '../errors.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import { objectId, parseTree, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
+import { readVerified, type RepoGit } from './verified.ts'
+
+export interface Leaf {
+  mode: TreeMode
+  oid: string
+}
+
+/** Leaves by path from the tree's top: blobs, links, gitlinks, and a folded submodule's tree (mode 40000). */
+export type Manifest = Map<string, Leaf>
+
+const manifestFile = (home: string, tree: string) => join(home, 'cache', 'snapshot', 'trees', `${tree}.json`)
+
+/** The leaves of `tree` in the repository, every tree object verified on the way; cached by tree id. */
+export async function treeManifest(git: RepoGit, tree: string, home: string, what: string): Promise<Manifest> {
+  const cached = readManifest(home, tree)
+  if (cached) return cached
+  const manifest: Manifest = new Map()
+  let level: { prefix: string; oid: string }[] = [{ prefix: '', oid: tree }]
+  while (level.length > 0) {
+    const objects = await readVerified(git, level.map((item) => item.oid), what)
+    const next: typeof level = []
+    for (const { prefix, oid } of level) {
+      const object = objects.get(oid)
+      if (!object || object.type !== 'tree')
+        fail('git_error', `the tree ${oid} of ${what} is missing from ${git.repo} (a shallow or partial clone?)`, {
+          repo: git.repo,
+          object: oid,
+        })
+      for (const entry of parseTree(object.content, git.format)) {
+        const path = `${prefix}${entry.name}`
+        if (entry.mode === '40000') next.push({ prefix: `${path}/`, oid: entry.oid })
+        else manifest.set(path, { mode: entry.mode, oid: entry.oid })
+      }
+    }
+    level = next
+  }
+  saveManifest(home, tree, manifest)
+  return manifest
+}
+
+export function readManifest(home: string, tree: string): Manifest | null {
+  try {
+    const rows = JSON.parse(readFileSync(manifestFile(home, tree), 'utf8')) as [string, TreeMode, string][]
+    return new Map(rows.map(([path, mode, oid]) => [path, { mode, oid }]))
+  } catch {
+    return null
+  }
+}
+
+export function saveManifest(home: string, tree: string, manifest: Manifest): void {
+  const rows = [...manifest].map(([path, leaf]) => [path, leaf.mode, leaf.oid])
+  writeFileAtomic(manifestFile(home, tree), JSON.stringify(rows), 0o600, { durable: false })
+}
+
+/** The id of the tree these leaves make; `write` receives every tree object on the way (to store them). */
+export function manifestTree(
+  manifest: Manifest,
+  format: RepoGit['format'],
+  write?: (content: Buffer) => void,
+): string {
+  const dirs = new Map<string, TreeEntry[]>([['', []]])
+  const folder = (dir: string): TreeEntry[] => {
+    let entries = dirs.get(dir)
+    if (entries) return entries
+    entries = []
+    dirs.set(dir, entries)
+    const slash = dir.lastIndexOf('/')
+    folder(slash < 0 ? '' : dir.slice(0, slash)).push({ name: dir.slice(slash + 1), mode: '40000', oid: '' })
+    return entries
+  }
+  for (const [path, leaf] of manifest) {
+    const slash = path.lastIndexOf('/')
+    folder(slash < 0 ? '' : path.slice(0, slash)).push({ name: path.slice(slash + 1), mode: leaf.mode, oid: leaf.oid })
+  }
+  // deepest folders first: a folder's id is known before its parent's entry needs it
+  const order = [...dirs.keys()].sort((a, b) => depth(b) - depth(a))
+  const ids = new Map<string, string>()
+  for (const dir of order) {
+    const entries = dirs.get(dir)!
+    for (const entry of entries) if (entry.mode === '40000' && entry.oid === '') entry.oid = ids.get(dir ? `${dir}/${entry.name}` : entry.name)!
+    const content = treeContent(entries)
+    write?.(content)
+    ids.set(dir, objectId(format, 'tree', content))
+  }
+  return ids.get('')!
+}
+
+const depth = (dir: string) => (dir === '' ? 0 : dir.split('/').length)

@@ -1,0 +1,71 @@
+// git's object format, computed by pair-loop itself: a blob's and a tree's id, a tree's bytes in git's own order. The
+// snapshot's tree id is then the id git gives the same files (`git rev-parse <commit>^{tree}`), so a person can check a
+// PR head against the approved tree with git alone.
+import type { Hash } from 'node:crypto'
+import { createDigest } from '../digest.ts'
+
+export type ObjectFormat = 'sha1' | 'sha256'
+export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag'
+
+/** The modes a tree entry may have, as git writes them in a tree object. */
+export type TreeMode = '100644' | '100755' | '120000' | '160000' | '40000'
+
+export interface TreeEntry {
+  name: string
+  mode: TreeMode
+  oid: string
+}
+
+/** A hash of `<type> <size>\0` followed by the content, fed in parts (a file read a chunk at a time). */
+export function objectHasher(format: ObjectFormat, type: ObjectType, size: number): Hash {
+  return createDigest(format).update(`${type} ${size}\0`)
+}
+
+export function objectId(format: ObjectFormat, type: ObjectType, content: Uint8Array): string {
+  return objectHasher(format, type, content.length).update(content).digest('hex')
+}
+
+/** git sorts a tree's entries by name, a folder's name as if it ended in '/'. */
+function sortKey(entry: TreeEntry): Buffer {
+  return Buffer.from(entry.mode === '40000' ? `${entry.name}/` : entry.name, 'utf8')
+}
+
+/** A tree object's content: `<mode> <name>\0<raw id>` per entry, in git's order. */
+export function treeContent(entries: TreeEntry[]): Buffer {
+  const keyed = entries.map((entry) => ({ entry, key: sortKey(entry) }))
+  keyed.sort((a, b) => Buffer.compare(a.key, b.key))
+  const parts: Buffer[] = []
+  for (const { entry } of keyed) parts.push(Buffer.from(`${entry.mode} ${entry.name}\0`, 'utf8'), Buffer.from(entry.oid, 'hex'))
+  return Buffer.concat(parts)
+}
+
+/** A tree object's entries (the inverse of treeContent), for trees read from a repository. */
+export function parseTree(content: Buffer, format: ObjectFormat): TreeEntry[] {
+  const idBytes = format === 'sha1' ? 20 : 32
+  const entries: TreeEntry[] = []
+  let at = 0
+  while (at < content.length) {
+    const space = content.indexOf(32, at)
+    const nul = content.indexOf(0, space + 1)
+    if (space < 0 || nul < 0 || nul + 1 + idBytes > content.length) throw new Error('a malformed tree object')
+    const mode = normalMode(content.toString('latin1', at, space))
+    entries.push({ mode, name: content.toString('utf8', space + 1, nul), oid: content.toString('hex', nul + 1, nul + 1 + idBytes) })
+    at = nul + 1 + idBytes
+  }
+  return entries
+}
+
+/** git reads old modes (100664, 040000) as their normal form, and so does pair-loop. */
+function normalMode(mode: string): TreeMode {
+  if (mode === '40000' || mode === '040000') return '40000'
+  if (mode === '120000' || mode === '160000') return mode
+  if (/^100\d{3}$/.test(mode)) return Number.parseInt(mode.slice(3), 8) & 0o100 ? '100755' : '100644'
+  throw new Error(`a tree entry of mode ${mode}`)
+}
+
+/** The `tree <id>` line of a commit object. */
+export function commitTree(content: Buffer): string {
+  const match = /^tree ([0-9a-f]{40,64})\n/.exec(content.toString('latin1', 0, 80))
+  if (!match) throw new Error('a commit object without a tree line')
+  return match[1]!
+}

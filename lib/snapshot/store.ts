@@ -1,0 +1,78 @@
+// pair-loop's own object store: a bare git repository under $PAIR_LOOP_HOME, which the coder cannot write. The
+// snapshot's changed files and the base's verified blobs are written here, and the reviewer's diff is computed here,
+// by git reading these objects only, with no configuration, attributes or hooks but the store's own.
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { deflateSync } from 'node:zlib'
+import { execStream, type StreamResult } from '../exec.ts'
+import { fail } from '../errors.ts'
+import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
+
+export interface ObjectStore {
+  dir: string
+  format: ObjectFormat
+}
+
+/** The store for `format` under `home`, made on first use (no `git init`: its templates and config are the user's). */
+export function objectStore(home: string, format: ObjectFormat): ObjectStore {
+  const dir = join(home, 'store', `${format}.git`)
+  if (!existsSync(join(dir, 'HEAD'))) {
+    for (const sub of ['objects', 'refs/heads', 'refs/tags']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 })
+    const extensions = format === 'sha256' ? '[extensions]\n\tobjectformat = sha256\n' : ''
+    const version = format === 'sha256' ? 1 : 0
+    writeFileSync(join(dir, 'config'), `[core]\n\trepositoryformatversion = ${version}\n\tbare = true\n${extensions}`)
+    writeFileSync(join(dir, 'HEAD'), 'ref: refs/heads/main\n')
+  }
+  return { dir, format }
+}
+
+const objectPath = (store: ObjectStore, oid: string) => join(store.dir, 'objects', oid.slice(0, 2), oid.slice(2))
+
+/** Write an object (once: an id names its content), whole or not at all; its id. */
+export function writeObject(store: ObjectStore, type: ObjectType, content: Uint8Array): string {
+  const oid = objectId(store.format, type, content)
+  const path = objectPath(store, oid)
+  if (existsSync(path)) return oid
+  mkdirSync(join(store.dir, 'objects', oid.slice(0, 2)), { recursive: true, mode: 0o700 })
+  const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
+  writeFileSync(temp, deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 }))
+  renameSync(temp, path)
+  return oid
+}
+
+export const hasObject = (store: ObjectStore, oid: string) => existsSync(objectPath(store, oid))
+
+/** git with nothing of the user's: no system or global config, no attributes, no replace refs, no pager. */
+function storeEnv(store: ObjectStore): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'SYSTEMROOT', 'LANG', 'LC_ALL', 'TZ']
+  const env: NodeJS.ProcessEnv = Object.fromEntries(keep.filter((key) => process.env[key]).map((key) => [key, process.env[key]]))
+  return {
+    ...env,
+    GIT_DIR: store.dir,
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_ATTR_NOSYSTEM: '1',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_TERMINAL_PROMPT: '0',
+    HOME: store.dir,
+    XDG_CONFIG_HOME: join(store.dir, 'no-config'),
+  }
+}
+
+const STORE_FLAGS = ['--no-pager', '-c', 'core.attributesFile=/dev/null', '-c', 'core.quotePath=false']
+
+/** A git call on the store, read as a stream; `git_error` on failure unless the reader stopped it. */
+export async function storeGit(
+  store: ObjectStore,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  timeoutMs = 120_000,
+): Promise<StreamResult> {
+  const result = await execStream('git', [...STORE_FLAGS, ...args], onData, { cwd: store.dir, env: storeEnv(store), timeoutMs })
+  if (!result.ok && !result.stopped)
+    fail('git_error', `git ${args[0]} on pair-loop's object store failed: ${result.stderr.trim().split('\n')[0] || `exit ${result.exitCode}`}`, {
+      store: store.dir,
+    })
+  return result
+}

@@ -1,0 +1,121 @@
+// Objects read from the user's repository, each checked against its id. git does not verify a loose object when it
+// reads one, and the coder can write .git/objects: a base blob rewritten to hold the change would hide it from the
+// diff. So every object pair-loop takes from the repository is hashed again here; a mismatch is an error naming it.
+import { fail } from '../errors.ts'
+import { safeGitStream } from '../git.ts'
+import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
+
+export interface RepoGit {
+  /** The work tree, pinned: `core.worktree` in the coder's config never moves it. */
+  repo: string
+  gitDir: string
+  format: ObjectFormat
+}
+
+/** The environment that pins the repository on every call (GIT_DIR and GIT_WORK_TREE beat core.worktree). */
+export const pinned = (git: RepoGit, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
+  ...cleanGitEnv(),
+  GIT_DIR: git.gitDir,
+  GIT_WORK_TREE: git.repo,
+  ...extra,
+})
+
+/** The environment without any GIT_* variable of the caller's (GIT_DIR, GIT_INDEX_FILE… would move what git reads). */
+export function cleanGitEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_')))
+}
+
+export interface RepoObject {
+  type: ObjectType
+  content: Buffer
+}
+
+/**
+ * The objects `ids` of the repository, verified: a missing one is absent from the map (the caller says what that
+ * means); one whose bytes do not hash to its id is `git_error`. `maxBytes`: larger objects are not read (their size is).
+ */
+export async function readVerified(git: RepoGit, ids: string[], what: string): Promise<Map<string, RepoObject>> {
+  const found = new Map<string, RepoObject>()
+  const unique = [...new Set(ids)]
+  if (unique.length === 0) return found
+  const parsed: { oid: string; type: string; content: Buffer }[] = []
+  const reader = batchReader((header, content) => {
+    if (/ missing$/.test(header)) return 0
+    const match = /^([0-9a-f]+) (\w+) (\d+)$/.exec(header)
+    if (!match) fail('git_error', `git cat-file answered ${JSON.stringify(header.slice(0, 80))} in ${git.repo}`, { repo: git.repo })
+    if (!content) return Number(match[3]) + 1 // the content and its newline
+    parsed.push({ oid: match[1]!, type: match[2]!, content: content.subarray(0, content.length - 1) })
+    return 0
+  })
+  const onData = reader.push
+  await safeGitStream(git.repo, ['cat-file', '--batch'], onData, {
+    env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }),
+    input: `${unique.join('\n')}\n`,
+    timeoutMs: 120_000,
+  })
+  for (const { oid, type, content } of parsed) {
+    if (objectId(git.format, type as ObjectType, content) !== oid)
+      fail(
+        'git_error',
+        `the ${type} ${oid} (${what}) in ${git.repo}'s object store does not hash to its id: it was altered, and pair-loop will not review against it`,
+        { repo: git.repo, object: oid },
+      )
+    found.set(oid, { type: type as ObjectType, content })
+  }
+  return found
+}
+
+/** Each object's type and size, unverified (only to decide what to read): the missing ones are absent. */
+export async function objectSizes(git: RepoGit, ids: string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>()
+  const unique = [...new Set(ids)]
+  if (unique.length === 0) return sizes
+  let text = ''
+  await safeGitStream(git.repo, ['cat-file', '--batch-check'], (chunk) => {
+    text += chunk.toString('latin1')
+    return true
+  }, { env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }), input: `${unique.join('\n')}\n`, timeoutMs: 120_000 })
+  for (const line of text.split('\n')) {
+    const match = /^([0-9a-f]+) \w+ (\d+)$/.exec(line)
+    if (match) sizes.set(match[1]!, Number(match[2]))
+  }
+  return sizes
+}
+
+/**
+ * `cat-file --batch` output read as it comes: `onRecord(header)` says how many bytes follow the header line (0: none),
+ * then `onRecord(header, those bytes)`. Chunks are joined once per object, never once per chunk.
+ */
+function batchReader(onRecord: (header: string, content?: Buffer) => number): { push: (chunk: Buffer) => boolean } {
+  let chunks: Buffer[] = []
+  let held = 0
+  let header: string | null = null
+  let need = 0
+  const take = (count: number): Buffer => {
+    const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+    chunks = all.length > count ? [all.subarray(count)] : []
+    held = all.length - count
+    return all.subarray(0, count)
+  }
+  return {
+    push(chunk) {
+      chunks.push(chunk)
+      held += chunk.length
+      for (;;) {
+        if (header === null) {
+          const joined = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+          chunks = [joined]
+          const eol = joined.indexOf(10)
+          if (eol < 0) return true
+          header = take(eol + 1).toString('latin1', 0, eol)
+          need = onRecord(header)
+          if (need === 0) header = null
+          continue
+        }
+        if (held < need) return true
+        onRecord(header, Buffer.from(take(need)))
+        header = null
+      }
+    },
+  }
+}
