@@ -19,10 +19,18 @@ const scripts = readdirSync('scripts')
 // The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
 // of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
 const CORE = ['/lib/cli.ts', '/lib/stdio.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
-// status's cost snapshot and the transcript finder are light; the grammar's finding keys number findings in a move
+// status's cost snapshot, the transcript finders and the frozen transcript environment are light; the grammar's
+// finding keys number findings in a move
 // the PR phase (lib/pr/) is a chunk of its own for the same reason (its final round imports the reviewer call); only the
 // state's schema of it sits in lib, beside the run state that embeds it
-const IN_LIB = ['/lib/cost/status-snapshot.ts', '/lib/cost/locate.ts', '/lib/review/grammar.ts', '/lib/pr/schema.ts']
+const IN_LIB = [
+  '/lib/cost/status-snapshot.ts',
+  '/lib/cost/locate.ts',
+  '/lib/cost/sessions.ts',
+  '/lib/cost/transcript-env.ts',
+  '/lib/review/grammar.ts',
+  '/lib/pr/schema.ts',
+]
 function chunkOf(id: string): string | undefined {
   // valibot and citty are inlined, tree-shaken: a 200 kB module compiled on every start costs more than the check
   if (id.includes('/node_modules/citty/')) return 'core'
@@ -32,8 +40,9 @@ function chunkOf(id: string): string | undefined {
   if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
   if (/\/lib\/(gh|skills|pr-body|body-input|package)\.ts$/.test(id)) return 'extra'
-  // the Stop hook fingerprints the tree (lib/review/changes.ts): in lib it would make a cycle of chunks (lib ↔ review)
-  if (id.endsWith('/lib/stop-hook.ts')) return 'review'
+  // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of
+  // chunks (lib ↔ review)
+  if (id.endsWith('/lib/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
   const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined

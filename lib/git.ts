@@ -6,12 +6,10 @@ import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { fail } from './errors.ts'
 import { type ExecOptions, type ExecResult, execStream, nulRecords, type StreamResult } from './exec.ts'
 import { gitFailed, headFailed, unknownBase } from './git-messages.ts'
-import type { DiffStat } from './state.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
 export const TREE_WALK_TIMEOUT_MS = 120_000 // a git call that reads the whole tree: minutes on a huge one, not forever
-/** The temp file of a HANDOFF.md write (lib/fsutil.ts), left behind only by a writer killed half-way: ours too. */
-export const HANDOFF_TEMP_GLOB = `.${HANDOFF_NAME}.*.tmp`
+/** HANDOFF.md, and the temp file of its write (lib/fsutil.ts) left by a writer killed half-way: at the top only, exactly. */
 export const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
 
 /**
@@ -163,6 +161,43 @@ export async function localBranch(cwd: string, rev: string): Promise<string | nu
   return result.ok ? rev : null
 }
 
+/**
+ * The branch a PR of this work would go into when none is named: the remote's default (origin/HEAD), else a local
+ * main or master. Null: none (the review's base is then HEAD itself).
+ */
+export async function defaultBranch(cwd: string): Promise<{ name: string; ref: string } | null> {
+  const remote = await gitTry(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])
+  const ref = remote.ok ? remote.stdout.trim() : ''
+  if (ref.startsWith('refs/remotes/origin/')) return { name: ref.slice('refs/remotes/origin/'.length), ref }
+  for (const name of ['main', 'master']) if (await localBranch(cwd, name)) return { name, ref: `refs/heads/${name}` }
+  return null
+}
+
+/**
+ * The review's base: where HEAD's history meets the PR's base branch (`rev`, else the default branch), so commits
+ * made on the branch before `start` are reviewed too. The branch is named when `rev` is one (local or remote).
+ */
+export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha: string; branch: string | null }> {
+  const head = await headSha(cwd)
+  const target = rev ? { ref: await resolveCommit(cwd, rev), name: await branchName(cwd, rev) } : await defaultBranch(cwd)
+  if (!target) return { sha: head, branch: null }
+  const merged = await gitTry(cwd, ['merge-base', head, target.ref])
+  if (!merged.ok)
+    fail('git_error', `HEAD and ${rev ?? target.name} have no commit in common: give the base with --base`, {
+      flag: '--base',
+      base: rev ?? target.name,
+    })
+  return { sha: merged.stdout.trim(), branch: target.name }
+}
+
+/** A branch name for `rev`: a local branch itself, or a remote-tracking branch without its remote. */
+async function branchName(cwd: string, rev: string): Promise<string | null> {
+  if (await localBranch(cwd, rev)) return rev
+  const remote = await gitTry(cwd, ['rev-parse', '--verify', '--quiet', '--symbolic-full-name', rev])
+  const match = /^refs\/remotes\/[^/]+\/(.+)$/.exec(remote.stdout.trim())
+  return match ? match[1]! : null
+}
+
 export async function currentBranch(cwd: string): Promise<string> {
   const name = (await safeGit(cwd, ['branch', '--show-current'])).trim()
   return name || 'HEAD'
@@ -176,7 +211,7 @@ export const SUBMODULE_DEPTH = 8
  * `base` records for it (null: the submodule is new since base). git is never left to look inside them itself
  * (`--ignore-submodules=dirty` everywhere): its own `git status` there would run that repository's configuration.
  */
-export async function submodules(cwd: string, base?: string): Promise<{ path: string; recorded: string | null }[]> {
+export async function submodules(cwd: string): Promise<{ path: string }[]> {
   const paths: string[] = []
   const listing = nulRecords((record) => {
     const match = /^160000 [0-9a-f]+ 0\t(.+)$/s.exec(record)
@@ -184,19 +219,7 @@ export async function submodules(cwd: string, base?: string): Promise<{ path: st
   })
   await safeGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: TREE_WALK_TIMEOUT_MS })
   listing.end()
-  const recorded = (path: string) => (base ? recordedCommit(cwd, base, path) : null)
-  return Promise.all(paths.map(async (path) => ({ path, recorded: await recorded(path) })))
-}
-
-/** The commit `base` records for the submodule at `path`, or null when base has none there. */
-export async function recordedCommit(cwd: string, base: string, path: string): Promise<string | null> {
-  const out = await safeGit(cwd, ['--literal-pathspecs', 'ls-tree', '-z', '--full-tree', base, '--', path])
-  return /^160000 commit ([0-9a-f]+)\t/.exec(out)?.[1] ?? null
-}
-
-/** The empty tree of the repository's hash (what a new submodule is compared against). */
-export async function emptyTree(cwd: string): Promise<string> {
-  return (await safeGit(cwd, ['hash-object', '--no-filters', '-t', 'tree', '/dev/null'])).trim()
+  return paths.map((path) => ({ path }))
 }
 
 /** Uncommitted paths, untracked included, and each submodule with changes inside; HANDOFF.md (and a temp file of its write) is pair-loop's own and never counts. */
@@ -221,64 +244,6 @@ export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
       if (!paths.includes(sub.path) && (await dirtyPaths(join(cwd, sub.path), depth + 1)).length > 0)
         paths.push(sub.path)
   return depth === 0 ? paths.filter((path) => !isOwnFile(path)) : paths
-}
-
-/**
- * Files changed, lines added and removed between base and the working tree, untracked files included, and inside
- * each submodule against the commit base records for it (a new submodule: all of its files).
- */
-export async function diffStat(cwd: string, base: string, depth = 0): Promise<DiffStat> {
-  const args = ['diff', '--numstat', '-z', '--no-ext-diff', '--no-textconv', '--ignore-submodules=dirty', base, '--']
-  const out = await safeGit(cwd, [...args, '.', `:(top,exclude)${HANDOFF_NAME}`], { timeoutMs: TREE_WALK_TIMEOUT_MS })
-  const stat = { files: 0, insertions: 0, deletions: 0 }
-  for (const record of out.split('\0')) {
-    const match = /^(\d+|-)\t(\d+|-)\t/.exec(record)
-    if (!match) continue
-    stat.files++
-    stat.insertions += match[1] === '-' ? 0 : Number(match[1])
-    stat.deletions += match[2] === '-' ? 0 : Number(match[2])
-  }
-  const untracked = (await safeGit(cwd, ['ls-files', '--others', '--exclude-standard', '-z']))
-    .split('\0')
-    .filter((p) => p && !(depth === 0 && isOwnFile(p)))
-  for (const path of untracked) {
-    stat.files++
-    stat.insertions += await countLines(join(cwd, path))
-  }
-  if (depth < SUBMODULE_DEPTH)
-    for (const sub of await submodules(cwd, base)) {
-      const inner = join(cwd, sub.path)
-      const against = sub.recorded ?? (await emptyTree(inner))
-      const counted = await diffStat(inner, against, depth + 1).catch(() => undefined) // recorded commit not there
-      if (!counted) continue
-      stat.files += counted.files
-      stat.insertions += counted.insertions
-      stat.deletions += counted.deletions
-    }
-  return stat
-}
-
-/** Lines of a file as git counts them, read 1 MiB at a time (any size); a NUL in the first 8000 bytes: binary, 0. */
-async function countLines(path: string): Promise<number> {
-  const { open } = await import('node:fs/promises')
-  const file = await open(path, 'r').catch(() => undefined) // gone since git listed it
-  if (!file) return 0
-  try {
-    const buffer = Buffer.alloc(1 << 20)
-    let [lines, last, first] = [0, 10, true]
-    for (let read = (await file.read(buffer)).bytesRead; read > 0; read = (await file.read(buffer)).bytesRead) {
-      const data = buffer.subarray(0, read)
-      if (first && data.subarray(0, 8000).includes(0)) return 0
-      first = false
-      for (let at = data.indexOf(10); at >= 0; at = data.indexOf(10, at + 1)) lines++
-      last = data[read - 1]!
-    }
-    return last === 10 ? lines : lines + 1
-  } catch {
-    return 0 // a directory: an embedded repository
-  } finally {
-    await file.close()
-  }
 }
 
 /** The repository's own exclude file (shared by worktrees through the common dir), never a tracked .gitignore. */
