@@ -85,16 +85,18 @@ export function readRegularFile(path: string, notRegular: (kind: string) => neve
 /**
  * Write `path` whole or not at all. State is flushed to the disk before the rename (`durable`, the default); a cache,
  * which is checked when read and rebuilt when unusable, skips the flushes (they are most of a warm check's writing).
+ * `sweep: false` skips listing the folder for a killed writer's temp files (runs/ with a long history: the caller
+ * knows there are none).
  */
 export function writeFileAtomic(
   path: string,
   content: string | Uint8Array,
   mode = 0o600,
-  { durable = true }: { durable?: boolean } = {},
+  { durable = true, sweep = true }: { durable?: boolean; sweep?: boolean } = {},
 ): void {
   const dir = dirname(path)
   mkdirSync(dir, { recursive: true })
-  removeLeftoverTemps(path)
+  if (sweep) removeLeftoverTemps(path)
   const temp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`)
   const fd = openSync(temp, 'w', mode)
   try {

@@ -3,22 +3,69 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Config, loadConfig, readConfig, REPO_CONFIG_NAME } from './config.ts'
-import { fail } from './errors.ts'
+import { fail, PairLoopError } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { currentBranch, findTopLevelFast, HANDOFF_NAME } from './git.ts'
 import { renderHandoff } from './handoff.ts'
-import { checkHomeOutside, checkRunId, configPath, pairLoopHome } from './paths.ts'
+import { checkHomeOutside, checkRunId, configPath, pairLoopHome, RUN_ID_PATTERN } from './paths.ts'
+import { type IndexedRun, indexedRunsOf } from './run-index.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
 import { toStderr } from './stdio.ts'
-import { listRuns, readRun, updateRun } from './store.ts'
+import { readRun, updateRun } from './store.ts'
 
 /** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
 export function runsOfRepo(repo: string, home = pairLoopHome()): RunState[] {
-  const listed = listRuns(home)
-  const damaged = listed.find((entry) => 'error' in entry && entry.repo === repo)
-  if (damaged && 'error' in damaged) throw damaged.error
-  return listed.flatMap((entry) => ('state' in entry && entry.state.repo === repo ? [entry.state] : []))
+  return readIndexed(repo, home, (runs) => runs).sort((a, b) => b.run_id.localeCompare(a.run_id))
+}
+
+/** The repository's runs not yet finished (read without reading the others; a damaged one of it fails: it may be active). */
+export function activeRunsOf(repo: string, home = pairLoopHome()): RunState[] {
+  return readIndexed(repo, home, (runs) => runs.filter((run) => run.phase !== 'finished'))
+}
+
+/** The active runs, or with none the newest by when it started (DESIGN: not by its id). */
+function activeOrNewest(runs: IndexedRun[]): IndexedRun[] {
+  const active = runs.filter((run) => run.phase !== 'finished')
+  if (active.length > 0) return active
+  const newest = runs.reduce<IndexedRun | undefined>((a, b) => (a && a.created_at! >= b.created_at! ? a : b), undefined)
+  return newest ? [newest] : []
+}
+
+/**
+ * The state files of the runs `pick` takes from the index's list for `repo`, read and checked against it. A damaged
+ * file of the repository is its `state_malformed`; a file that disagrees with the index (gone, another repository's,
+ * another phase or start) sends the index to be rebuilt from every state file, once; then the files decide.
+ */
+function readIndexed(repo: string, home: string, pick: (runs: IndexedRun[]) => IndexedRun[]): RunState[] {
+  for (let rebuild = false; ; rebuild = true) {
+    const runs = indexedRunsOf(repo, home, { rebuild })
+    const damaged = runs.filter((run) => run.phase === null)
+    const read = [...damaged, ...pick(runs.filter((run) => run.phase !== null))].map((run) => ({
+      run,
+      state: readOrError(run.run_id, home),
+    }))
+    const error = read.find(({ state }) => state instanceof PairLoopError && state.code !== 'run_not_found')
+    if (error) throw error.state
+    const agree = read.every(
+      ({ run, state }) =>
+        !(state instanceof PairLoopError) &&
+        state.repo === repo &&
+        state.phase === run.phase &&
+        state.created_at === run.created_at,
+    )
+    const states = read.flatMap(({ state }) => (state instanceof PairLoopError || state.repo !== repo ? [] : [state]))
+    if (agree || rebuild) return states
+  }
+}
+
+function readOrError(id: string, home: string): RunState | PairLoopError {
+  try {
+    return readRun(id, home)
+  } catch (error) {
+    if (error instanceof PairLoopError) return error
+    throw error
+  }
 }
 
 /** `--run` if given, else the one active run whose repository is the one around `cwd`. */
@@ -31,7 +78,7 @@ export function resolveRun(
   const top = findTopLevelFast(dir)
   if (!top) fail('run_not_found', `${dir} is not inside a git repository, and no --run was given`, { cwd: dir })
   checkHomeOutside(top, home)
-  const runs = runsOfRepo(top, home)
+  const runs = readIndexed(top, home, activeOrNewest)
   const here = runs.filter(isActive)
   // finish, status and friends may look back at the newest finished run (by when it started) when none is active
   const newest = runs.reduce<RunState | undefined>((a, b) => (a && a.created_at >= b.created_at ? a : b), undefined)
@@ -89,7 +136,7 @@ export async function checkBranch(run: RunState, command: string): Promise<void>
 }
 
 /** A HANDOFF.md that no pair-loop run of this repository rendered is the person's: never overwritten. */
-export function foreignHandoff(repo: string, runs: RunState[]): string | null {
+export function foreignHandoff(repo: string, home = pairLoopHome()): string | null {
   const path = join(repo, HANDOFF_NAME)
   let first: string
   try {
@@ -99,7 +146,10 @@ export function foreignHandoff(repo: string, runs: RunState[]): string | null {
     return path
   }
   const id = /^# Pair-Loop Handoff — (\S+)$/.exec(first)?.[1]
-  return id && runs.some((run) => run.run_id === id) ? null : path
+  if (!id || !RUN_ID_PATTERN.test(id)) return path
+  const run = readOrError(id, home) // the run it names, read: its state file says whose it is
+  if (run instanceof PairLoopError && run.code !== 'run_not_found') throw run
+  return run instanceof PairLoopError || run.repo !== repo ? path : null
 }
 
 export const nowIso = () => new Date().toISOString()

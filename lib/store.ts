@@ -5,6 +5,7 @@ import { fail, PairLoopError } from './errors.ts'
 import { ioFailure, writeFileAtomic } from './fsutil.ts'
 import { withLock } from './lock.ts'
 import { pairLoopHome, RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
+import { withRunsWindow } from './run-index-window.ts'
 import { RunState } from './state.ts'
 import { parseJson, validate } from './validate.ts'
 
@@ -73,44 +74,59 @@ export type Step<T> = { state: RunState; result: T } | { state?: undefined; resu
 type Mutation<T> = (state: RunState) => Step<T>
 
 /**
- * Lock, read, change, write, render, release. A mutation that returns no new state writes nothing
- * (idempotent replays keep `revision` as it is).
+ * Lock, read, change, write, render, release, then enter the run in the runs index (lib/run-index-window.ts). A
+ * mutation that returns no new state writes nothing (idempotent replays keep `revision` as it is).
  */
 export async function updateRun<T>(id: string, mutate: Mutation<T>, options: StoreOptions = {}): Promise<T> {
   const home = options.home ?? pairLoopHome()
   const path = runStatePath(id, home)
   readRun(id, home) // fail fast with run_not_found / state_malformed before waiting on a lock
-  return withLock(path, () => {
-    const current = readRun(id, home)
-    const { state, result } = mutate(structuredClone(current))
-    if (state) {
-      const next = v.parse(RunState, { ...state, revision: current.revision + 1, updated_at: new Date().toISOString() })
-      writeState(path, `${JSON.stringify(next, null, 2)}\n`)
-      options.afterWrite?.(next, current)
-    }
-    return result
-  })
+  return withRunsWindow(home, ({ note, sweep }) =>
+    withLock(path, () => {
+      const current = readRun(id, home)
+      const { state, result } = mutate(structuredClone(current))
+      if (state) {
+        const next = v.parse(RunState, {
+          ...state,
+          revision: current.revision + 1,
+          updated_at: new Date().toISOString(),
+        })
+        writeState(path, `${JSON.stringify(next, null, 2)}\n`, sweep(id))
+        note(next, path)
+        options.afterWrite?.(next, current)
+      }
+      return result
+    }),
+  )
 }
 
 export async function createRun(state: RunState, options: StoreOptions = {}): Promise<RunState> {
   const home = options.home ?? pairLoopHome()
   const path = runStatePath(state.run_id, home)
   ensureRunsDir(home)
-  return withLock(path, () => {
-    const checked = v.parse(RunState, state)
-    writeState(path, `${JSON.stringify(checked, null, 2)}\n`)
-    options.afterWrite?.(checked, null)
-    return checked
-  })
+  const checked = v.parse(RunState, state)
+  return withRunsWindow(
+    home,
+    ({ note, sweep }) =>
+      withLock(path, () => {
+        writeState(path, `${JSON.stringify(checked, null, 2)}\n`, sweep(checked.run_id))
+        note(checked, path)
+        options.afterWrite?.(checked, null)
+        return checked
+      }),
+    { creating: checked },
+  )
 }
 
 /**
  * The state file written atomically. A filesystem that refuses (full, read-only, over quota or the file-size limit,
  * no permission) leaves the old state as it was; the table has no code for that, so it is `internal`, saying so.
+ * runs/ is listed for a killed writer's temp files only when the runs index cannot tell there are none (`sweep`):
+ * with a long history that listing was most of a write.
  */
-function writeState(path: string, text: string): void {
+function writeState(path: string, text: string, sweep: boolean): void {
   try {
-    writeFileAtomic(path, text)
+    writeFileAtomic(path, text, 0o600, { sweep })
   } catch (error) {
     ioFailure(path, error)
   }
@@ -126,7 +142,7 @@ export function ensureRunsDir(home = pairLoopHome()): void {
 }
 
 /** The repository a damaged state file belonged to, if its `repo` field survived, so it is not silently skipped. */
-function repoHint(path: string): string | null {
+export function repoHint(path: string): string | null {
   try {
     const match = /"repo"\s*:\s*("(?:[^"\\]|\\.)*")/.exec(readFileSync(path, 'utf8').slice(0, 64 * 1024))
     return match ? (JSON.parse(match[1]!) as string) : null

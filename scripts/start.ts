@@ -3,7 +3,6 @@
 import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
 import { AGENTS, loadConfig } from '../lib/config.ts'
-import type { RunState } from '../lib/state.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { hexDigest } from '../lib/digest.ts'
@@ -17,9 +16,10 @@ import {
   resolveCommit,
   topLevel,
 } from '../lib/git.ts'
-import { foreignHandoff, handoffPath, nowIso, runsOfRepo, writeHandoff } from '../lib/run-access.ts'
-import { isActive, nextStep } from '../lib/run-queries.ts'
-import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../lib/paths.ts'
+import { activeRunsOf, foreignHandoff, handoffPath, nowIso, writeHandoff } from '../lib/run-access.ts'
+import { withRunsWindow } from '../lib/run-index-window.ts'
+import { nextStep } from '../lib/run-queries.ts'
+import { checkHomeOutside, newRunId, pairLoopHome, runStatePath, runsDir } from '../lib/paths.ts'
 import { withLock } from '../lib/lock.ts'
 import { createRun, ensureRunsDir } from '../lib/store.ts'
 import { newRun } from '../lib/transitions.ts'
@@ -70,7 +70,8 @@ const start = defineScript({
         count: dirty.length,
       })
     }
-    const theirs = foreignHandoff(repo, checkNoActiveRun(repo))
+    checkNoActiveRun(repo)
+    const theirs = foreignHandoff(repo)
     if (theirs)
       fail(
         'dirty_tree',
@@ -99,11 +100,14 @@ const start = defineScript({
     })
     // check and create under one lock per repository: two starts at once must not both open a run
     ensureRunsDir()
-    await withLock(join(runsDir(), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
-      checkNoActiveRun(repo)
-      await ensureExcluded(repo)
-      await createRun(state, { afterWrite: writeHandoff })
-    })
+    // the lock's own directory in runs/ is taken into the runs index with the run (lib/run-index-window.ts)
+    await withRunsWindow(pairLoopHome(), () =>
+      withLock(join(runsDir(), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
+        checkNoActiveRun(repo)
+        await ensureExcluded(repo)
+        await createRun(state, { afterWrite: writeHandoff })
+      }),
+    )
     const { pruneHomeDaily } = await import('../lib/cost/prune.ts') // caches do not grow for good
     pruneHomeDaily()
     return {
@@ -121,13 +125,11 @@ const start = defineScript({
   },
 })
 
-/** The repository's runs, none of them active (an unreadable one fails: it may be active). */
-function checkNoActiveRun(repo: string): RunState[] {
-  const runs = runsOfRepo(repo)
-  const active = runs.filter(isActive).map((run) => run.run_id)
+/** No run of the repository is active (an unreadable one fails: it may be active). */
+function checkNoActiveRun(repo: string): void {
+  const active = activeRunsOf(repo).map((run) => run.run_id)
   if (active.length > 0)
     fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
-  return runs
 }
 
 export default start
