@@ -22,6 +22,7 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.reviewer': '"claude" or "codex"',
   'pair_loop.max_rounds': 'a whole number, 1 or more',
   'pair_loop.reviewer_timeout_s': 'a whole number of seconds, 1 or more',
+  'pair_loop.review_wait_s': 'a whole number of seconds, from 0 to 86400',
   'pair_loop.max_diff_bytes': 'a whole number of bytes, 1 or more',
   'pair_loop.reviewer_cmd': 'a list of strings such as ["sh", "review.sh"], or null',
   'pair_loop.reviewer_model': 'a model name, or null',
@@ -58,9 +59,58 @@ export function notJson(text: string, file: string, parserSaid: string): ConfigP
   }
 }
 
+/** Something other than a regular file stands where the config should be: named, never opened. */
+export function notRegular(file: string, kind: string): ConfigProblem {
+  return {
+    key: '',
+    message: `${shownPath(file)} is ${kind}, not a regular file: pair-loop does not open it; replace it with a file, or remove it`,
+  }
+}
+
 /** The file holds JSON, but not one object. */
 export function notAnObject(file: string): ConfigProblem {
   return { key: '', message: `${shownPath(file)} must hold one JSON object, such as {"pair_loop": {"max_rounds": 3}}` }
+}
+
+/**
+ * What a key of the repository's config would do with its value, for `config_untrusted`: in the person's words,
+ * against `personal`, the value in force without it (theirs, or the default).
+ */
+export function trustEffect(key: string, value: unknown, personal: unknown): string {
+  const json = shownValue(value)
+  switch (key) {
+    case 'pair_loop.reviewer_cmd':
+      return `would run ${Array.isArray(value) ? value.join(' ') : json} as the reviewer`
+    case 'pair_loop.claude_bin':
+    case 'pair_loop.codex_bin':
+      return `would run ${json} wherever pair-loop runs ${key.slice('pair_loop.'.length, -'_bin'.length)}`
+    case 'pair_loop.coder':
+      return `would count the coder's spending from ${value === 'codex' ? "Codex's" : "Claude Code's"} transcripts only`
+    case 'pair_loop.reviewer_model':
+      return value === null ? "would give the reviewer its CLI's default model" : `would have the reviewer use ${json}`
+    case 'pair_loop.pr_bots':
+      return Array.isArray(value) && value.length === 0
+        ? "would read no bot's review on the PR (a bot's requested changes would no longer block)"
+        : `would read only ${json} as review bots on the PR`
+    case 'pricing':
+      return `would price ${Object.keys(value as object).join(', ') || 'no model'} at its own rates`
+    case 'budget.per_run_usd':
+      if (value === null)
+        return personal === null ? 'would keep the run without a limit' : `would lift your limit of $${personal}`
+      return personal === null
+        ? `would set the run's limit to $${value}`
+        : `would set the run's limit to $${value} (yours: $${personal})`
+    case 'pair_loop.max_diff_bytes':
+      return `would show the reviewer at most ${value} bytes of the diff (yours: ${personal})`
+    case 'pair_loop.reviewer':
+      return `would have ${json} review`
+    case 'pair_loop.max_rounds':
+      return `would allow ${value} review rounds before asking you (yours: ${personal})`
+    case 'pair_loop.reviewer_timeout_s':
+      return `would give the reviewer ${value} s (yours: ${personal} s)`
+    default:
+      return `would set it to ${json} (yours: ${shownValue(personal)})`
+  }
 }
 
 function lineAndColumn(text: string, offset: number): string {

@@ -1,19 +1,29 @@
 // Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
 // an error. The effective config is frozen on the run at `start` (see lib/state.ts), so a file changed mid-run moves nothing.
-import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
-import { fail } from './errors.ts'
-import { ioFailure } from './fsutil.ts'
+import { fail, isPairLoopError } from './errors.ts'
+import { ioFailure, readRegularFile } from './fsutil.ts'
 import { configPath } from './paths.ts'
 import { trustedSha } from './trust.ts'
 import { hexDigest } from './digest.ts'
-import { type ConfigProblem, configProblems, notAnObject, notJson } from './config-issues.ts'
+import { gitObjectId } from './git-object-id.ts'
+import {
+  type ConfigProblem,
+  configProblems,
+  notAnObject,
+  notJson,
+  notRegular,
+  shownPath,
+  trustEffect,
+} from './config-issues.ts'
 
 /** The two agents, in either role. */
 export const AGENTS = ['claude', 'codex'] as const
 
 const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1))
+/** A bounded wait in seconds: below a coder shell's own limits is the point (Claude Code's Bash tool: 120 s). */
+const WaitSeconds = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400))
 const Price = v.pipe(v.number(), v.minValue(0))
 
 export const ModelPrice = v.strictObject({
@@ -30,6 +40,7 @@ const PairLoopSection = v.strictObject({
   reviewer: v.optional(v.picklist(AGENTS)),
   max_rounds: v.optional(PositiveInt),
   reviewer_timeout_s: v.optional(PositiveInt),
+  review_wait_s: v.optional(WaitSeconds),
   max_diff_bytes: v.optional(PositiveInt),
   reviewer_cmd: v.optional(v.nullable(v.pipe(v.array(v.string()), v.minLength(1)))),
   reviewer_model: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1)))),
@@ -73,6 +84,8 @@ export const Config = v.object({
     reviewer: v.picklist(AGENTS),
     max_rounds: PositiveInt,
     reviewer_timeout_s: PositiveInt,
+    /** How long `review` waits for the detached reviewer before printing the in-flight document (a run frozen before it: 100). */
+    review_wait_s: v.optional(WaitSeconds, 100),
     max_diff_bytes: PositiveInt,
     reviewer_cmd: v.nullable(v.array(v.string())),
     reviewer_model: v.nullable(v.string()),
@@ -96,6 +109,7 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     reviewer: 'codex',
     max_rounds: 3,
     reviewer_timeout_s: 900,
+    review_wait_s: 100,
     max_diff_bytes: 200_000,
     reviewer_cmd: null,
     reviewer_model: null,
@@ -112,22 +126,28 @@ export const REPO_CONFIG_NAME = '.pair-loop.json'
 
 /**
  * Defaults, then the home file (the person's own), then the repository's file: each section merged key by key. A
- * repository file that sets a key which runs a program, moves money or narrows the reviewer's view must have been
- * trusted (`pair-loop trust`) in this exact content: else `config_untrusted`.
+ * repository file that sets a key which runs a program, moves money, decides what counts or narrows the reviewer's
+ * view, or any key at all when its bytes are not the blob git tracks at the run's base (`baseBlob`: its id there,
+ * null when the base has none), must have been trusted (`pair-loop trust`) in this exact content: else
+ * `config_untrusted`.
  */
-export function loadConfig({ repo, home }: { repo?: string; home?: string } = {}): Config {
+export function loadConfig({
+  repo,
+  home,
+  baseBlob = null,
+}: {
+  repo?: string
+  home?: string
+  baseBlob?: string | null
+} = {}): Config {
   const config: Config = { ...structuredClone(DEFAULTS), sources: [] }
   const own = readConfig(configPath(home))
   const repoFile = repo ? readConfig(join(repo, REPO_CONFIG_NAME)) : undefined
   if (repoFile) {
-    const untrusted = keysNeedingTrust(repoFile.parsed, own?.parsed)
-    if (untrusted.length > 0 && trustedSha(repoFile.path, home) !== repoFile.sha256) {
-      fail(
-        'config_untrusted',
-        `${repoFile.path} sets ${untrusted.join(', ')}, which can run a program, move money or hide part of the change from the reviewer, and you have not trusted this content; read it, then run \`pair-loop trust --cwd ${repo}\``,
-        { path: repoFile.path, keys: untrusted, sha256: repoFile.sha256, next: 'ask-user' },
-      )
-    }
+    const tracked = baseBlob !== null && gitObjectId('blob', repoFile.bytes, baseBlob) === baseBlob
+    const untrusted = keysNeedingTrust(repoFile.parsed, own?.parsed, { tracked })
+    if (untrusted.length > 0 && trustedSha(repoFile.path, home) !== repoFile.sha256)
+      untrustedConfig(repoFile, untrusted, own?.parsed, tracked, repo!)
   }
   for (const file of [own, repoFile]) {
     if (!file) continue
@@ -139,23 +159,57 @@ export function loadConfig({ repo, home }: { repo?: string; home?: string } = {}
   return config
 }
 
+/** `config_untrusted`: each key, what it would do with its value, and the command that trusts the file. */
+function untrustedConfig(
+  file: ConfigText,
+  keys: string[],
+  own: ConfigFile | undefined,
+  tracked: boolean,
+  repo: string,
+): never {
+  const effects = keys.map((key) => {
+    const value = valueAt(file.parsed, key)
+    return { key, value, effect: trustEffect(key, value, valueAt(own, key) ?? valueAt(DEFAULTS, key) ?? null) }
+  })
+  const untracked = tracked
+    ? ''
+    : " It is not the file git tracks at the run's base commit (untracked, ignored or changed since), so every key it sets needs your trust."
+  fail(
+    'config_untrusted',
+    `${shownPath(file.path)} sets ${effects.map(({ key, effect }) => `${key}, which ${effect}`).join('; ')}.${untracked} You have not trusted this content: read it, then run \`pair-loop trust --cwd ${repo}\``,
+    { path: file.path, keys, effects, tracked_at_base: tracked, sha256: file.sha256, next: 'ask-user' },
+  )
+}
+
+/** The value at a dotted key (`pair_loop.coder`, `pricing`) of a config. */
+function valueAt(config: object | undefined, key: string): unknown {
+  const [section, name] = key.split('.') as [string, string | undefined]
+  const inSection = (config as Record<string, Record<string, unknown> | undefined> | undefined)?.[section]
+  return name === undefined ? inSection : inSection?.[name]
+}
+
 export interface ConfigText {
   path: string
   sha256: string
+  bytes: Buffer
   parsed: ConfigFile
 }
 
-/** A config file read whole: its parsed content and the SHA-256 of its exact bytes; none when it does not exist. */
+/**
+ * A config file read whole: its parsed content and the SHA-256 of its exact bytes; none when it does not exist. A FIFO,
+ * a device or a directory in its place (or a link to one) is `config_invalid`, never opened: reading it could hang.
+ */
 export function readConfig(path: string): ConfigText | undefined {
-  let bytes: Buffer
+  let bytes: Buffer | undefined
   try {
-    bytes = readFileSync(path)
+    bytes = readRegularFile(path, (kind) => configInvalid(path, [notRegular(path, kind)]))
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    if (isPairLoopError(error)) throw error
     ioFailure(path, error, 'read')
   }
+  if (bytes === undefined) return undefined
   const parsed = parseConfigText(bytes.toString('utf8'), path)
-  return { path, sha256: hexDigest(bytes), parsed }
+  return { path, sha256: hexDigest(bytes), bytes, parsed }
 }
 
 export function readConfigFile(file: string): ConfigFile | undefined {
@@ -188,12 +242,19 @@ function configInvalid(file: string, problems: ConfigProblem[]): never {
 
 /**
  * The keys of a repository file that only the person's trust may set: what runs a program (`reviewer_cmd`,
- * `claude_bin`, `codex_bin`), moves money (`pricing`, a per-run budget above the person's own) or shows the reviewer
- * less of the change (a `max_diff_bytes` below the person's own, or the default).
+ * `claude_bin`, `codex_bin`), moves money (`pricing`, a per-run budget above the person's own), decides what counts
+ * (`coder`: whose transcripts are the coder's spend; `pr_bots`: whose PR reviews block), chooses the reviewer's model
+ * or shows the reviewer less of the change (a `max_diff_bytes` below the person's own, or the default). A file git
+ * does not track at the base (`tracked: false`) is the coder's to write: every key it sets.
  */
-export function keysNeedingTrust(repoFile: ConfigFile, own: ConfigFile | undefined): string[] {
+export function keysNeedingTrust(
+  repoFile: ConfigFile,
+  own: ConfigFile | undefined,
+  { tracked }: { tracked: boolean },
+): string[] {
+  if (!tracked) return keysSet(repoFile)
   const keys: string[] = []
-  for (const key of ['reviewer_cmd', 'claude_bin', 'codex_bin'] as const) {
+  for (const key of ['coder', 'reviewer_cmd', 'reviewer_model', 'claude_bin', 'codex_bin', 'pr_bots'] as const) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)
   }
   if (repoFile.pricing !== undefined) keys.push('pricing')
@@ -206,4 +267,13 @@ export function keysNeedingTrust(repoFile: ConfigFile, own: ConfigFile | undefin
   if (cap !== undefined && cap < (own?.pair_loop?.max_diff_bytes ?? DEFAULTS.pair_loop.max_diff_bytes))
     keys.push('pair_loop.max_diff_bytes')
   return keys
+}
+
+/** Every key a config file sets, dotted (`pricing` as one). */
+function keysSet(file: ConfigFile): string[] {
+  return [
+    ...Object.keys(file.pair_loop ?? {}).map((key) => `pair_loop.${key}`),
+    ...Object.keys(file.budget ?? {}).map((key) => `budget.${key}`),
+    ...(file.pricing !== undefined ? ['pricing'] : []),
+  ]
 }

@@ -55,7 +55,7 @@ export const ERROR_CODES = {
     exit: 19,
     retryable: false,
     meaning:
-      "the repository's `.pair-loop.json` sets a key that runs a program or moves money, and the person has not trusted this content (`pair-loop trust`)",
+      "the repository's `.pair-loop.json` sets a key that runs a program, moves money or decides what counts (any key, when git does not track it at the base), or a configured command runs an in-tree file, and the person has not trusted this content (`pair-loop trust`)",
   },
   branch_moved: { exit: 20, retryable: false, meaning: "the current branch is not the run's branch" },
   resolve_unconfirmed: {

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // start: open a run on a clean tree and record where the work begins.
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
-import { AGENTS, loadConfig } from '../lib/config.ts'
+import { AGENTS, loadConfig, REPO_CONFIG_NAME } from '../lib/config.ts'
+import { blobAtBase } from '../lib/config-base.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { hexDigest } from '../lib/digest.ts'
@@ -50,7 +52,10 @@ const start = defineScript({
   async run(args) {
     const repo = await topLevel(args.cwd ?? process.cwd())
     checkHomeOutside(repo)
-    const config = loadConfig({ repo })
+    // the base first: the repository's config is honoured by itself only as git tracks it there
+    const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
+    const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
+    const config = loadConfig({ repo, baseBlob: tracked })
     const maxRounds = integerFlag(args['max-rounds'], 'max-rounds', { min: 1, max: 100 }) ?? config.pair_loop.max_rounds
     const budget = decimalFlag(args['budget-usd'], 'budget-usd', { positive: true }) ?? config.budget.per_run_usd
     if (!args.task.trim()) fail('usage', '--task needs a value', { flag: '--task' })
@@ -83,7 +88,6 @@ const start = defineScript({
         },
       )
 
-    const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
     const state = newRun({
       run_id: newRunId(),
       task: stripControl(args.task).trim(),

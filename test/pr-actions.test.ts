@@ -170,8 +170,12 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
 })
 
 describe('the PR phase config', () => {
-  it('pr_bots and pr_final_round run no program and move no money: a repository sets them without trust', () => {
-    expect(keysNeedingTrust({ pair_loop: { pr_bots: ['my-bot[bot]'], pr_final_round: true } }, undefined)).toEqual([])
+  it('a tracked repository config sets pr_final_round without trust, but pr_bots (whose reviews block) only with it', () => {
+    const tracked = { tracked: true }
+    expect(keysNeedingTrust({ pair_loop: { pr_final_round: true } }, undefined, tracked)).toEqual([])
+    expect(keysNeedingTrust({ pair_loop: { pr_bots: ['my-bot[bot]'] } }, undefined, tracked)).toEqual([
+      'pair_loop.pr_bots',
+    ])
     expect(DEFAULTS.pair_loop).toMatchObject({ pr_final_round: false })
     expect(DEFAULTS.pair_loop.pr_bots).toContain('github-actions[bot]')
   })

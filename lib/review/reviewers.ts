@@ -1,5 +1,5 @@
 // Which reviewer runs and how: codex, claude or a custom command, with the other vendor as fallback.
-// claude and codex run outside the repository, loading no instructions, settings or hooks from it (they read it).
+// claude, codex and a configured command run outside the repository, loading no instructions, settings or hooks from it.
 import { accessSync, constants } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
@@ -10,6 +10,7 @@ import type { Agent, RunState } from '../state.ts'
 import { BUILTIN_PREFIX, builtinReviewer } from './builtin.ts'
 import { type CliFlags, cliFlags } from './capabilities.ts'
 import { ANSWER_SCHEMA } from './grammar.ts'
+import { inTreePaths, type PinOptions, pinnedCommand } from './trusted-programs.ts'
 
 /** What one call puts on its command line besides the choice itself. */
 export interface ReviewerCall {
@@ -32,7 +33,8 @@ export interface ReviewerChoice {
   structured: boolean
   /** pair-loop names the session before the call (`claude -p --session-id`). */
   namesSession: boolean
-  /** Where the reviewer runs: outside the repository for claude and codex, the repository for a custom command. */
+  /** Where the reviewer runs: outside the repository (claude when it can read it from there with --add-dir, and a
+   * configured command); a --reviewer-cmd in the repository, where the person asked for it. */
   cwd: string
   /** Variables taken out of the reviewer's environment (they would load the repository's instructions). */
   unsetEnv: string[]
@@ -150,8 +152,9 @@ export function chooseReviewer(
   env: NodeJS.ProcessEnv = process.env,
 ): ReviewerChoice {
   const custom = reviewerCmd ?? config.pair_loop.reviewer_cmd
+  const program = custom && findExecutable(custom[0]!, env, run.repo)
   // a command that does not exist will not appear on a retry: unavailable, not a failed (retryable) review
-  if (custom && !findExecutable(custom[0]!, env, run.repo))
+  if (custom && !program)
     fail(
       'reviewer_unavailable',
       `the reviewer command ${JSON.stringify(custom[0])} does not exist or is not executable`,
@@ -159,17 +162,21 @@ export function chooseReviewer(
         command: custom,
       },
     )
-  if (custom)
+  if (custom && program) {
+    // a configured command runs outside the repository, and only the in-tree bytes the person trusted; the command
+    // line (--reviewer-cmd) is the person's own, run where they asked, in the repository
+    const argv = reviewerCmd ? custom : pinnedCommand(custom, program, pinOptions(run, 'pair_loop.reviewer_cmd', env))
     return {
       tool: 'custom',
       fallback_used: false,
       model: config.pair_loop.reviewer_model,
       structured: false,
       namesSession: false,
-      cwd: run.repo,
+      cwd: reviewerCmd ? run.repo : reviewerWorkdir(run, env),
       unsetEnv: [],
-      argv: () => custom,
+      argv: () => argv,
     }
+  }
   const bins: Record<Agent, string> = { claude: config.pair_loop.claude_bin, codex: config.pair_loop.codex_bin }
   const other: Agent = run.reviewer === 'claude' ? 'codex' : 'claude'
   for (const [tool, fallback_used] of [
@@ -179,7 +186,9 @@ export function chooseReviewer(
     const path = findExecutable(bins[tool], env, run.repo)
     // reviewer_model names a model of the configured reviewer's vendor: a fallback uses its own default
     const model = fallback_used ? null : config.pair_loop.reviewer_model
-    if (path) return cliChoice(run, tool, path, fallback_used, model, env)
+    // pinned before its --help is read: an in-tree binary runs only as the person trusted it
+    const pinned = path && pinnedCommand([path], path, pinOptions(run, `pair_loop.${tool}_bin`, env))[0]!
+    if (pinned) return cliChoice(run, tool, pinned, fallback_used, model, env)
   }
   fail(
     'reviewer_unavailable',
@@ -188,6 +197,27 @@ export function chooseReviewer(
       tried: [bins[run.reviewer], bins[other]],
     },
   )
+}
+
+const pinOptions = (run: RunState, key: string, env: NodeJS.ProcessEnv): PinOptions => ({
+  repo: run.repo,
+  home: pairLoopHome(env),
+  copies: join(runArtifactsDir(run.run_id, pairLoopHome(env)), 'trusted-programs'),
+  key,
+})
+
+/** The in-tree files the config's commands name (custom command, CLI binaries), for `pair-loop trust` to record. */
+export function configuredInTree(config: Pick<Config, 'pair_loop'>, repo: string, env = process.env): string[] {
+  const { reviewer_cmd, claude_bin, codex_bin } = config.pair_loop
+  const commands = [...(reviewer_cmd ? [reviewer_cmd] : []), [claude_bin], [codex_bin]]
+  return [
+    ...new Set(
+      commands.flatMap((command) => {
+        const program = findExecutable(command[0]!, env, repo)
+        return program ? inTreePaths(command, program, repo) : []
+      }),
+    ),
+  ]
 }
 
 /** `--reviewer-cmd '["sh","review.sh"]'`: a JSON array of strings, or `builtin:NAME` (a stub shipped in the package), or `usage`. */
