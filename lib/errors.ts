@@ -32,7 +32,7 @@ export const ERROR_CODES = {
     exit: 13,
     retryable: false,
     meaning:
-      'spent ≥ limit: `budget-check` still prints its normal document; `coder-done` and `review` refuse a new round without `--over-budget`',
+      'spent ≥ limit, or usage no price covers under a limit: `budget-check` still prints its normal document; `coder-done` and `review` refuse a new round without `--over-budget`',
   },
   reviewer_unavailable: {
     exit: 14,
@@ -67,6 +67,12 @@ export const ERROR_CODES = {
     exit: 22,
     retryable: true,
     meaning: '`pr-check`: the PR head moved while it was being read, twice',
+  },
+  head_not_approved: {
+    exit: 23,
+    retryable: false,
+    meaning:
+      "the PR head's tree (as GitHub reports it) is not the tree the reviewer approved: `finish --create-pr`/`--pr`, `pr-check`, `verify`; the details list the paths that differ",
   },
   internal: { exit: 70, retryable: false, meaning: 'a bug' },
   io_error: {

@@ -2,7 +2,7 @@
 import { renderHandoff } from './handoff.ts'
 import { neutraliseInline } from './neutralise.ts'
 import { fenceFor } from './markdown.ts'
-import { openFindings } from './run-queries.ts'
+import { approvedTree, openFindings } from './run-queries.ts'
 import type { RunState } from './state.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
@@ -14,6 +14,19 @@ export interface PrCost {
 
 const usd = (value: number | null | undefined) => (value === null || value === undefined ? '—' : `$${value.toFixed(4)}`)
 
+/** The approved tree and the base, so anyone can check `git rev-parse <head>^{tree}` (or run `pair-loop verify`). */
+function approvalLine(run: RunState): string[] {
+  const tree = approvedTree(run)
+  const base = `base \`${run.base_sha}\`${run.base_branch ? ` (where the branch meets \`${neutraliseInline(run.base_branch)}\`)` : ''}`
+  if (!tree) return [`Reviewed against ${base}; **no tree was approved**.`, '']
+  return [
+    `**Approved tree:** \`${tree}\` · ${base} · reviewer: ${lastReviewTool(run)}. Check it: \`git rev-parse <head>^{tree}\` must print that tree (or run \`pair-loop verify --pr N\`).`,
+    '',
+  ]
+}
+
+const lastReviewTool = (run: RunState) => run.rounds.at(-1)?.reviewer?.tool ?? run.reviewer
+
 export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_BODY_LIMIT): string {
   const fallback = run.reviewer_fallback ? ` (fallback: the configured reviewer's CLI was missing)` : ''
   const head = [
@@ -21,6 +34,7 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
     '',
     `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${run.reviewer}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
     '',
+    ...approvalLine(run),
     '| round | verdict | findings | replies | cost |',
     '|---|---|---|---|---|',
     ...run.rounds.map((round) => {

@@ -20,4 +20,5 @@ export const COMMANDS: Record<string, ScriptLoader> = {
   'pr-reply': () => import('./pr-reply.ts'),
   'pr-resolve': () => import('./pr-resolve.ts'),
   'stop-hook': () => import('./stop-hook.ts'),
+  verify: () => import('./verify.ts'),
 }

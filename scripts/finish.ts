@@ -8,12 +8,14 @@ import { writeFileAtomic } from '../lib/fsutil.ts'
 import { createPr } from '../lib/gh.ts'
 import { claimPrCreation, isClaimLive, ownSideClaim, PR_CREATE_KEY, releaseSideClaim } from '../lib/claims.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
-import { prBodyPath } from '../lib/paths.ts'
+import { pairLoopHome, prBodyPath } from '../lib/paths.ts'
 import { renderPrBody } from '../lib/pr-body.ts'
 import { OUTCOMES, type RunState } from '../lib/state.ts'
 import { attachPr, checkVerdict, closeRun } from '../lib/transitions.ts'
 import { treeNow } from '../lib/snapshot/now.ts'
-import { movedSinceApproval } from '../lib/run-queries.ts'
+import { approvedTree, movedSinceApproval } from '../lib/run-queries.ts'
+import { checkLocalHead } from '../lib/snapshot/local-head.ts'
+import { checkShipped, headNotApproved } from '../lib/snapshot/ship.ts'
 
 const finish = defineScript({
   name: 'finish',
@@ -47,6 +49,16 @@ const finish = defineScript({
       args.verdict === 'APPROVED' && run.phase === 'approved' && movedSinceApproval(run, await treeNow(run))
     checkVerdict(run, args.verdict, changedSinceReview)
     if (createPrWanted && run.pr === null) await checkBranch(run, 'finish --create-pr')
+    // what ships is what was approved: the branch's head before a PR opens, GitHub's head of a PR named
+    const approved = args.verdict === 'APPROVED' ? approvedTree(run) : null
+    if (approved && createPrWanted && run.pr === null) {
+      const local = await checkLocalHead(run, approved)
+      if (!local.matches) headNotApproved(local, null, { source: 'local', next: 'commit exactly the approved change, then finish --create-pr again' })
+    }
+    if (approved && pr !== null) {
+      const shipped = await checkShipped(run.repo, pr, approved, pairLoopHome())
+      if (!shipped.matches) headNotApproved(shipped, pr, { source: 'github' })
+    }
     const cost = await cachedCostSummary(run, () => configOf(run))
     await rememberHighWater(run.run_id, cost.seen) // what was seen stays counted once the transcripts go
     const writeBody = (state: RunState) => writeFileAtomic(prBodyPath(state.run_id), renderPrBody(state, cost), 0o644)
@@ -90,6 +102,11 @@ const finish = defineScript({
       writeBody(step.state!)
       return step
     })
+    if (approved) {
+      // recorded either way (the PR exists), but never reported as approved unless GitHub's head is the approved tree
+      const shipped = await checkShipped(run.repo, created.number, approved, pairLoopHome())
+      if (!shipped.matches) headNotApproved(shipped, created.number, { source: 'github', pr_url: created.url })
+    }
     return document(withPr)
 
     function document(state: RunState) {

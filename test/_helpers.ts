@@ -231,3 +231,14 @@ export async function recordReview(
   }
   return readRun(runId, home)
 }
+
+/**
+ * The fake gh (fixtures/gh) as a GitHub holding PRs `prs`, each with the repository's HEAD now as its head (as if
+ * pushed): the environment to give `sb.cli` for a command that asks GitHub for a PR's head (finish --pr, verify).
+ */
+export function githubWithPrs(repo: string, prs: number[]): NodeJS.ProcessEnv {
+  const dir = tempDir('pl-gh-')
+  const head = git(repo, ['rev-parse', 'HEAD']).trim()
+  for (const pr of prs) writeFileSync(join(dir, `pr-${pr}.json`), JSON.stringify({ head }))
+  return { PATH: `${join(ROOT, 'fixtures', 'gh')}:${process.env.PATH ?? '/usr/bin:/bin'}`, FAKE_GH_DIR: dir }
+}

@@ -236,6 +236,7 @@ describe('codes', () => {
     branch_moved: [20, false],
     resolve_unconfirmed: [21, true],
     head_moved: [22, true],
+    head_not_approved: [23, false],
     internal: [70, false],
     io_error: [74, false],
     locked: [75, true],

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { renderHandoff } from '../lib/handoff.ts'
 import { prBodyPath, runStatePath } from '../lib/paths.ts'
 import type { RunState } from '../lib/state.ts'
-import { recordReview, sandbox } from './_helpers.ts'
+import { githubWithPrs, recordReview, sandbox } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun, type Sandbox } from './_expect.ts'
 
 /** The state without what every write changes, and without `pr`: what a later `finish --pr` must leave alone. */
@@ -106,7 +106,7 @@ describe('finish', () => {
       expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
       const handoff = readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')
       const before = sb.state(runId)
-      const doc = expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '42']))
+      const doc = expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '42'], { env: githubWithPrs(sb.repo, [42]) }))
       expect(doc).toMatchObject({ pr: 42, verdict: 'APPROVED' })
       const after = sb.state(runId)
       expect(after.pr).toBe(42)

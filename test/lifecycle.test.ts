@@ -6,7 +6,7 @@ import { renderPrBody } from '../lib/pr-body.ts'
 import { runStatePath } from '../lib/paths.ts'
 import type { RunState } from '../lib/state.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun } from './_expect.ts'
-import { git, makeRepo, ROOT, recordReview, sandbox, tempDir } from './_helpers.ts'
+import { git, githubWithPrs, makeRepo, ROOT, recordReview, sandbox, tempDir } from './_helpers.ts'
 import { handoffText, reviewArgs } from './_review.ts'
 
 // What a run owns and how it ends stay consistent, whatever order people act in (issue 11).
@@ -25,7 +25,7 @@ describe('HANDOFF.md belongs to the active run', () => {
     expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
     await startRun(sb)
     const active = handoffText(sb)
-    expectOk(await sb.cli(['finish', '--run', first, '--verdict', 'APPROVED', '--pr', '7']))
+    expectOk(await sb.cli(['finish', '--run', first, '--verdict', 'APPROVED', '--pr', '7'], { env: githubWithPrs(sb.repo, [7]) }))
     expect(sb.state(first).pr).toBe(7)
     expect(handoffText(sb)).toBe(active)
   })
@@ -58,14 +58,15 @@ describe('a recorded PR', () => {
   it('changes only with --replace-pr, and its number and URL always agree', async () => {
     const sb = sandbox()
     const runId = await approvedRun(sb)
-    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '42']))
+    const github = { env: githubWithPrs(sb.repo, [42, 7]) }
+    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '42'], github))
     const path = runStatePath(runId, sb.home)
     const recorded = JSON.parse(readFileSync(path, 'utf8'))
     writeFileSync(path, JSON.stringify({ ...recorded, pr_url: 'https://github.com/o/r/pull/42' }))
-    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '7']), 'usage')
+    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '7'], github), 'usage')
     expect(error).toMatchObject({ flag: '--replace-pr', pr: 42 })
     expect(sb.state(runId)).toMatchObject({ pr: 42, pr_url: 'https://github.com/o/r/pull/42' })
-    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '7', '--replace-pr']))
+    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '7', '--replace-pr'], github))
     expect(sb.state(runId)).toMatchObject({ pr: 7, pr_url: null })
   })
 })

@@ -8,8 +8,9 @@ import { findingKey } from '../lib/review/grammar.ts'
 import { at, BOT, botSummary, comment, issueComment, ME, review, snapshot, T0, thread } from './_pr.ts'
 
 const bots = [...DEFAULT_PR_BOTS]
-const reduce = (snap: Snapshot, previous: PrWatch | null = null, now = at(30)) =>
-  reducePr(snap, previous, { now, bots })
+type Shipped = NonNullable<Parameters<typeof reducePr>[2]['shipped']>
+const reduce = (snap: Snapshot, previous: PrWatch | null = null, now = at(30), shipped: Shipped | null = null) =>
+  reducePr(snap, previous, { now, bots, shipped })
 const codes = (result: { reasons: Array<{ code: ReasonCode }> }) => result.reasons.map((r) => r.code)
 
 /** A watch as a first tick on `snap` left it (so the next tick compares with it). */
@@ -25,6 +26,7 @@ interface Case {
   now?: string
   decision: 'keep_going' | 'success' | 'escalate'
   has: ReasonCode[]
+  shipped?: Shipped
 }
 
 const cases: Case[] = [
@@ -172,6 +174,13 @@ const cases: Case[] = [
     has: ['fix_attempts_exhausted', 'ci_failed'],
   },
   {
+    name: "a head whose tree (GitHub's) is not the approved tree, the PR otherwise ready",
+    snap: snapshot(),
+    shipped: { matches: false, paths: ['evil.js'], head_tree: 'a'.repeat(40), approved_tree: 'b'.repeat(40) },
+    decision: 'escalate',
+    has: ['head_not_approved'],
+  },
+  {
     name: 'nothing changed since the last tick',
     snap: snapshot({ checks: [{ name: 'ci', status: 'pending', url: null }] }),
     previous: watchAfter(snapshot({ checks: [{ name: 'ci', status: 'pending', url: null }] })),
@@ -182,14 +191,16 @@ const cases: Case[] = [
 
 describe('reducePr: decisions and reasons', () => {
   it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    const { result } = reduce(c.snap, c.previous ?? null, c.now ?? at(30))
+    const { result } = reduce(c.snap, c.previous ?? null, c.now ?? at(30), c.shipped ?? null)
     expect(result.decision).toBe(c.decision)
     expect(codes(result)).toEqual(expect.arrayContaining(c.has))
     for (const code of codes(result)) expect(REASON_CODES).toContain(code)
   })
 
   it('covers every reason code of the closed set', () => {
-    const seen = new Set(cases.flatMap((c) => codes(reduce(c.snap, c.previous ?? null, c.now ?? at(30)).result)))
+    const seen = new Set(
+      cases.flatMap((c) => codes(reduce(c.snap, c.previous ?? null, c.now ?? at(30), c.shipped ?? null).result)),
+    )
     expect([...REASON_CODES].filter((code) => !seen.has(code))).toEqual([])
   })
 

@@ -6,6 +6,7 @@ import { type BotVerdict, readBotVerdict } from './verdict.ts'
 
 /** The closed set of `reasons[].code`; escalations come first in a result. */
 export const REASON_CODES = [
+  'head_not_approved',
   'pr_merged',
   'pr_closed',
   'merge_conflict',
@@ -44,6 +45,8 @@ const WAIT_MAX_S = 900
 
 export interface ReduceContext extends Pick<People, 'bots'> {
   now: string
+  /** The head's tree (GitHub's) against the approved tree; null: not compared (a replayed snapshot, nothing approved). */
+  shipped?: { matches: boolean; paths: string[]; head_tree: string; approved_tree: string } | null
 }
 
 export function emptyWatch(pr: number): PrWatch {
@@ -117,6 +120,12 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
   if (pr.state === 'CLOSED') escalations.push({ code: 'pr_closed', detail: 'the PR was closed without merging' })
   if (pr.state === 'OPEN' && pr.mergeable === 'CONFLICTING')
     escalations.push({ code: 'merge_conflict', detail: `the PR conflicts with ${pr.base}` })
+  const shipped = context.shipped
+  if (shipped && !shipped.matches)
+    escalations.push({
+      code: 'head_not_approved',
+      detail: `the head's tree ${shipped.head_tree.slice(0, 12)} is not the approved tree ${shipped.approved_tree.slice(0, 12)}${shipped.paths.length ? ` (${shipped.paths.slice(0, 10).join(', ')})` : ''}: it ships bytes no reviewer approved`,
+    })
   if (fixAttempts >= MAX_FIX_ATTEMPTS)
     escalations.push({ code: 'fix_attempts_exhausted', detail: `${fixAttempts} fixes pushed without the PR clearing` })
   if (recurring.length > 0)

@@ -6,7 +6,9 @@ import { resolve } from 'node:path'
 import type { Config } from '../config.ts'
 import { fail } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
-import { prSnapshotPath } from '../paths.ts'
+import { pairLoopHome, prSnapshotPath } from '../paths.ts'
+import { approvedTree } from '../run-queries.ts'
+import { commitTreeOnGitHub, compareHead } from '../snapshot/ship.ts'
 import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { parseJson, validate } from '../validate.ts'
@@ -29,10 +31,17 @@ export async function prTick(run: RunState, options: TickOptions) {
     ? readSnapshot(resolve(options.cwd ?? process.cwd(), options.snapshotIn))
     : await collectSnapshot({ cwd: run.repo, number })
   const path = prSnapshotPath(run.run_id)
+  // what ships is what was approved: the head's tree as GitHub reports it (a replayed snapshot is not compared)
+  const approved = approvedTree(run)
+  const shipped =
+    approved && !options.snapshotIn
+      ? await compareHead(run.repo, { head: snapshot.pr.head, tree: await commitTreeOnGitHub(run.repo, snapshot.pr.head) }, approved, pairLoopHome())
+      : null
   const result = await changeRun(run.run_id, (state) => {
     const { watch, result } = reducePr(snapshot, watchOf(state), {
       now: options.now(),
       bots: options.config.pair_loop.pr_bots,
+      shipped,
     })
     const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
     writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)

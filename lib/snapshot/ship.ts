@@ -1,0 +1,125 @@
+// What ships is what was approved: a PR head's tree, as GitHub reports it (never as the local repository, which the
+// coder writes, says), compared with the tree the reviewer approved. HANDOFF.md is pair-loop's own and set aside.
+import { fail } from '../errors.ts'
+import { ghJson, runGh } from '../gh.ts'
+import { HANDOFF_NAME } from '../git.ts'
+import { type Manifest, readManifest } from './manifest.ts'
+import { type ObjectFormat, objectId, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
+
+export interface ShipCheck {
+  approved_tree: string
+  head: string
+  head_tree: string
+  matches: boolean
+  /** Paths whose entry differs between the approved tree and the head's (at most MAX_NAMED). */
+  paths: string[]
+  /** How many paths differ in all (null: not counted, GitHub's listing was cut short or unavailable). */
+  differing: number | null
+}
+
+const MAX_NAMED = 100
+const REST = 'repos/{owner}/{repo}'
+
+/** The PR's head commit and its tree, as GitHub reports them. */
+export async function prHeadTree(cwd: string, pr: number): Promise<{ head: string; tree: string }> {
+  const pull = ghJson(await runGh(['api', `${REST}/pulls/${pr}`], { cwd, idempotent: true }), 'api pulls') as {
+    head?: { sha?: unknown }
+  }
+  const head = pull.head?.sha
+  if (typeof head !== 'string' || !/^[0-9a-f]{40,64}$/.test(head))
+    fail('gh_error', `GitHub did not give PR #${pr}'s head commit`, { pr })
+  return { head, tree: await commitTreeOnGitHub(cwd, head) }
+}
+
+/** A commit's tree, as GitHub reports it. */
+export async function commitTreeOnGitHub(cwd: string, commit: string): Promise<string> {
+  const answer = ghJson(await runGh(['api', `${REST}/git/commits/${commit}`], { cwd, idempotent: true }), 'api commits') as {
+    tree?: { sha?: unknown }
+  }
+  const tree = answer.tree?.sha
+  if (typeof tree !== 'string' || !/^[0-9a-f]{40,64}$/.test(tree))
+    fail('gh_error', `GitHub did not give the tree of commit ${commit.slice(0, 12)}`, { commit })
+  return tree
+}
+
+interface GitHubEntry {
+  path: string
+  mode: string
+  type: string
+  sha: string
+}
+
+async function listTree(cwd: string, tree: string, recursive: boolean): Promise<{ entries: GitHubEntry[]; truncated: boolean }> {
+  const route = `${REST}/git/trees/${tree}${recursive ? '?recursive=1' : ''}`
+  const answer = ghJson(await runGh(['api', route], { cwd, idempotent: true }), 'api trees') as {
+    tree?: unknown
+    truncated?: unknown
+  }
+  const entries = Array.isArray(answer.tree)
+    ? (answer.tree as GitHubEntry[]).filter((entry) => typeof entry?.path === 'string' && typeof entry.sha === 'string')
+    : []
+  return { entries, truncated: answer.truncated === true }
+}
+
+/** A head tree that holds HANDOFF.md at its top, with it set aside: the tree id without that entry. */
+function withoutHandoff(entries: GitHubEntry[], format: ObjectFormat): string {
+  const kept: TreeEntry[] = entries
+    .filter((entry) => entry.path !== HANDOFF_NAME)
+    .map((entry) => ({ name: entry.path, mode: normal(entry.mode), oid: entry.sha }))
+  return objectId(format, 'tree', treeContent(kept))
+}
+
+const normal = (mode: string): TreeMode => (mode === '040000' || mode === '40000' ? '40000' : (mode as TreeMode))
+
+/** Compare PR `pr`'s head (GitHub's) with `approved`: the tree ids, then the differing paths by name. */
+export async function checkShipped(
+  cwd: string,
+  pr: number,
+  approved: string,
+  home: string,
+): Promise<ShipCheck> {
+  const { head, tree } = await prHeadTree(cwd, pr)
+  return compareHead(cwd, { head, tree }, approved, home)
+}
+
+/** A head commit's tree (GitHub's) against the approved one, HANDOFF.md set aside; the differing paths when not. */
+export async function compareHead(
+  cwd: string,
+  { head, tree }: { head: string; tree: string },
+  approved: string,
+  home: string,
+): Promise<ShipCheck> {
+  const format: ObjectFormat = approved.length === 64 ? 'sha256' : 'sha1'
+  const base = { approved_tree: approved, head, head_tree: tree }
+  if (tree === approved) return { ...base, matches: true, paths: [], differing: 0 }
+  const top = await listTree(cwd, tree, false)
+  if (top.entries.some((entry) => entry.path === HANDOFF_NAME) && withoutHandoff(top.entries, format) === approved)
+    return { ...base, matches: true, paths: [], differing: 0 }
+  return { ...base, matches: false, ...(await differingPaths(cwd, tree, readManifest(home, approved))) }
+}
+
+/** The paths that differ, from GitHub's recursive listing of the head against the approved snapshot's leaves. */
+async function differingPaths(cwd: string, tree: string, approved: Manifest | null): Promise<{ paths: string[]; differing: number | null }> {
+  if (!approved) return { paths: [], differing: null }
+  const listed = await listTree(cwd, tree, true)
+  const head = new Map(listed.entries.filter((entry) => entry.type !== 'tree').map((entry) => [entry.path, entry]))
+  head.delete(HANDOFF_NAME)
+  const differ: string[] = []
+  for (const [path, entry] of head) {
+    const leaf = approved.get(path)
+    if (!leaf || leaf.oid !== entry.sha || leaf.mode !== normal(entry.mode)) differ.push(path)
+  }
+  for (const path of approved.keys()) if (!head.has(path)) differ.push(path)
+  differ.sort()
+  return { paths: differ.slice(0, MAX_NAMED), differing: listed.truncated ? null : differ.length }
+}
+
+/** `head_not_approved`, naming what differs and what to do. */
+export function headNotApproved(check: ShipCheck, pr: number | null, details: Record<string, unknown> = {}): never {
+  const named = check.paths.length ? `: ${check.paths.slice(0, 10).join(', ')}${(check.differing ?? check.paths.length) > 10 ? ', …' : ''}` : ''
+  fail(
+    'head_not_approved',
+    `${pr === null ? 'the branch' : `PR #${pr}`}'s head ${check.head.slice(0, 12)} (tree ${check.head_tree.slice(0, 12)}) is not the tree the reviewer approved (${check.approved_tree.slice(0, 12)})${named}; push exactly the approved change, or hand the new one over with \`pair-loop coder-done\` for review`,
+    { pr, ...check, ...details },
+  )
+}

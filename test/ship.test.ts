@@ -1,0 +1,94 @@
+// What ships is what was approved (lib/snapshot/ship.ts, local-head.ts): finish --create-pr / --pr and verify compare
+// the PR head's tree, as the fake GitHub (fixtures/gh) reports it, with the tree the reviewer approved. The expected
+// trees come from git itself (`git rev-parse HEAD^{tree}`), never from pair-loop.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { git, githubWithPrs, recordReview, sandbox } from './_helpers.ts'
+import { expectError, expectOk, startRun } from './_expect.ts'
+
+/** A run whose change (app.ts) was handed over and approved, the change committed as approved. */
+async function approvedAndCommitted() {
+  const sb = sandbox()
+  const runId = await startRun(sb)
+  writeFileSync(join(sb.repo, 'app.ts'), 'export const limit = 10\n')
+  expectOk(await sb.cli(['coder-done', '--summary', 'the limit']))
+  await recordReview(sb.home, runId, 'VERDICT: APPROVED')
+  git(sb.repo, ['add', 'app.ts'], sb.env)
+  git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
+  const github = githubWithPrs(sb.repo, [])
+  const calls = () => (existsSync(join(github.FAKE_GH_DIR!, 'calls.log')) ? readFileSync(join(github.FAKE_GH_DIR!, 'calls.log'), 'utf8') : '')
+  /** Make the fake GitHub's PR `n` point at the commit `rev` names now (a push). */
+  const push = (n: number, rev = 'HEAD') =>
+    writeFileSync(join(github.FAKE_GH_DIR!, `pr-${n}.json`), JSON.stringify({ head: git(sb.repo, ['rev-parse', rev], sb.env).trim() }))
+  return { sb, runId, env: { env: github }, calls, push }
+}
+
+describe('finish --create-pr', () => {
+  it('opens the PR when the branch head is the approved tree, and verify agrees with what GitHub reports', async () => {
+    const t = await approvedAndCommitted()
+    const done = expectOk(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], t.env))
+    expect(done.pr).toBe(42)
+    const verified = expectOk(await t.sb.cli(['verify'], t.env))
+    expect(verified).toMatchObject({ matches: true, pr: 42, source: 'github' })
+    expect(verified.head_tree).toBe(git(t.sb.repo, ['rev-parse', 'HEAD^{tree}'], t.sb.env).trim())
+    expect(verified.approved_tree).toBe(verified.head_tree)
+  })
+
+  it('refuses, before any PR opens, a commit of other bytes than the approved ones left on disk (item 11)', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    writeFileSync(join(sb.repo, 'app.ts'), 'export const limit = 10\n')
+    expectOk(await sb.cli(['coder-done', '--summary', 'the limit']))
+    await recordReview(sb.home, runId, 'VERDICT: APPROVED')
+    // the evil version committed, the benign one put back on disk: the snapshot is still the approved tree
+    writeFileSync(join(sb.repo, 'app.ts'), 'export const limit = 66\n')
+    git(sb.repo, ['add', 'app.ts'], sb.env)
+    git(sb.repo, ['commit', '-qm', 'evil'], sb.env)
+    writeFileSync(join(sb.repo, 'app.ts'), 'export const limit = 10\n')
+    const github = githubWithPrs(sb.repo, [])
+    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: github }), 'head_not_approved')
+    expect(error).toMatchObject({ source: 'local', matches: false, paths: ['app.ts'] })
+    expect(existsSync(join(github.FAKE_GH_DIR!, 'calls.log'))).toBe(false) // no PR opened
+    expect(sb.state(runId).phase).toBe('approved') // not finished: the same command works once the commit is right
+  })
+
+  it('looks again on a run already finished as approved: a commit made after finish does not ship (item 11)', async () => {
+    const t = await approvedAndCommitted()
+    expectOk(await t.sb.cli(['finish', '--verdict', 'APPROVED']))
+    writeFileSync(join(t.sb.repo, 'later.ts'), 'export const evil = true\n')
+    git(t.sb.repo, ['add', 'later.ts'], t.sb.env)
+    git(t.sb.repo, ['commit', '-qm', 'after finish'], t.sb.env)
+    const error = expectError(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], t.env), 'head_not_approved')
+    expect(error.paths).toEqual(['later.ts'])
+    expect(t.calls()).not.toContain('create')
+  })
+})
+
+describe('verify and finish --pr N', () => {
+  it('names the paths that differ when the PR head GitHub reports was pushed with other bytes', async () => {
+    const t = await approvedAndCommitted()
+    expectOk(await t.sb.cli(['finish', '--verdict', 'APPROVED']))
+    writeFileSync(join(t.sb.repo, 'app.ts'), 'export const limit = 99\n')
+    git(t.sb.repo, ['commit', '-qam', 'pushed but never reviewed'], t.sb.env)
+    t.push(9)
+    const error = expectError(await t.sb.cli(['verify', '--pr', '9'], t.env), 'head_not_approved')
+    expect(error).toMatchObject({ pr: 9, source: 'github', matches: false, paths: ['app.ts'] })
+    expect(expectError(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '9'], t.env), 'head_not_approved').pr).toBe(9)
+  })
+
+  it('sets HANDOFF.md aside: a head that also commits it still matches the approved tree', async () => {
+    const t = await approvedAndCommitted()
+    expectOk(await t.sb.cli(['finish', '--verdict', 'APPROVED']))
+    git(t.sb.repo, ['add', '-f', 'HANDOFF.md'], t.sb.env)
+    git(t.sb.repo, ['commit', '-qm', 'the handoff too'], t.sb.env)
+    t.push(5)
+    expect(expectOk(await t.sb.cli(['verify', '--pr', '5'], t.env))).toMatchObject({ matches: true })
+  })
+
+  it('refuses with wrong_phase a run that no review approved', async () => {
+    const sb = sandbox()
+    await startRun(sb)
+    expect(expectError(await sb.cli(['verify']), 'wrong_phase').message).toContain('no approved tree')
+  })
+})
