@@ -2,9 +2,10 @@
 // .git/config or .git/info/attributes. Each test first shows that plain git springs the trap, then runs `start`,
 // `coder-done` and `review` and checks that none of them did, and that the reviewer got the bytes on disk.
 import { createHash } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { gitTry } from '../lib/git.ts'
 import { git, sandbox, tempDir, writeFiles } from './_helpers.ts'
 import { expectOk, type Sandbox } from './_expect.ts'
 import { reviewArgs, SLOW } from './_review.ts'
@@ -38,6 +39,14 @@ const CRLF_TEXT = 'base line\r\nREAL-BYTES-ON-DISK-7c21\r\n'
 const setAttributes = (t: Armed, line: string) => writeFiles(t.sb.repo, { '.git/info/attributes': `${line}\n` })
 const setConfig = (t: Armed, key: string, value: string) => t.plainGit(['config', key, value])
 const writeNotes = (t: Armed, text = REAL_TEXT) => writeFileSync(join(t.sb.repo, 'notes.txt'), text)
+/** A hooks folder the repository's config names, each hook touching the marker. */
+const armHooks = (t: Armed) => {
+  const hooks = join(t.marker, '..', 'hooks')
+  mkdirSync(hooks)
+  for (const hook of ['post-index-change', 'reference-transaction', 'post-checkout', 'pre-auto-gc'])
+    renameSync(t.script(`${hook}.sh`, 'exit 0'), join(hooks, hook))
+  setConfig(t, 'core.hooksPath', hooks)
+}
 const expectMarker = (t: Armed) => {
   expect(existsSync(t.marker), 'plain git springs the trap').toBe(true)
   rmSync(t.marker)
@@ -66,6 +75,22 @@ const TRAPS: Trap[] = [
     springs: (t) => {
       t.plainGit(['status', '--porcelain'])
       expectMarker(t)
+    },
+    change: writeNotes,
+    shows: ['+REAL-BYTES-ON-DISK-7c21'],
+    hides: [],
+  },
+  {
+    // every hook git runs for a command that writes the index or a ref, from a folder the config names
+    name: 'a hook named by core.hooksPath never runs',
+    arm: (t) => armHooks(t),
+    springs: (t) => {
+      writeNotes(t)
+      utimesSync(join(t.sb.repo, 'notes.txt'), 1_000_000, 1_000_000)
+      t.plainGit(['status', '--porcelain']) // refreshing the stat-dirty entry writes the index: post-index-change
+      expectMarker(t)
+      t.plainGit(['checkout', '--', 'notes.txt'])
+      rmSync(t.marker, { force: true })
     },
     change: writeNotes,
     shows: ['+REAL-BYTES-ON-DISK-7c21'],
@@ -212,6 +237,24 @@ const TRAPS: Trap[] = [
   },
 ]
 
+/** A fresh repository with notes.txt, and a marker in a temp folder of its own. */
+function armable(): Armed {
+  const sb = sandbox({ 'README.md': '# demo\n', 'notes.txt': BASE_TEXT })
+  const dir = tempDir('pl-trap-')
+  const marker = join(dir, 'sprung')
+  return {
+    sb,
+    marker,
+    script: (name, then) => {
+      const path = join(dir, name)
+      writeFileSync(path, `#!/bin/sh\ntouch '${marker}'\n${then}\n`)
+      chmodSync(path, 0o755)
+      return path
+    },
+    plainGit: (args) => git(sb.repo, args, sb.env),
+  }
+}
+
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
 describe('git runs nothing the repository configures', () => {
@@ -219,20 +262,9 @@ describe('git runs nothing the repository configures', () => {
     it(
       trap.name,
       async () => {
-        const sb = sandbox({ 'README.md': '# demo\n', 'notes.txt': BASE_TEXT })
-        const dir = tempDir('pl-trap-')
-        const marker = join(dir, 'sprung')
-        const t: Armed = {
-          sb,
-          marker,
-          script: (name, then) => {
-            const path = join(dir, name)
-            writeFileSync(path, `#!/bin/sh\ntouch '${marker}'\n${then}\n`)
-            chmodSync(path, 0o755)
-            return path
-          },
-          plainGit: (args) => git(sb.repo, args, sb.env),
-        }
+        const t = armable()
+        const { sb, marker } = t
+        const dir = join(marker, '..')
         trap.arm(t)
         trap.springs(t)
         // each command on its own: the marker must not appear while it runs
@@ -256,4 +288,19 @@ describe('git runs nothing the repository configures', () => {
       },
       SLOW,
     )
+})
+
+// pair-loop's own commands never write the index or a ref (status runs without optional locks), so the trap above
+// cannot tell whether hooks are off: a hardened call that does write the index can
+describe('a hardened git call', () => {
+  it('runs no hook of the repository even when it writes the index', async () => {
+    const t = armable()
+    armHooks(t)
+    utimesSync(join(t.sb.repo, 'notes.txt'), 1_000_000, 1_000_000) // stat-dirty: a refresh rewrites its index entry
+    const indexBefore = sha256(join(t.sb.repo, '.git', 'index'))
+    const result = await gitTry(t.sb.repo, ['update-index', '-q', '--refresh'], { env: t.sb.env })
+    expect(result.ok, result.stderr).toBe(true)
+    expect(sha256(join(t.sb.repo, '.git', 'index')), 'the refresh wrote the index').not.toBe(indexBefore)
+    expect(existsSync(t.marker), 'a hook ran').toBe(false)
+  })
 })
