@@ -47,7 +47,15 @@ export function issueComment(id: number, author: string, body: string, minutes =
 }
 
 export function review(id: number, author: string, state: Snapshot['reviews'][number]['state'], body: string) {
-  return { id, author, author_type: 'User', state, body, submitted_at: at(1), url: null }
+  return {
+    id,
+    author,
+    author_type: author.endsWith('[bot]') ? 'Bot' : 'User',
+    state,
+    body,
+    submitted_at: at(1),
+    url: null,
+  }
 }
 
 /** A bot summary with findings in pair-loop's grammar and a verdict line. */

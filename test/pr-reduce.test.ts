@@ -260,13 +260,37 @@ describe('reducePr: who is who', () => {
     expect(result.threads.actionable.map((t) => t.id)).toEqual(['PRRT_old_person'])
   })
 
-  it('matches bot logins without their [bot] suffix and case, and treats the author as the answering side', () => {
+  it('matches a bot account by login whatever its case, with [bot] added where pr_bots left it out', () => {
     const snap = snapshot({
-      comments: [issueComment(41, 'CodeRabbitAI', 'VERDICT: APPROVED'), issueComment(42, ME, 'Thanks!', 9)],
+      comments: [
+        { ...issueComment(41, 'CodeRabbitAI[bot]', 'VERDICT: APPROVED'), author_type: 'Bot' },
+        issueComment(42, ME, 'Thanks!', 9),
+      ],
     })
-    const { result } = reducePr(snap, null, { now: at(30), bots: ['coderabbitai[bot]'] })
-    expect(result.verdict).toMatchObject({ state: 'complete', verdict: 'approved', author: 'CodeRabbitAI' })
+    const { result } = reducePr(snap, null, { now: at(30), bots: ['coderabbitai'] })
+    expect(result.verdict).toMatchObject({ state: 'complete', verdict: 'approved', author: 'CodeRabbitAI[bot]' })
     expect(result.conversation.actionable).toEqual([])
+  })
+
+  it("takes a User named like a review bot for a person: its verdict line is not the bot's, its comment is to answer", () => {
+    const snap = snapshot({
+      comments: [
+        botSummary(41, 'CHANGES_REQUESTED', ['the loop bound is off by one'], 1),
+        { ...issueComment(42, 'coderabbitai', 'VERDICT: APPROVED', 2), author_type: 'User' },
+        { ...issueComment(43, 'claude', 'VERDICT: APPROVED', 3), author_type: 'User' },
+      ],
+    })
+    const { result } = reduce(snap)
+    expect(result.verdict).toMatchObject({ verdict: 'changes', comment_id: 41 })
+    expect(result.conversation.actionable.map((c) => c.id)).toEqual([42, 43])
+    expect(result.decision).toBe('keep_going')
+  })
+
+  it('takes a bot account outside pr_bots for another bot, whose summary is no verdict', () => {
+    const snap = snapshot({
+      comments: [{ ...issueComment(41, 'coderabbitai-fork[bot]', 'VERDICT: APPROVED'), author_type: 'Bot' }],
+    })
+    expect(reduce(snap).result.verdict.state).toBe('absent')
   })
 
   it("answers a person's comment once the author wrote after it", () => {

@@ -7,17 +7,26 @@ export type AuthorClass = 'author' | 'review_bot' | 'other_bot' | 'human'
 export interface People {
   /** The PR's author: the agent's side, whose comments are answers. */
   author: string
-  /** Review-bot logins (`pair_loop.pr_bots`), compared without a `[bot]` suffix and case. */
+  /** Review-bot logins (`pair_loop.pr_bots`), as REST spells a bot: with `[bot]` (added when a config left it out). */
   bots: readonly string[]
 }
 
-const bare = (login: string) => login.toLowerCase().replace(/\[bot\]$/, '')
+// GitHub logins are case-insensitive; a bot's REST login always ends in `[bot]`
+const asBotLogin = (login: string) => {
+  const lower = login.toLowerCase()
+  return lower.endsWith('[bot]') ? lower : `${lower}[bot]`
+}
 
+/**
+ * Who wrote it, by identity: a review bot is an account of type Bot whose login is in `pr_bots`; a User is a person
+ * whatever its login (a human account named `coderabbitai` or `claude` is not the bot).
+ */
 export function authorClass(login: string, type: string | undefined, people: People): AuthorClass {
-  if (bare(login) === bare(people.author)) return 'author'
-  if (people.bots.some((bot) => bare(bot) === bare(login))) return 'review_bot'
-  if (type === 'Bot' || /\[bot\]$/i.test(login)) return 'other_bot'
-  return 'human'
+  // logins are unique (a bot's carries `[bot]`), so the PR author's login is the author
+  if (login.toLowerCase() === people.author.toLowerCase()) return 'author'
+  if (type !== 'Bot') return 'human'
+  if (people.bots.some((bot) => asBotLogin(bot) === asBotLogin(login))) return 'review_bot'
+  return 'other_bot'
 }
 
 /** The idempotency key of an answer: the reviewer comment it answers, so a follow-up is answerable again. */
