@@ -139,6 +139,17 @@ export const BudgetOverride = v.object({
   limit_usd: Usd,
 })
 
+/** Where the agents' transcripts are, as `start` saw it (each variable resolved, or null when unset). */
+export const TranscriptEnv = v.object({
+  HOME: v.nullable(v.string()),
+  CLAUDE_CONFIG_DIR: v.nullable(v.string()),
+  CODEX_HOME: v.nullable(v.string()),
+  XDG_CONFIG_HOME: v.nullable(v.string()),
+})
+
+/** The most the ledger ever counted per coder session: USD by round window (its start time), then by model. */
+export const HighWater = v.record(v.string(), v.record(v.string(), v.record(v.string(), Usd)))
+
 export const RunState = v.object({
   version: v.literal(1),
   revision: Count,
@@ -167,6 +178,10 @@ export const RunState = v.object({
   updated_at: Timestamp,
   /** The effective config frozen at `start` (runs started before it existed have none: they read it live). */
   config: v.optional(v.nullable(Config), null),
+  /** The environment that locates transcripts, frozen at `start` (older runs have none: they use the current one). */
+  transcript_env: v.optional(v.nullable(TranscriptEnv)),
+  /** Per coder session, the most its transcripts ever showed (lib/cost/high-water.ts): money once seen stays counted. */
+  coder_high_water: v.optional(HighWater),
   /** gh side effects in flight, by key (a PR being opened, a reply being posted): see lib/claims.ts. */
   claims: v.optional(v.record(v.string(), SideClaim)),
   /** The PR phase: what `pr-check` saw, and what was posted or resolved on the PR (lib/pr/). */
@@ -191,3 +206,5 @@ export type Agent = (typeof AGENTS)[number]
 export type Verdict = (typeof VERDICTS)[number]
 export type Outcome = (typeof OUTCOMES)[number]
 export type ReviewClaim = v.InferOutput<typeof ReviewClaim>
+export type TranscriptEnv = v.InferOutput<typeof TranscriptEnv>
+export type HighWater = v.InferOutput<typeof HighWater>

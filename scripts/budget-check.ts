@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // budget-check: the run's cost so far, per round, role and model, from the agents' own records; exit 13 at the limit.
 import { decimalFlag, defineScript, isMain, main, runArgs, withExit } from '../lib/cli.ts'
-import { assessBudget } from '../lib/cost/brake.ts'
+import { assessBudget, overLimit } from '../lib/cost/brake.ts'
+import { rememberHighWater } from '../lib/cost/high-water.ts'
 import { ERROR_CODES } from '../lib/errors.ts'
 import { configOf, resolveRun } from '../lib/run-access.ts'
 import { expectPhase } from '../lib/transitions.ts'
@@ -23,6 +24,7 @@ const budgetCheck = defineScript({
     expectPhase(run, ['coding', 'reviewing', 'approved', 'capped'], 'budget-check')
     const budget = assessBudget(run, configOf(run), { limit })
     const { ledger } = budget
+    await rememberHighWater(run.run_id, ledger.seen) // money seen now stays counted if its transcript goes
     for (const model of ledger.unpriced_models) {
       io.stderr(
         `pair-loop budget-check: warning: no price for model ${model}; it is counted as $0 (add it under "pricing" in config)\n`,
@@ -35,6 +37,8 @@ const budgetCheck = defineScript({
       io.stderr(
         `pair-loop budget-check: warning: ${s.role}${s.round ? ` round ${s.round}` : ''}: ${s.status}: ${s.why}\n`,
       )
+    for (const s of ledger.sources.filter((source) => source.kind === 'state'))
+      io.stderr(`pair-loop budget-check: note: coder session ${s.session}: $${s.usd!.toFixed(4)} ${s.why}\n`)
     const document = {
       run_id: run.run_id,
       phase: run.phase,
@@ -50,9 +54,7 @@ const budgetCheck = defineScript({
       sources: ledger.sources,
     }
     if (budget.level === 'alert') {
-      io.stderr(
-        `pair-loop budget-check: budget_exceeded: spent $${budget.spent.toFixed(4)} of $${budget.limit!.toFixed(2)}\n`,
-      )
+      io.stderr(`pair-loop budget-check: budget_exceeded: ${overLimit(run.run_id, budget)}\n`)
       return withExit(document, ERROR_CODES.budget_exceeded.exit)
     }
     if (budget.level === 'warn')

@@ -3,7 +3,8 @@
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { readBody } from '../lib/body-input.ts'
 import { checkBudgetBrake } from '../lib/cost/brake.ts'
-import { newestCoderSession } from '../lib/cost/locate.ts'
+import { newestCoderSession } from '../lib/cost/sessions.ts'
+import { transcriptEnvOf } from '../lib/cost/transcript-env.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { diffStat } from '../lib/git.ts'
@@ -55,7 +56,9 @@ const coderDone = defineScript({
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
     })
-    const sessionId = args['session-id'] ?? newestCoderSession(run.coder, run.repo, { skip: reviewerSessionIds(run) })
+    const sessionId =
+      args['session-id'] ??
+      newestCoderSession(run.coder, run.repo, { env: transcriptEnvOf(run), skip: reviewerSessionIds(run) })
     const [diff, fingerprint] = await Promise.all([
       diffStat(run.repo, run.base_sha),
       afterApproval ?? changeFingerprint(run.repo, run.base_sha),

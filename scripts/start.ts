@@ -25,6 +25,7 @@ import { checkHomeOutside, newRunId, pairLoopHome, runStatePath, runsDir } from 
 import { withLock } from '../lib/lock.ts'
 import { createRun, ensureRunsDir } from '../lib/store.ts'
 import { newRun } from '../lib/transitions.ts'
+import { transcriptEnvNow } from '../lib/cost/transcript-env.ts'
 
 /** The task heads HANDOFF.md and the PR body: a paragraph, not a document. */
 const MAX_TASK_BYTES = 8 * 1024
@@ -102,6 +103,7 @@ const start = defineScript({
       config,
       now: nowIso(),
     })
+    state.transcript_env = transcriptEnvNow() // later commands look for the coder's transcripts where this one would
     // check and create under one lock per repository: two starts at once must not both open a run
     ensureRunsDir()
     // the lock's own directory in runs/ is taken into the runs index with the run (lib/run-index-window.ts)

@@ -51,8 +51,10 @@ function assessment(rounds: Array<[number, number]>, limit: number | null): RunC
       rounds: roundCosts,
       by_model: {},
       unpriced_models: [],
+      unpriced_usage: [],
       complete: true,
       sources: [],
+      seen: {},
     },
   }
   return { budget }

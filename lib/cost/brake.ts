@@ -1,9 +1,11 @@
 // The budget: levels against the limit, and the brake that keeps a round from opening at or over it.
 import type { Config } from '../config.ts'
 import { PairLoopError } from '../errors.ts'
+import { pairLoopHome } from '../paths.ts'
 import { nowIso } from '../run-access.ts'
 import { currentRound } from '../run-queries.ts'
 import type { BudgetOverride, RunState } from '../state.ts'
+import { rememberHighWater } from './high-water.ts'
 import { computeLedger } from './ledger.ts'
 import type { Ledger } from './ledger-types.ts'
 
@@ -29,7 +31,10 @@ export interface BudgetAssessment {
 /** What the budget reads from the command's config (resolved once by the command): the limit, warn ratio, prices. */
 export type BudgetConfig = Pick<Config, 'budget' | 'pricing'>
 
-/** The run's spend against its limit: `limit` (a flag) if given, else the run's budget, else config's per-run budget. */
+/**
+ * The run's spend against its limit: `limit` (a flag) if given, else the run's budget, else config's per-run budget.
+ * With a limit, usage no price covers is `alert` whatever the figure: spend that cannot be measured is not under it.
+ */
 export function assessBudget(
   run: RunState,
   config: BudgetConfig,
@@ -41,7 +46,7 @@ export function assessBudget(
   const spent = ledger.spent_usd
   const warnRatio = config.budget.warn_ratio
   return {
-    level: budgetLevel(spent, limit, warnRatio),
+    level: limit !== null && ledger.unpriced_usage.length > 0 ? 'alert' : budgetLevel(spent, limit, warnRatio),
     spent,
     limit,
     warn_at: limit === null ? null : limit * warnRatio,
@@ -66,13 +71,15 @@ export async function checkBudgetBrake(
   opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ override: BudgetOverride | null; budget: BudgetAssessment | null }> {
   if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null, budget: null }
-  const budget = assessBudget(run, config, { env: opts.env })
+  const env = opts.env ?? process.env
+  const budget = assessBudget(run, config, { env })
+  await rememberHighWater(run.run_id, budget.ledger.seen, pairLoopHome(env))
   if (budget.level !== 'alert') return { override: null, budget }
   const limit = budget.limit!
   if (!opts.overBudget) {
     throw new PairLoopError(
       'budget_exceeded',
-      `run ${run.run_id} has spent $${budget.spent.toFixed(4)} of its $${limit.toFixed(2)} budget; ask the person, then pass --over-budget to ${opts.command} anyway`,
+      `${overLimit(run.run_id, budget)}; ask the person, then pass --over-budget to ${opts.command} anyway`,
       {
         run_id: run.run_id,
         spent_usd: budget.spent,
@@ -80,6 +87,7 @@ export async function checkBudgetBrake(
         level: budget.level,
         by_role: roleTotals(budget.ledger),
         unpriced_models: budget.ledger.unpriced_models,
+        unpriced_usage: budget.ledger.unpriced_usage,
         next: 'ask-user',
       },
     )
@@ -94,4 +102,12 @@ export async function checkBudgetBrake(
     },
     budget,
   }
+}
+
+/** Why an `alert` assessment is one: the limit reached, or usage on models no price covers (named). */
+export function overLimit(runId: string, budget: BudgetAssessment): string {
+  const unpriced = budget.ledger.unpriced_usage
+  if (unpriced.length > 0)
+    return `run ${runId} used ${unpriced.join(', ')}, which no price covers, so its spend cannot be held to its $${budget.limit!.toFixed(2)} budget (add a price under "pricing" in config)`
+  return `run ${runId} has spent $${budget.spent.toFixed(4)} of its $${budget.limit!.toFixed(2)} budget`
 }

@@ -5,35 +5,59 @@ import type { RunState } from '../state.ts'
 import { scanClaude, sumClaude, sumClaudeFile } from './claude.ts'
 import { scanCodex, sumCodex, sumCodexFile } from './codex.ts'
 import type { Source } from './ledger-types.ts'
-import { claudeSessionFiles, claudeSessions, codexRolloutForThread, codexSessions } from './locate.ts'
+import { claudeSessionFiles, codexRolloutForThread, subagentFiles } from './locate.ts'
 import type { PriceBook } from './pricing.ts'
+import { claudeSessions, codexSessions } from './sessions.ts'
 import { type PartialSums, UsageSums, sumsKey } from './sums.ts'
 import type { ScanResult } from './transcript-cache.ts'
 
-/**
- * The coder's sessions: those recorded at each coder-done, plus its newest session for the repository (the one
- * in progress) when it was written since the run started. Reviewer sessions are never counted as the coder's.
- */
-export function coderSessionIds(run: RunState, env: NodeJS.ProcessEnv = process.env): string[] {
-  const reviewerIds = reviewerSessionIds(run)
-  const ids: string[] = []
-  for (const round of run.rounds) {
-    const id = round.coder.session_id
-    if (id && !ids.includes(id) && !reviewerIds.has(id)) ids.push(id)
-  }
-  const since = Date.parse(run.created_at)
-  const candidates = run.coder === 'claude' ? claudeSessions(run.repo, env) : codexSessions(run.repo, env, { since })
-  const newest = candidates.find((s) => !reviewerIds.has(s.id) && s.mtimeMs >= since)
-  if (newest && !ids.includes(newest.id)) ids.push(newest.id)
-  return ids
+/** A coder session, and its main transcript when the search that found it saw it. */
+interface CoderSession {
+  id: string
+  path: string | null
 }
+
+/** Files changed this long before the run's start are still looked at (file times lag the clock by a tick or so). */
+const START_SLACK_MS = 5_000
+
+/**
+ * The coder's sessions: those recorded at each coder-done, then every session of its CLI in the repository's
+ * transcript folders (the top level's and any folder's below it) changed since the run started, newest first. A
+ * cheap session started just before a command must not hide the costly one. Reviewer sessions are never the coder's.
+ */
+export function coderSessions(run: RunState, env: NodeJS.ProcessEnv = process.env): CoderSession[] {
+  const reviewerIds = reviewerSessionIds(run)
+  const sessions: CoderSession[] = []
+  const add = (id: string | null, path: string | null) => {
+    if (!id || reviewerIds.has(id)) return
+    const known = sessions.find((s) => s.id === id)
+    if (!known) sessions.push({ id, path })
+    else known.path ??= path
+  }
+  for (const round of run.rounds) add(round.coder.session_id, null)
+  const since = Date.parse(run.created_at) - START_SLACK_MS
+  const found =
+    run.coder === 'claude' ? claudeSessions(run.repo, env, { since }) : codexSessions(run.repo, env, { since })
+  for (const session of found) add(session.id, session.path)
+  return sessions
+}
+
+export const coderSessionIds = (run: RunState, env: NodeJS.ProcessEnv = process.env) =>
+  coderSessions(run, env).map((session) => session.id)
 
 /** A transcript to read for a session, or the source saying why there is none. */
 type Planned = { session: string; path: string } | Source
+const isFile = (item: Planned): item is { session: string; path: string } => !('role' in item)
+
+/** The coder's usage: all its sessions de-duplicated together, and each session's own (its high-water mark's). */
+export interface CoderSums {
+  sums: UsageSums
+  bySession: Map<string, UsageSums>
+}
 
 /**
  * The coder's usage per round window (`bounds`: the run's start, each coder-done, the finish or Infinity), with a
- * source per file (pushed to `sources`). When one file holds all of it, its cache keeps the sums too, so a check
+ * source per file (pushed to `sources`). A session held in one file keeps its sums in that file's cache, so a check
  * adds only the responses written since the last one.
  */
 export function sumCoder(
@@ -43,56 +67,70 @@ export function sumCoder(
   cache: string | null,
   sources: Source[],
   bounds: number[],
-): UsageSums {
-  let sums = new UsageSums(bounds)
-  const ids = coderSessionIds(run, env)
-  if (ids.length === 0) {
+): CoderSums {
+  const bySession = new Map<string, UsageSums>()
+  const sessions = coderSessions(run, env)
+  if (sessions.length === 0) {
     sources.push({
       role: 'coder',
       kind: run.coder,
       session: null,
       path: null,
       status: 'missing',
-      why: `no ${run.coder} session recorded for this run or written in ${run.repo} since it started`,
+      why: `no ${run.coder} session recorded for this run or written in ${run.repo} (or a folder below it) since it started`,
     })
-    return sums
+    return { sums: new UsageSums(bounds), bySession }
   }
   const kind = run.coder
-  const plan = kind === 'claude' ? planClaude(run, ids, env) : planCodex(ids, env)
-  const files = plan.filter((item): item is { session: string; path: string } => !('role' in item))
+  const plan = kind === 'claude' ? planClaude(run, sessions, env) : planCodex(sessions, env)
+  const files = plan.filter(isFile)
+  const filesOf = (session: string) => files.filter((file) => file.session === session).length
   const key = sumsKey(bounds, prices.key)
-  // one file: its cache keeps the sums; several: they are summed together (Claude de-duplicates across them)
+  // a session in one file: its cache keeps the session's sums
   const keepSums =
-    files.length === 1
-      ? (scan: ScanResult, saved: PartialSums | null) => {
-          const summed =
-            kind === 'claude'
-              ? sumClaudeFile(scan, prices, bounds, key, saved)
-              : sumCodexFile(scan, prices, bounds, key, saved)
-          sums = summed.sums
-          return summed.keep
-        }
-      : undefined
+    (session: string) =>
+    (scan: ScanResult, saved: PartialSums | null): PartialSums => {
+      const summed =
+        kind === 'claude'
+          ? sumClaudeFile(scan, prices, bounds, key, saved)
+          : sumCodexFile(scan, prices, bounds, key, saved)
+      bySession.set(session, summed.sums)
+      return summed.keep
+    }
   const scans: ScanResult[] = []
+  const scansOf = new Map<string, ScanResult[]>()
   for (const item of plan) {
-    if ('role' in item) {
+    if (!isFile(item)) {
       sources.push(item)
       continue
     }
-    const scan = kind === 'claude' ? scanClaude(item.path, cache, keepSums) : scanCodex(item.path, cache, env, keepSums)
+    const hook = filesOf(item.session) === 1 ? keepSums(item.session) : undefined
+    const scan = kind === 'claude' ? scanClaude(item.path, cache, hook) : scanCodex(item.path, cache, env, hook)
     sources.push(fileSource(kind, item.session, scan))
     scans.push(scan)
+    scansOf.set(item.session, [...(scansOf.get(item.session) ?? []), scan])
   }
-  if (keepSums) return sums
+  // a session in several files (subagents), or one its hook never saw (unreadable): summed here
+  for (const [session, its] of scansOf)
+    if (!bySession.has(session)) bySession.set(session, sumAll(kind, its, prices, bounds))
+  const sums = files.length === 1 ? bySession.get(files[0]!.session)! : sumAll(kind, scans, prices, bounds)
+  return { sums, bySession }
+}
+
+/** Several transcripts summed together (Claude's de-duplicated across them). */
+function sumAll(kind: 'claude' | 'codex', scans: ScanResult[], prices: PriceBook, bounds: number[]): UsageSums {
+  const sums = new UsageSums(bounds)
   if (kind === 'claude') sumClaude(scans, prices, sums)
   else for (const scan of scans) sumCodex(scan, prices, sums)
   return sums
 }
 
 /** Each session's main transcript and its subagents' transcripts, in that order. */
-function planClaude(run: RunState, ids: string[], env: NodeJS.ProcessEnv): Planned[] {
-  return ids.flatMap((id): Planned[] => {
-    const files = claudeSessionFiles(id, { repo: run.repo, env })
+function planClaude(run: RunState, sessions: CoderSession[], env: NodeJS.ProcessEnv): Planned[] {
+  return sessions.flatMap(({ id, path }): Planned[] => {
+    const files = path
+      ? { main: path, subagents: subagentFiles(path), looked_in: '' }
+      : claudeSessionFiles(id, { repo: run.repo, env })
     if (!files.main) {
       const why = `no transcript ${id}.jsonl under ${files.looked_in}`
       return [{ role: 'coder', kind: 'claude', session: id, path: null, status: 'missing', why }]
@@ -102,9 +140,9 @@ function planClaude(run: RunState, ids: string[], env: NodeJS.ProcessEnv): Plann
 }
 
 /** Each session's rollout. */
-function planCodex(ids: string[], env: NodeJS.ProcessEnv): Planned[] {
-  return ids.map((id): Planned => {
-    const path = codexRolloutForThread(id, env)
+function planCodex(sessions: CoderSession[], env: NodeJS.ProcessEnv): Planned[] {
+  return sessions.map(({ id, path: found }): Planned => {
+    const path = found ?? codexRolloutForThread(id, env)
     if (path) return { session: id, path }
     const why = `no rollout-*-${id}.jsonl under ${env.CODEX_HOME || '~/.codex'}/sessions or archived_sessions`
     return { role: 'coder', kind: 'codex', session: id, path: null, status: 'missing', why }

@@ -1,5 +1,6 @@
 // What the run's ledger holds: spend per role, round and model, in tokens and USD, and every source read or skipped.
 import type { ModelPrice } from '../config.ts'
+import type { HighWater } from '../state.ts'
 import type { Tokens } from './pricing.ts'
 import type { Skip } from './transcript-cache-file.ts'
 
@@ -60,7 +61,11 @@ export interface Ledger {
   rounds: RoundCost[]
   by_model: Record<string, ModelCost & { role: 'coder' | 'reviewer' | 'both' }>
   unpriced_models: string[]
+  /** Models with usage in the run's window that nothing priced (counted as $0): with a limit, the brake refuses. */
+  unpriced_usage: string[]
   /** Every figure measured: no unknown model, no missing or unreadable transcript, no reviewer call without a cost. */
   complete: boolean
   sources: Source[]
+  /** Each coder session's USD as its transcripts show it now (by window start, model): what high-water marks take in. */
+  seen: HighWater
 }

@@ -3,11 +3,14 @@
 // and every source read or skipped, with why.
 import { cacheDir, pairLoopHome, runStatePath } from '../paths.ts'
 import type { ReviewerCost, RunState, Usage } from '../state.ts'
+import { reviewerSessionIds } from '../run-queries.ts'
 import { sumCoder } from './coder.ts'
+import { seenBySession, shortfalls } from './high-water.ts'
 import type { Ledger, LedgerOptions, ModelCost, RoleCost, RoundCost, Source } from './ledger-types.ts'
 import { addTokens, priceBook, zeroTokens, type Tokens } from './pricing.ts'
 import { usageFamily, usageTokens } from './reviewer.ts'
 import { CELL } from './sums.ts'
+import { transcriptEnvOf } from './transcript-env.ts'
 
 const roleCost = (): RoleCost => ({ usd: 0, tokens: zeroTokens(), models: {} })
 
@@ -37,6 +40,7 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
   const cache = options.cache === false ? null : cacheDir(pairLoopHome(env))
   const sources: Source[] = []
   const unpriced = new Set<string>()
+  const unpricedUsage = new Set<string>()
   let complete = true
 
   // Round windows: round k's coder spend is what was spent before its coder-done and after the previous one.
@@ -61,9 +65,12 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
   if (run.phase === 'coding' || run.phase === 'reviewing') rows.at(-1)!.in_progress = true
   const byRole = { coder: roleCost(), reviewer: { ...roleCost(), calls: 0, failed_calls: 0 } }
 
-  // --- coder: its sessions' transcripts, de-duplicated together, each response placed in its round (window w is
-  // round w + 1; the window after the last coder-done is the round in progress, or the last round's tail)
-  const sums = sumCoder(run, env, prices, cache, sources, [start, ...doneTimes, end])
+  // --- coder: its sessions' transcripts (located where the run started), de-duplicated together, each response
+  // placed in its round (window w is round w + 1; the window after the last coder-done is the round in progress, or
+  // the last round's tail)
+  const located = transcriptEnvOf(run, env)
+  const { sums, bySession } = sumCoder(run, located, prices, cache, sources, [start, ...doneTimes, end])
+  const rowOfWindow = (w: number) => rows[Math.min(w, rows.length - 1)]!
   sums.models.forEach((model, m) => {
     if (!sums.priced[m]) unpriced.add(model)
     const d = sums.data[m]!
@@ -71,12 +78,34 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
       const at = w * CELL
       if (d[at] === 0 && d[at + 1] === 0 && d[at + 2] === 0 && d[at + 3] === 0 && d[at + 4] === 0 && d[at + 5] === 0)
         continue
-      const row = rows[Math.min(w, rows.length - 1)]!
+      if (!sums.priced[m]) unpricedUsage.add(model)
+      const row = rowOfWindow(w)
       addUsage(row.coder, model, d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, d[at + 4]!, d[at + 5]!)
       addUsage(byRole.coder, model, d[at]!, d[at + 1]!, d[at + 2]!, d[at + 3]!, d[at + 4]!, d[at + 5]!)
     }
   })
   if (sources.some((s) => s.role === 'coder' && s.status !== 'read')) complete = false
+  // money a session's transcripts showed before and no longer do still counts, where it was counted
+  const windowStarts = [run.created_at, ...run.rounds.map((r) => r.coder.done_at)]
+  const seen = seenBySession(bySession, windowStarts)
+  for (const gone of shortfalls(run.coder_high_water, seen, reviewerSessionIds(run))) {
+    const w = windowStarts.indexOf(gone.window)
+    const row = w < 0 ? rows.at(-1)! : rowOfWindow(w)
+    addTo(row.coder, gone.model, gone.usd, null)
+    addTo(byRole.coder, gone.model, gone.usd, null)
+    const source = sources.find((s) => s.kind === 'state' && s.session === gone.session)
+    if (source) source.usd = (source.usd ?? 0) + gone.usd
+    else
+      sources.push({
+        role: 'coder',
+        kind: 'state',
+        session: gone.session,
+        path: runStatePath(run.run_id, pairLoopHome(env)),
+        status: 'recorded',
+        usd: gone.usd,
+        why: 'counted before, no longer in its transcripts (truncated, replaced or removed): the most counted stays',
+      })
+  }
 
   // --- reviewer: each call's recorded cost, failed attempts included (they were paid for)
   const rowFor = (n: number) => rows.find((r) => r.n === n) ?? rows[rows.push(newRow(n, run.created_at, null)) - 1]!
@@ -106,7 +135,10 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
       target.calls += calls
       if (failed) target.failed_calls += 1
     }
-    for (const name of cost?.unpriced_models ?? []) unpriced.add(name)
+    for (const name of cost?.unpriced_models ?? []) {
+      unpriced.add(name)
+      if (cost?.source !== 'reported') unpricedUsage.add(name) // the CLI's own figure covers a model we cannot price
+    }
     if (cost?.usd === null || cost?.usd === undefined) complete = false
     sources.push({
       role: 'reviewer',
@@ -157,8 +189,10 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
     rounds: rows,
     by_model: byModel,
     unpriced_models: [...unpriced].sort(),
+    unpriced_usage: [...unpricedUsage].sort(),
     complete,
     sources,
+    seen,
   }
 }
 

@@ -1,14 +1,17 @@
-// Where the agents keep their transcripts, and which of them belong to a repository or a session. Every search
-// for transcript files is here; the readers only read the paths found.
-import { closeSync, type Dirent, existsSync, openSync, readSync, readdirSync, realpathSync, statSync } from 'node:fs'
+// Where the agents keep their transcripts: the config folders, Claude Code's project folder names, a session's files,
+// Codex rollouts (all, or a thread's). Which of them belong to a repository is sessions.ts's; the readers only read
+// the paths found.
+import { type Dirent, existsSync, readdirSync, realpathSync } from 'node:fs'
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, pairLoopHome } from '../paths.ts'
 
+/** `env`'s home (a frozen run's HOME, see transcript-env.ts), else the OS's. */
+const homeOf = (env: NodeJS.ProcessEnv) => env.HOME || homedir()
 export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env) =>
-  (env.CLAUDE_CONFIG_DIR || join(homedir(), '.claude')).normalize('NFC')
-export const codexHome = (env: NodeJS.ProcessEnv = process.env) => env.CODEX_HOME || join(homedir(), '.codex')
+  (env.CLAUDE_CONFIG_DIR || join(homeOf(env), '.claude')).normalize('NFC')
+export const codexHome = (env: NodeJS.ProcessEnv = process.env) => env.CODEX_HOME || join(homeOf(env), '.codex')
 
 /** Java's String.hashCode over UTF-16 code units, as Claude Code uses for long folder names. */
 function javaHash(text: string): number {
@@ -25,7 +28,7 @@ export function claudeProjectFolder(realCwd: string): string {
 }
 
 /** The path itself when it cannot be resolved (a repository moved or deleted since the run started). */
-function realPath(path: string): string {
+export function realPath(path: string): string {
   try {
     return realpathSync(path)
   } catch {
@@ -59,31 +62,6 @@ function findFiles(dir: string, levels: number, wanted: (name: string) => boolea
     else if (entry.isFile() && wanted(entry.name)) into.push(path)
   }
   return into
-}
-
-/** Main transcripts (`<session>.jsonl`) of a repository's Claude Code sessions, newest first. */
-export function claudeSessions(
-  repo: string,
-  env: NodeJS.ProcessEnv = process.env,
-): Array<{ id: string; path: string; mtimeMs: number }> {
-  const dir = claudeProjectDir(repo, env)
-  let names: string[]
-  try {
-    names = readdirSync(dir)
-  } catch {
-    return []
-  }
-  return names
-    .filter((name) => name.endsWith('.jsonl'))
-    .flatMap((name) => {
-      try {
-        const path = join(dir, name)
-        return [{ id: name.slice(0, -'.jsonl'.length), path, mtimeMs: statSync(path).mtimeMs }]
-      } catch {
-        return []
-      }
-    })
-    .sort((a, b) => b.mtimeMs - a.mtimeMs)
 }
 
 /** The files of one Claude Code session: the main transcript (in any project folder) and its subagents'. */
@@ -123,9 +101,12 @@ export function claudeSessionFiles(
       }
     }
   }
-  // subagent transcripts live beside the main one, under a folder named like it (e.g. `<session>/subagents/`)
-  const subagents = main ? findFiles(main.slice(0, -'.jsonl'.length), 3, (file) => file.endsWith('.jsonl')) : []
-  return { session: sessionId, main, subagents: subagents.sort(), looked_in: roots.join(', ') }
+  return { session: sessionId, main, subagents: main ? subagentFiles(main) : [], looked_in: roots.join(', ') }
+}
+
+/** A session's subagent transcripts: beside its main one, under a folder named like it (`<session>/subagents/`). */
+export function subagentFiles(main: string): string[] {
+  return findFiles(main.slice(0, -'.jsonl'.length), 3, (file) => file.endsWith('.jsonl')).sort()
 }
 
 const isRollout = (name: string) => name.startsWith('rollout-') && name.endsWith('.jsonl')
@@ -159,94 +140,3 @@ export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv =
 }
 
 const ROLLOUT_THREAD = /-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$/
-
-/** The first line of a file, read without loading the rest (rollouts start with session_meta). */
-export function readFirstLine(path: string, maxBytes = 64 * 1024): string | undefined {
-  let fd: number | undefined
-  try {
-    fd = openSync(path, 'r')
-    const buffer = Buffer.alloc(maxBytes)
-    const read = readSync(fd, buffer, 0, maxBytes, 0)
-    const text = buffer.subarray(0, read).toString('utf8')
-    const end = text.indexOf('\n')
-    return end === -1 ? undefined : text.slice(0, end)
-  } catch {
-    return undefined
-  } finally {
-    if (fd !== undefined) closeSync(fd)
-  }
-}
-
-export interface CodexSessionMeta {
-  id: string
-  cwd: string | null
-  path: string
-  mtimeMs: number
-  parent: string | null
-}
-
-interface SessionMetaPayload {
-  id?: unknown
-  cwd?: unknown
-  forked_from_id?: unknown
-  source?: { subagent?: { thread_spawn?: { parent_thread_id?: unknown } } }
-}
-
-export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
-  const line = readFirstLine(path)
-  if (!line) return undefined
-  try {
-    const parsed = JSON.parse(line) as { type?: string; payload?: SessionMetaPayload }
-    const payload = parsed.payload
-    if (parsed.type !== 'session_meta' || !payload) return undefined
-    const parent = payload.forked_from_id ?? payload.source?.subagent?.thread_spawn?.parent_thread_id
-    return {
-      id: String(payload.id ?? ''),
-      cwd: typeof payload.cwd === 'string' ? payload.cwd : null,
-      path,
-      mtimeMs: statSync(path).mtimeMs,
-      parent: typeof parent === 'string' ? parent : null,
-    }
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Codex sessions whose recorded cwd is the repository (or inside it), newest first. With `since` (ms), only rollouts
- * written since then are opened (their first line is what says where the session ran).
- */
-export function codexSessions(
-  repo: string,
-  env: NodeJS.ProcessEnv = process.env,
-  options: { since?: number } = {},
-): CodexSessionMeta[] {
-  const real = realPath(repo)
-  const since = options.since
-  const found: CodexSessionMeta[] = []
-  for (const path of codexRollouts(env)) {
-    if (since !== undefined && !(modifiedMs(path) >= since)) continue
-    const meta = codexSessionMeta(path)
-    if (meta?.cwd && (meta.cwd === real || meta.cwd.startsWith(`${real}/`))) found.push(meta)
-  }
-  return found.sort((a, b) => b.mtimeMs - a.mtimeMs)
-}
-
-/** NaN for a file that is gone. */
-function modifiedMs(path: string): number {
-  try {
-    return statSync(path).mtimeMs
-  } catch {
-    return Number.NaN
-  }
-}
-
-/** The coder's current session: the newest transcript its CLI keeps for this repository that no reviewer ran under. */
-export function newestCoderSession(
-  coder: 'claude' | 'codex',
-  repo: string,
-  { env = process.env, skip = new Set<string>() }: { env?: NodeJS.ProcessEnv; skip?: Set<string> } = {},
-): string | null {
-  const sessions = coder === 'claude' ? claudeSessions(repo, env) : codexSessions(repo, env)
-  return sessions.find((session) => !skip.has(session.id))?.id ?? null
-}

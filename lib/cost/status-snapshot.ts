@@ -7,7 +7,9 @@ import { type Config, REPO_CONFIG_NAME } from '../config.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, configPath, pairLoopHome } from '../paths.ts'
 import type { RunState } from '../state.ts'
-import { claudeProjectDir, codexHome } from './locate.ts'
+import { claudeProjectRoots, codexHome } from './locate.ts'
+import { claudeRepoFolders } from './sessions.ts'
+import { transcriptEnvOf } from './transcript-env.ts'
 import type { RunCostSummary } from './summary.ts'
 
 interface Snapshot {
@@ -26,7 +28,8 @@ const fingerprint = (path: string) => {
 }
 
 /** Where a change would change the figures: the transcripts read, where new sessions appear, the config (prices). */
-function watched(run: RunState, files: string[], env: NodeJS.ProcessEnv): string[] {
+function watched(run: RunState, files: string[], current: NodeJS.ProcessEnv): string[] {
+  const env = transcriptEnvOf(run, current)
   const day = new Date() // rollout folders are local dates: a new session today lands under these
   const parts = [
     String(day.getFullYear()),
@@ -36,12 +39,13 @@ function watched(run: RunState, files: string[], env: NodeJS.ProcessEnv): string
   const sessions = join(codexHome(env), 'sessions')
   return [
     ...files,
-    claudeProjectDir(run.repo, env),
+    ...claudeProjectRoots(env), // a new folder below the repository's appears here
+    ...claudeRepoFolders(run.repo, env).map((folder) => folder.dir),
     sessions,
     join(sessions, parts[0]!),
     join(sessions, ...parts.slice(0, 2)),
     join(sessions, ...parts),
-    configPath(pairLoopHome(env)),
+    configPath(pairLoopHome(current)),
     join(run.repo, REPO_CONFIG_NAME),
   ]
 }
@@ -61,7 +65,7 @@ export async function cachedCostSummary(
     const unchanged =
       snapshot.revision === run.revision &&
       Object.entries(snapshot.watch).every(([path, print]) => fingerprint(path) === print)
-    if (unchanged) return snapshot.summary
+    if (unchanged && snapshot.summary.seen) return snapshot.summary // one written before `seen` existed is stale
   } catch {}
   const { runCostSummary } = await import('./summary.ts')
   const summary = await runCostSummary(run, config, { env })

@@ -1,7 +1,7 @@
 // What a run has cost so far, in the shape status, finish and the PR body show: the ledger's total, coder and reviewer.
 import type { Config } from '../config.ts'
 import { isPairLoopError } from '../errors.ts'
-import type { RunState } from '../state.ts'
+import type { HighWater, RunState } from '../state.ts'
 import { toStderr } from '../stdio.ts'
 import { computeLedger } from './ledger.ts'
 
@@ -12,6 +12,8 @@ export interface RunCostSummary {
   complete: boolean
   /** The transcript files the figures came from (what a cached summary must watch). */
   files: string[]
+  /** What each coder session showed (Ledger.seen), for finish to keep as its high-water mark. */
+  seen: HighWater
 }
 
 /**
@@ -40,6 +42,9 @@ export async function runCostSummary(
     by_round,
     by_role: { coder: ledger.by_role.coder.usd, reviewer: ledger.by_role.reviewer.usd },
     complete: ledger.complete && configOk,
-    files: ledger.sources.flatMap((source) => (source.role === 'coder' && source.path ? [source.path] : [])),
+    files: ledger.sources.flatMap((source) =>
+      source.role === 'coder' && source.kind !== 'state' && source.path ? [source.path] : [],
+    ),
+    seen: ledger.seen,
   }
 }

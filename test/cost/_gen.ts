@@ -71,6 +71,8 @@ export function claudeAssistant(o: {
   sidechain?: boolean
   block?: string
   version?: string
+  /** Where the session ran (Claude Code records its real working directory on every line). */
+  cwd?: string
 }): Record<string, unknown> {
   const u = o.usage
   const usage: Record<string, unknown> = {
@@ -97,7 +99,7 @@ export function claudeAssistant(o: {
     message,
     uuid: `a-${++uuid}`,
     timestamp: o.ts,
-    cwd: '/home/alice/src/app',
+    cwd: o.cwd ?? '/home/alice/src/app',
     sessionId: o.sessionId,
     version: o.version ?? '2.1.197',
   }

@@ -229,7 +229,7 @@ describe('ledger', () => {
     expect(ledger.rounds.map((r) => [r.n, r.reviewer.usd])).toEqual([[1, 0.25]])
   })
 
-  it("finds the coder's live session (newest in the repo's folder, written since the start), never a reviewer's", () => {
+  it("finds every session in the repo's folder changed since the start (an mtime set back too), never a reviewer's", () => {
     const { repo, env } = homes()
     const dir = claudeProjectDir(repo, env)
     const old = 'a0000000-0000-4000-8000-000000000001'
@@ -254,7 +254,8 @@ describe('ledger', () => {
       phase: 'reviewing',
       rounds: [{ ...coderRound(1, coder, iso(1)), reviewer: null }],
     })
-    expect(coderSessionIds(run, env)).toEqual([coder, reviewer]) // the reviewer's session is not known yet
+    // recorded first, then newest first; the reviewer's session is not known yet, and `old` changed (ctime) since
+    expect(coderSessionIds(run, env)).toEqual([coder, reviewer, old])
     run.failed_reviews.push({
       at: iso(1),
       round: 1,
@@ -265,7 +266,7 @@ describe('ledger', () => {
       raw_output_path: null,
       session_id: reviewer,
     })
-    expect(coderSessionIds(run, env)).toEqual([coder])
+    expect(coderSessionIds(run, env)).toEqual([coder, old])
   })
 
   it("includes a Claude session's subagent transcripts", () => {

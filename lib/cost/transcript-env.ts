@@ -1,0 +1,51 @@
+// The environment that says where the agents keep their transcripts, frozen on the run at `start`: a later command
+// run with another HOME, CLAUDE_CONFIG_DIR, CODEX_HOME or XDG_CONFIG_HOME still looks where the coder's CLI wrote.
+import { homedir } from 'node:os'
+import { resolve } from 'node:path'
+import type { RunState, TranscriptEnv } from '../state.ts'
+import { toStderr } from '../stdio.ts'
+
+export const TRANSCRIPT_ENV_KEYS = ['HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'XDG_CONFIG_HOME'] as const
+
+/** Each variable as a CLI started from `env` would read it: absolute, HOME as the OS resolves it, null when unset. */
+export function transcriptEnvNow(env: NodeJS.ProcessEnv = process.env): TranscriptEnv {
+  const value = (key: (typeof TRANSCRIPT_ENV_KEYS)[number]) => (env[key] ? resolve(env[key]) : null)
+  return {
+    HOME: value('HOME') ?? homedir(),
+    CLAUDE_CONFIG_DIR: value('CLAUDE_CONFIG_DIR'),
+    CODEX_HOME: value('CODEX_HOME'),
+    XDG_CONFIG_HOME: value('XDG_CONFIG_HOME'),
+  }
+}
+
+/** Runs already told, in this process, that the current environment is not the one they started with. */
+const told = new Set<string>()
+
+/**
+ * `env` with the run's frozen transcript variables in place of its own (the run's start saw where the coder writes;
+ * a command started with another HOME or CLAUDE_CONFIG_DIR must not look in an empty folder instead). When they
+ * differ, says so once on stderr. A run started before the environment was frozen uses `env` as it is.
+ */
+export function transcriptEnvOf(
+  run: Pick<RunState, 'run_id' | 'transcript_env'>,
+  env: NodeJS.ProcessEnv = process.env,
+  say: (text: string) => void = toStderr,
+): NodeJS.ProcessEnv {
+  const frozen = run.transcript_env
+  if (!frozen) return env
+  const now = transcriptEnvNow(env)
+  const differ = TRANSCRIPT_ENV_KEYS.filter((key) => now[key] !== frozen[key])
+  if (differ.length > 0 && !told.has(run.run_id)) {
+    told.add(run.run_id)
+    const show = (value: string | null) => value ?? '(unset)'
+    const what = differ.map((key) => `${key} is ${show(now[key])} here, ${show(frozen[key])} at start`).join('; ')
+    say(`pair-loop: note: run ${run.run_id} looks for transcripts where it started: ${what}; using the start's\n`)
+  }
+  const merged: NodeJS.ProcessEnv = { ...env }
+  for (const key of TRANSCRIPT_ENV_KEYS) {
+    const value = frozen[key]
+    if (value === null) delete merged[key]
+    else merged[key] = value
+  }
+  return merged
+}
