@@ -195,6 +195,21 @@ describe('costOfReviewerCall: claude -p', () => {
     )
     expect(cost.usd).toBeCloseTo((30 + 750 + 3750 + 600) / 1e6, 12)
   })
+
+  it("prices a call's usage above 200k at the base rate: the 200k rule is per API response, the call is their sum", () => {
+    const cost = costOfReviewerCall(
+      {
+        tool: 'claude',
+        model: 'claude-sonnet-4-5-20250929',
+        usage: usage({ input_tokens: 300_000, output_tokens: 250_000 }),
+        reported_usd: null,
+        session_id: null,
+      },
+      { pricing: {}, env: homes() },
+    )
+    // $3 input, $15 output per million (tiered: 0.6 + 0.6 input, 3 + 1.125 output = 5.325)
+    expect(cost.usd).toBeCloseTo(0.9 + 3.75, 12)
+  })
 })
 
 describe('costOfReviewerCall: codex exec', () => {
@@ -230,6 +245,21 @@ describe('costOfReviewerCall: codex exec', () => {
     )
     expect(found.models).toEqual({ 'gpt-5.5': expect.any(Number) })
     expect(found.usd).toBeCloseTo(0.009447, 12)
+  })
+
+  it("prices a thread's usage above 272k at the base rate: the long-context rule is per response, the call is their sum", () => {
+    const cost = costOfReviewerCall(
+      {
+        tool: 'codex',
+        model: 'gpt-5.5',
+        usage: usage({ input_tokens: 400_000, cached_input_tokens: 100_000, output_tokens: 20_000 }),
+        reported_usd: null,
+        session_id: null,
+      },
+      { pricing: {}, env: homes() },
+    )
+    // 300k uncached at $5, 100k cached at $0.5, 20k output at $30 per million (long context: 3 + 0.1 + 0.9 = 4)
+    expect(cost.usd).toBeCloseTo(1.5 + 0.05 + 0.6, 12)
   })
 
   it('no model anywhere: listed as unknown, costs nothing, never a guess', () => {
