@@ -6,6 +6,7 @@ import { prBodyPath, runStatePath } from '../lib/paths.ts'
 import type { RunState } from '../lib/state.ts'
 import { githubWithPrs, recordReview, sandbox } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun, type Sandbox } from './_expect.ts'
+import { claudeFolder, HAIKU, handOver, writeSession } from './cost/_spend.ts'
 
 /** The state without what every write changes, and without `pr`: what a later `finish --pr` must leave alone. */
 const withoutPr = ({ pr: _pr, revision: _revision, updated_at: _updated, ...rest }: RunState) => rest
@@ -61,6 +62,19 @@ describe('finish', () => {
     expect(body).toContain('**1.2** [bug/minor] `src/f2.ts:2` — problem number 2')
   })
 
+  it('writes into the PR body that the person chose to go on over the budget, at what spend and where', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb, ['--budget-usd', '0.5'])
+    writeSession(claudeFolder(sb), 'c0000000-0000-4000-8000-0000000000b1', [{ model: HAIKU, input: 500_000 }]) // $0.50
+    expectError(await handOver(sb), 'budget_exceeded')
+    expectOk(await handOver(sb, ['--over-budget']))
+    await recordReview(sb.home, runId, 'Looks right.\nVERDICT: APPROVED')
+    const doc = expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
+    expect(readFileSync(doc.pr_body_path, 'utf8')).toContain(
+      '\n> Budget: the person chose to go on at $0.5000 of $0.5000 (coder-done, round 1).\n',
+    )
+  })
+
   describe('APPROVED before an approving review', () => {
     const cases: Array<[string, (sb: Sandbox) => Promise<string>, string, string]> = [
       ['while coding', (sb) => startRun(sb), 'coding', 'coder-done'],
@@ -106,7 +120,9 @@ describe('finish', () => {
       expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
       const handoff = readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')
       const before = sb.state(runId)
-      const doc = expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '42'], { env: githubWithPrs(sb.repo, [42]) }))
+      const doc = expectOk(
+        await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '42'], { env: githubWithPrs(sb.repo, [42]) }),
+      )
       expect(doc).toMatchObject({ pr: 42, verdict: 'APPROVED' })
       const after = sb.state(runId)
       expect(after.pr).toBe(42)
