@@ -69,6 +69,9 @@ export function botSummary(
   return issueComment(id, BOT, ['Review summary', '', ...lines, '', `VERDICT: ${verdict}`].join('\n'), minutes)
 }
 
+/** A review bot's summary from fixtures/pr-bots/ (one file per format and state). */
+export const botSample = (name: string) => readFileSync(join(ROOT, 'fixtures', 'pr-bots', `${name}.md`), 'utf8')
+
 /** A green PR: open, mergeable, CI passing, nothing to answer, no bot. */
 export function snapshot(overrides: Partial<Omit<Snapshot, 'pr'>> & { pr?: Partial<Snapshot['pr']> } = {}): Snapshot {
   const { pr, ...rest } = overrides

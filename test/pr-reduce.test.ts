@@ -5,7 +5,7 @@ import { DEFAULT_PR_BOTS } from '../lib/config.ts'
 import { emptyWatch, REASON_CODES, reducePr, type ReasonCode } from '../lib/pr/reduce.ts'
 import type { PrWatch, Snapshot } from '../lib/pr/schema.ts'
 import { findingKey } from '../lib/review/grammar.ts'
-import { at, BOT, botSummary, comment, issueComment, ME, review, snapshot, T0, thread } from './_pr.ts'
+import { at, BOT, botSample, botSummary, comment, issueComment, ME, review, snapshot, T0, thread } from './_pr.ts'
 
 const bots = [...DEFAULT_PR_BOTS]
 type Shipped = NonNullable<Parameters<typeof reducePr>[2]['shipped']>
@@ -106,9 +106,33 @@ const cases: Case[] = [
   },
   {
     name: 'bot still reviewing',
-    snap: snapshot({ comments: [issueComment(41, BOT, 'Review in progress…')] }),
+    snap: snapshot({ comments: [issueComment(41, BOT, botSample('coderabbit-in-progress'))] }),
     decision: 'keep_going',
     has: ['review_in_progress'],
+  },
+  {
+    name: "a finished summary saying 'failed' and 'pending' is unknown: success, to be checked by hand",
+    snap: snapshot({ comments: [issueComment(41, 'claude[bot]', botSample('claude-finished-prose'))] }),
+    decision: 'success',
+    has: ['review_unknown_format', 'manual_verify'],
+  },
+  {
+    name: 'no bot verdict at all: success, degraded, to be checked by hand',
+    snap: snapshot(),
+    decision: 'success',
+    has: ['review_absent', 'manual_verify'],
+  },
+  {
+    name: 'an approval that still lists two findings is not a clean approval',
+    snap: snapshot({ comments: [botSummary(41, 'APPROVED', ['a blocker', 'another blocker'])] }),
+    decision: 'keep_going',
+    has: ['review_changes'],
+  },
+  {
+    name: 'an approval with zero findings',
+    snap: snapshot({ comments: [botSummary(41, 'APPROVED')] }),
+    decision: 'success',
+    has: ['review_approved'],
   },
   {
     name: 'bot summary without a verdict line: success, to be checked by hand',
@@ -118,14 +142,14 @@ const cases: Case[] = [
   },
   {
     name: 'bot provider error, once',
-    snap: snapshot({ comments: [issueComment(41, BOT, 'The review failed: upstream API error.')] }),
+    snap: snapshot({ comments: [issueComment(41, BOT, botSample('coderabbit-rate-limited'))] }),
     decision: 'keep_going',
     has: ['provider_error'],
   },
   {
     name: 'bot provider error twice on one head',
-    snap: snapshot({ comments: [issueComment(42, BOT, 'The review failed again: rate limit.', 9)] }),
-    previous: watchAfter(snapshot({ comments: [issueComment(41, BOT, 'The review failed: upstream API error.')] })),
+    snap: snapshot({ comments: [issueComment(42, 'claude[bot]', botSample('claude-error'), 9)] }),
+    previous: watchAfter(snapshot({ comments: [issueComment(41, 'claude[bot]', botSample('claude-error'))] })),
     decision: 'escalate',
     has: ['provider_error_repeated'],
   },

@@ -2,7 +2,7 @@
 // tick's result out. Pure: no clock (the caller passes `now`), no network, no disk.
 import { auditThreads, actionableComments, actionableReviews, type People } from './classify.ts'
 import type { PrObserved, PrWatch, Snapshot } from './schema.ts'
-import { type BotVerdict, readBotVerdict } from './verdict.ts'
+import { answerCommand, type BotVerdict, readBotVerdict } from './verdict.ts'
 
 /** The closed set of `reasons[].code`; escalations come first in a result. */
 export const REASON_CODES = [
@@ -97,8 +97,9 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
   const fixAttempts = before.fix_attempts + (pushedAFix ? 1 : 0)
 
   const answerable = conversation.length + reviews.length
-  const wantedChanges =
-    ci.status === 'fail' || threads.unresolved > 0 || answerable > 0 || verdict.verdict === 'changes'
+  const verdictApproves = verdict.state === 'complete' && verdict.verdict === 'approved' && verdict.findings_count === 0
+  const verdictAsks = verdict.state === 'complete' && !verdictApproves
+  const wantedChanges = ci.status === 'fail' || threads.unresolved > 0 || answerable > 0 || verdictAsks
   const fingerprint = JSON.stringify([
     pr.state,
     pr.head,
@@ -155,7 +156,8 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
       ? [{ code: 'mergeable_unknown' as const, detail: 'GitHub has not computed mergeability yet' }]
       : []),
   ]
-  const verdictClears = ['absent', 'unknown'].includes(verdict.state) || verdict.verdict === 'approved'
+  // the contract's rule: approved with zero findings, or a verdict that cannot be read (degraded, manual_verify)
+  const verdictClears = verdictApproves || verdict.degraded
   const clear =
     pr.state === 'OPEN' &&
     pr.mergeable === 'MERGEABLE' &&
@@ -211,7 +213,7 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     },
     conversation: { actionable: conversation },
     reviews: { actionable: reviews },
-    verdict: { ...verdict, same_as_last_tick: !newVerdict },
+    verdict: { ...verdict, same_as_last_tick: !newVerdict, answer_with: verdictAsks ? answerCommand(verdict) : null },
     recurrence: { recurring_keys: recurring, answered_keys: before.answered_keys.length, fix_attempts: fixAttempts },
     backoff: { idle_streak: idleStreak, wait_s: waitS, interval_minutes: Math.ceil(waitS / 60) },
     merged: pr.state === 'MERGED',
@@ -265,21 +267,33 @@ function threadReasons(threads: ReturnType<typeof auditThreads>): Reason[] {
 
 function verdictReasons(verdict: BotVerdict): Reason[] {
   const who = verdict.author ?? 'the review bot'
+  const manualVerify = {
+    code: 'manual_verify' as const,
+    detail: 'no review bot verdict could be read: look at the PR yourself before calling it ready',
+  }
   switch (verdict.state) {
     case 'absent':
-      return [{ code: 'review_absent', detail: 'no review bot has posted a summary' }]
+      return [{ code: 'review_absent', detail: 'no review bot has posted a summary' }, manualVerify]
     case 'in_progress':
       return [{ code: 'review_in_progress', detail: `${who} is still reviewing` }]
     case 'provider_error':
       return [{ code: 'provider_error', detail: `${who} reported an error instead of a verdict` }]
     case 'unknown':
       return [
-        { code: 'review_unknown_format', detail: `${who}'s latest summary has no VERDICT line` },
-        { code: 'manual_verify', detail: "read the bot's summary yourself before calling the PR ready" },
+        { code: 'review_unknown_format', detail: `${who}'s latest summary is in no format pair-loop reads` },
+        manualVerify,
       ]
     case 'complete':
-      return verdict.verdict === 'approved'
-        ? [{ code: 'review_approved', detail: `${who} approved with ${verdict.findings_count} finding(s) listed` }]
-        : [{ code: 'review_changes', detail: `${who} asks for changes (${verdict.findings_count} finding(s))` }]
+      if (verdict.verdict === 'approved' && verdict.findings_count === 0)
+        return [{ code: 'review_approved', detail: `${who} approved with zero findings` }]
+      return [
+        {
+          code: 'review_changes',
+          detail:
+            verdict.verdict === 'approved'
+              ? `${who} approved but lists ${verdict.findings_count} finding(s)`
+              : `${who} asks for changes (${verdict.findings_count} finding(s))`,
+        },
+      ]
   }
 }

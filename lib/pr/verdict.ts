@@ -1,8 +1,9 @@
-// A review bot's verdict on the PR, read with pair-loop's own grammar: the last standalone `VERDICT:` line of the bot's
-// latest summary (a conversation comment or a review body), and the keys of the findings it lists. Pure.
-import { findingKey, parseFindings, parseVerdict } from '../review/grammar.ts'
-import { authorClass, type People } from './classify.ts'
+// A review bot's verdict on the PR: its latest summary (a conversation comment or a review body) read by that bot's
+// format (lib/pr/bot-formats.ts), with the keys of the findings it lists in pair-loop's grammar. Pure.
 import { hexDigest } from '../digest.ts'
+import { findingKey, parseFindings } from '../review/grammar.ts'
+import { type BotFormat, readSummary } from './bot-formats.ts'
+import { authorClass, type People } from './classify.ts'
 import type { Snapshot } from './schema.ts'
 
 export type VerdictState = 'absent' | 'in_progress' | 'complete' | 'provider_error' | 'unknown'
@@ -10,62 +11,78 @@ export type VerdictState = 'absent' | 'in_progress' | 'complete' | 'provider_err
 export interface BotVerdict {
   state: VerdictState
   verdict: 'approved' | 'changes' | 'none'
+  format: BotFormat | null
   author: string | null
+  /** Where the summary is: a conversation comment (`pr-reply --comment`) or a review body (`pr-reply --review`). */
+  kind: 'comment' | 'review' | null
   comment_id: number | null
   comment_url: string | null
   /** The summary read: its id and a hash of its body (a bot that edits its comment gives a new verdict). */
   identity: string | null
   findings_count: number
   finding_keys: string[]
+  /** The bot's must-fix lines: surface them, fix them; they are not threads to resolve. */
+  must_fix: string[]
+  /** The verdict cannot be read (no bot summary, or one in no known format): success then needs `manual_verify`. */
+  degraded: boolean
+  degraded_reason: 'review_absent' | 'review_unknown_format' | null
 }
 
-const IN_PROGRESS = /\b(in progress|reviewing|review (has )?started|running|queued|pending)\b/i
-const PROVIDER_ERROR = /\b(error|failed|failure|rate[- ]limit(ed)?|overloaded|unavailable|timed out|quota)\b/i
-
-/** The bot's latest summary, by when it was written; none → `absent`. */
+/** The bot's latest summary in a known format, by when it was written; none → `absent`. */
 export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
   const isBot = (login: string, type?: string) => authorClass(login, type, people) === 'review_bot'
   const summaries = [
     ...snapshot.comments
       .filter((c) => isBot(c.author, c.author_type))
-      .map((c) => ({ kind: 'comment', id: c.id, author: c.author, body: c.body, at: c.created_at, url: c.url })),
+      .map((c) => ({ ...c, kind: 'comment' as const, at: c.created_at, review_state: null })),
     ...snapshot.reviews
-      .filter((r) => isBot(r.author, r.author_type) && r.body.trim() !== '')
-      .map((r) => ({ kind: 'review', id: r.id, author: r.author, body: r.body, at: r.submitted_at, url: r.url })),
+      .filter((r) => isBot(r.author, r.author_type) && (r.body.trim() !== '' || r.state === 'APPROVED'))
+      .map((r) => ({ ...r, kind: 'review' as const, at: r.submitted_at, review_state: r.state })),
   ]
   // the latest by time; among equal times (or none), the later in the snapshot
-  const latest = summaries.reduce<(typeof summaries)[number] | undefined>(
-    (best, s) => (!best || (s.at ?? '') >= (best.at ?? '') ? s : best),
-    undefined,
-  )
-  if (!latest)
+  const ordered = summaries
+    .map((s, index) => ({ s, index }))
+    .sort((a, b) => (a.s.at ?? '').localeCompare(b.s.at ?? '') || a.index - b.index)
+    .map(({ s }) => s)
+  for (const latest of ordered.reverse()) {
+    const reading = readSummary({ author: latest.author, body: latest.body, review_state: latest.review_state })
+    if (!reading) continue // a notice, not a verdict: the one before stands
+    const findings = reading.format === 'verdict_line' ? parseFindings(latest.body) : []
     return {
-      state: 'absent',
-      verdict: 'none',
-      author: null,
-      comment_id: null,
-      comment_url: null,
-      identity: null,
-      findings_count: 0,
-      finding_keys: [],
+      state: reading.state,
+      verdict: reading.verdict,
+      format: reading.format,
+      author: latest.author,
+      kind: latest.kind,
+      comment_id: latest.id,
+      comment_url: latest.url ?? null,
+      identity: `${latest.kind}:${latest.id}:${hexDigest(latest.body).slice(0, 12)}`,
+      findings_count: reading.findings_count,
+      finding_keys: [...new Set(findings.map((finding) => findingKey(finding)))],
+      must_fix: reading.must_fix,
+      degraded: reading.state === 'unknown',
+      degraded_reason: reading.state === 'unknown' ? 'review_unknown_format' : null,
     }
-  const verdict = parseVerdict(latest.body)
-  const findings = verdict ? parseFindings(latest.body) : []
-  const state: VerdictState = verdict
-    ? 'complete'
-    : IN_PROGRESS.test(latest.body)
-      ? 'in_progress'
-      : PROVIDER_ERROR.test(latest.body)
-        ? 'provider_error'
-        : 'unknown'
-  return {
-    state,
-    verdict: verdict === 'APPROVED' ? 'approved' : verdict === 'CHANGES_REQUESTED' ? 'changes' : 'none',
-    author: latest.author,
-    comment_id: latest.id,
-    comment_url: latest.url ?? null,
-    identity: `${latest.kind}:${latest.id}:${hexDigest(latest.body).slice(0, 12)}`,
-    findings_count: findings.length,
-    finding_keys: [...new Set(findings.map((finding) => findingKey(finding)))],
   }
+  return {
+    state: 'absent',
+    verdict: 'none',
+    format: null,
+    author: null,
+    kind: null,
+    comment_id: null,
+    comment_url: null,
+    identity: null,
+    findings_count: 0,
+    finding_keys: [],
+    must_fix: [],
+    degraded: true,
+    degraded_reason: 'review_absent',
+  }
+}
+
+/** The command that answers the summary itself (a bot asking for changes with no inline thread to reply in). */
+export function answerCommand(verdict: BotVerdict): string | null {
+  if (verdict.comment_id === null) return null
+  return `pr-reply --${verdict.kind === 'review' ? 'review' : 'comment'} ${verdict.comment_id} --body-file -`
 }
