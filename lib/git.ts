@@ -106,6 +106,21 @@ export const gitStreamTry = (
   options: GitOptions = {},
 ): Promise<StreamResult> => spawnGit(cwd, args, onData, options)
 
+/**
+ * A hardened git call that converts no content (ls-files, cat-file without --filters, rev-parse): the filter and
+ * diff drivers need no blanking, so the config is not listed first (one process fewer). `git_error` on failure.
+ */
+export async function plainGitStream(
+  cwd: string,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  options: GitOptions = {},
+): Promise<StreamResult> {
+  const result = await spawnGit(cwd, args, onData, options, false)
+  if (!result.ok && !result.stopped) gitFailed(cwd, args, result)
+  return result
+}
+
 /** A hardened git call read as a stream (execStream): `git_error` on failure, unless the reader stopped it. */
 export async function safeGitStream(
   cwd: string,

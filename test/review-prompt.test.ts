@@ -75,7 +75,7 @@ describe('review: the prompt', () => {
   )
 
   it(
-    'names a binary file without its content',
+    'names a binary file without its content, as NOT REVIEWED with its blob id',
     async () => {
       const sb = sandbox()
       await startRun(sb)
@@ -88,7 +88,9 @@ describe('review: the prompt', () => {
       writeFileSync(join(sb.repo, 'assets', 'logo.bin'), binary)
       expectOk(await sb.cli(['coder-done', '--summary', 'added a logo']))
       const { prompt } = await reviewKeepingPrompt(sb)
-      expect(prompt).toMatch(/Binary files \/dev\/null and b\/assets\/logo\.bin differ/)
+      const oid = git(sb.repo, ['hash-object', '--no-filters', 'assets/logo.bin'], sb.env).trim()
+      expect(prompt).toContain(` assets/logo.bin | added, binary: NOT REVIEWED (now ${oid})`)
+      expect(prompt).toContain('named only, marked NOT REVIEWED')
       expect(prompt).not.toContain('BINARY-MARKER-91c2')
       expect(prompt).not.toContain('\x00')
     },

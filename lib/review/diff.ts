@@ -2,7 +2,7 @@
 // path named, the text diff capped. The snapshot's tree id is recorded with the review: what it names is what was shown.
 import { pairLoopHome } from '../paths.ts'
 import { snapshotDiff } from '../snapshot/diff.ts'
-import { readManifest, saveManifest } from '../snapshot/manifest.ts'
+import { hasManifest, saveManifest } from '../snapshot/manifest.ts'
 import { takeSnapshot } from '../snapshot/snapshot.ts'
 
 export interface WorkingDiff {
@@ -25,6 +25,6 @@ export async function workingDiff(repo: string, base: string, maxBytes: number, 
   const snap = await takeSnapshot(repo, base, { home })
   const diff = await snapshotDiff(snap, maxBytes)
   // kept by tree id, so a PR head that differs from an approved tree can be told by path (ship.ts)
-  if (!readManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
+  if (!hasManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
   return { stat: diff.stat, diff: diff.diff, bytes: diff.bytes, truncated: diff.truncated, tree: snap.tree, unreviewed: diff.unreviewed }
 }

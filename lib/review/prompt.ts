@@ -52,6 +52,7 @@ export function buildPrompt(
     ...instructionFiles(run, context.instructions),
     `## The change (${context.changeTitle ?? `working tree against base ${run.base_sha.slice(0, 12)}, untracked files included`})`,
     '',
+    ...unreviewedNote(diff.unreviewed ?? [], diff.diff),
     fenced(diff.stat || '(no changes)', 'text'),
     '',
     fenced(diff.diff || '(empty diff)', 'diff'),
@@ -61,6 +62,18 @@ export function buildPrompt(
     conversation ? fenced(conversation, 'markdown') : '(none)',
     '',
   ].join('\n')
+}
+
+/** What the reviewer was not shown, said before the listing: named only is not reviewed. */
+function unreviewedNote(unreviewed: { path: string }[], diff: string): string[] {
+  const lines: string[] = []
+  if (unreviewed.length)
+    lines.push(
+      `${unreviewed.length} changed path(s) below are named only, marked NOT REVIEWED (binary, over 16 MiB, or not a regular file): you have not seen their content. Say so in a finding if the change depends on them.`,
+      '',
+    )
+  if (diff.includes('\u2400')) lines.push('A NUL byte in a text file is shown as ␀.', '')
+  return lines
 }
 
 /** The repository's instruction files as the base commit has them: the project's conventions, from before the change. */

@@ -1,7 +1,7 @@
 // One file read from the disk for the snapshot: lstat first, never a symlink followed, never anything but a regular
 // file opened (a FIFO would hang the read), read once, hashed from the bytes read. What the reviewer is shown of it
 // comes from those same bytes.
-import { closeSync, constants, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs'
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
 import { extname } from 'node:path'
 import { objectHasher, type ObjectFormat } from './objects.ts'
 
@@ -22,11 +22,10 @@ export interface ReadFile {
 }
 
 /** The identity of a file's stat data, for the stat cache: equal only if nothing about the file changed. */
-export const statKey = (stats: BigIntStats) =>
-  `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeNs}:${stats.ctimeNs}:${stats.mode}`
+export const statKey = (stats: Stats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}`
 
 /** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
-export function readRegularFile(path: string, seen: BigIntStats, format: ObjectFormat): ReadFile | null {
+export function readRegularFile(path: string, seen: Stats, format: ObjectFormat): ReadFile | null {
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
@@ -34,29 +33,30 @@ export function readRegularFile(path: string, seen: BigIntStats, format: ObjectF
     return null // gone, or replaced by a link since lstat
   }
   try {
-    const before = fstatSync(fd, { bigint: true })
+    const before = fstatSync(fd)
     if (!before.isFile() || before.ino !== seen.ino || before.dev !== seen.dev) return null
     const size = Number(before.size)
     const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
-    const after = fstatSync(fd, { bigint: true })
+    const after = fstatSync(fd)
     return { ...read, steady: statKey(after) === statKey(before) && read.complete }
   } finally {
     closeSync(fd)
   }
 }
 
+/** The whole file: the size fstat gave, then a look for more (a file that grew while read is hashed as read). */
 function readWhole(fd: number, size: number, format: ObjectFormat, path: string) {
-  const chunks: Buffer[] = []
+  const first = Buffer.allocUnsafe(size + 1)
   let total = 0
-  for (let buffer = Buffer.allocUnsafe(Math.max(size, 1) + 1); ; ) {
-    const got = readSync(fd, buffer, 0, buffer.length, null)
-    if (got === 0) break
-    chunks.push(Buffer.from(buffer.subarray(0, got)))
-    total += got
-    if (total > WHOLE_FILE_LIMIT) break // grew past the limit while read: hashed as read, and not steady
-    buffer = Buffer.allocUnsafe(CHUNK)
-  }
-  const content = Buffer.concat(chunks, total)
+  for (let got = 1; got > 0 && total < first.length; total += got) got = readSync(fd, first, total, first.length - total, null)
+  const chunks = [first.subarray(0, total)]
+  if (total > size)
+    for (let got = 1; got > 0 && total <= WHOLE_FILE_LIMIT; total += got) {
+      const more = Buffer.allocUnsafe(CHUNK)
+      got = readSync(fd, more, 0, CHUNK, null)
+      chunks.push(more.subarray(0, got))
+    }
+  const content = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
   const oid = objectHasher(format, 'blob', content.length).update(content).digest('hex')
   return { oid, kind: blobKind(content, path), content, complete: total === size }
 }

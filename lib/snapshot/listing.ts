@@ -2,34 +2,42 @@
 // ignore. Only the list comes from git (the coder can shape it, as it can shape any commit); every byte comes from
 // the disk (snapshot.ts), and what ships is checked against the approved tree anyway (ship.ts).
 import { nulRecords } from '../exec.ts'
-import { safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
+import { plainGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
 import { pinned, type RepoGit } from './verified.ts'
 
-export interface Listed {
-  /** Paths from the repository's top, each once. */
-  paths: string[]
-  /** The index's gitlinks (mode 160000) with the commit it records: a submodule not checked out keeps it. */
-  gitlinks: Map<string, string>
+export interface Listing {
+  /** The index's paths, each once, and its gitlinks (mode 160000) with their commit: a submodule not checked out keeps it. */
+  cached: Promise<{ paths: string[]; gitlinks: Map<string, string> }>
+  /** The untracked files git does not ignore (a repository inside this one as its folder). */
+  others: Promise<string[]>
 }
 
-export async function listCommittable(git: RepoGit): Promise<Listed> {
-  const paths = new Set<string>()
-  const gitlinks = new Map<string, string>()
-  const cached = nulRecords((record) => {
-    const entry = /^(\d{6}) ([0-9a-f]+) \d\t(.*)$/s.exec(record)
-    if (!entry) return
-    paths.add(entry[3]!)
-    if (entry[1] === '160000') gitlinks.set(entry[3]!, entry[2]!)
-  })
-  const others = nulRecords((path) => {
-    if (path) paths.add(path.replace(/\/$/, '')) // `dir/`: a repository of its own inside this one
-  })
+/** Both lists, asked at once: the untracked walk (git's slow half) goes on while the index's paths are read. */
+export function listCommittable(git: RepoGit): Listing {
   const options = { env: pinned(git), timeoutMs: TREE_WALK_TIMEOUT_MS }
-  await Promise.all([
-    safeGitStream(git.repo, ['ls-files', '-z', '--stage'], cached.onData, options),
-    safeGitStream(git.repo, ['ls-files', '-z', '--others', '--exclude-standard'], others.onData, options),
-  ])
-  cached.end()
-  others.end()
-  return { paths: [...paths], gitlinks }
+  const paths: string[] = []
+  const gitlinks = new Map<string, string>()
+  let last = ''
+  const cachedRecords = nulRecords((record) => {
+    const tab = record.indexOf('\t')
+    if (tab < 0) return
+    const path = record.slice(tab + 1)
+    if (path !== last) paths.push(path) // an unmerged path has up to three stages, listed one after another
+    last = path
+    if (record.startsWith('160000 ')) gitlinks.set(path, record.slice(7, record.indexOf(' ', 7)))
+  })
+  const others: string[] = []
+  const otherRecords = nulRecords((path) => {
+    if (path) others.push(path.endsWith('/') ? path.slice(0, -1) : path)
+  })
+  return {
+    cached: plainGitStream(git.repo, ['ls-files', '-z', '--stage'], cachedRecords.onData, options).then(() => {
+      cachedRecords.end()
+      return { paths, gitlinks }
+    }),
+    others: plainGitStream(git.repo, ['ls-files', '-z', '--others', '--exclude-standard'], otherRecords.onData, options).then(() => {
+      otherRecords.end()
+      return others
+    }),
+  }
 }

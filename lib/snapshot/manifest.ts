@@ -1,7 +1,7 @@
 // A tree as a flat list of its leaves (path → mode and id), and back: the base's, read from the repository with every
 // object verified (and kept under $PAIR_LOOP_HOME once verified: a tree id names its content for good), and the
 // snapshot's, whose tree id is computed here the way git computes it.
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
@@ -45,6 +45,8 @@ export async function treeManifest(git: RepoGit, tree: string, home: string, wha
   saveManifest(home, tree, manifest)
   return manifest
 }
+
+export const hasManifest = (home: string, tree: string) => existsSync(manifestFile(home, tree))
 
 export function readManifest(home: string, tree: string): Manifest | null {
   try {

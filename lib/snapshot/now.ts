@@ -2,7 +2,7 @@
 import { pairLoopHome } from '../paths.ts'
 import type { DiffStat, RunState } from '../state.ts'
 import { snapshotDiff } from './diff.ts'
-import { readManifest, saveManifest } from './manifest.ts'
+import { hasManifest, saveManifest } from './manifest.ts'
 import { takeSnapshot } from './snapshot.ts'
 
 export interface ChangeNow {
@@ -16,7 +16,7 @@ export async function changeNow(run: Pick<RunState, 'repo' | 'base_sha'>, home =
   const snap = await takeSnapshot(run.repo, run.base_sha, { home })
   const { counts } = await snapshotDiff(snap, 0)
   // kept by tree id, so a head that differs from a tree handed over and approved can be told by path (ship.ts)
-  if (!readManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
+  if (!hasManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
   return { tree: snap.tree, diff: counts }
 }
 

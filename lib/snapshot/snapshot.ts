@@ -2,11 +2,11 @@
 // bytes on disk into its own object store, its tree id the fingerprint of the change. Nothing the coder wrote into
 // .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
 // attribute converts a byte, and the base is read object by object, each verified against its id.
-import { existsSync, lstatSync, readlinkSync, type BigIntStats } from 'node:fs'
+import { existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../errors.ts'
 import { gitTry, isOwnFile, SUBMODULE_DEPTH } from '../git.ts'
-import { type BlobKind, readRegularFile, statKey } from './files.ts'
+import { type BlobKind, readRegularFile } from './files.ts'
 import { listCommittable } from './listing.ts'
 import { type Leaf, type Manifest, manifestTree, treeManifest } from './manifest.ts'
 import { commitTree, type ObjectFormat, objectId } from './objects.ts'
@@ -78,61 +78,72 @@ export async function commitTreeOf(git: RepoGit, commit: string, what: string): 
 async function snapshotAgainst(git: RepoGit, baseTree: string, options: SnapshotOptions): Promise<RepoSnapshot> {
   const depth = options.depth ?? 0
   const store = objectStore(options.home, git.format)
+  const listing = listCommittable(git) // asked first: git walks for untracked files while the base is read
   const base = await treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
-  const listed = await listCommittable(git)
-  const startNs = BigInt(Date.now()) * 1_000_000n
-  const cache = openStatCache(options.home, `${git.format}:${git.repo}`, startNs)
+  const cache = openStatCache(options.home, `${git.format}:${git.repo}`, Date.now())
   const manifest: Manifest = new Map()
+  const changes: Change[] = []
   const kinds = new Map<string, BlobKind>()
   const submodules: SubmoduleSnapshot[] = []
   const skipped: RepoSnapshot['skipped'] = []
 
-  for (const path of listed.paths.sort()) {
-    if (depth === 0 && isOwnFile(path)) continue
-    if (!/^[^\0]+$/.test(path) || Buffer.from(path, 'utf8').toString('utf8') !== path || path.includes('\uFFFD'))
-      fail('git_error', `${JSON.stringify(path)} in ${git.repo} is not a UTF-8 file name: pair-loop cannot snapshot it`, { path })
-    const full = join(git.repo, path)
-    let stats: BigIntStats
-    try {
-      stats = lstatSync(full, { bigint: true })
-    } catch {
-      continue // deleted: not in the tree
-    }
-    const before = base.get(path) ?? null
-    if (stats.isSymbolicLink()) {
-      const target = readlinkSync(full, { encoding: 'buffer' })
-      const oid = before?.mode === '120000' && objectId(git.format, 'blob', target) === before.oid ? before.oid : writeObject(store, 'blob', target)
-      kinds.set(oid, 'text')
-      manifest.set(path, { mode: '120000', oid })
-    } else if (stats.isFile()) {
-      const mode = stats.mode & 0o100n ? '100755' : '100644'
-      const oid = hashedFile(path, full, stats, before)
-      if (oid) manifest.set(path, { mode, oid })
-      else skipped.push({ path, what: 'changed while it was read' })
-    } else if (stats.isDirectory()) {
-      if (existsSync(join(full, '.git'))) {
-        const sub = await submodule(path, full, before, depth)
-        if (sub) {
-          submodules.push(sub)
-          manifest.set(path, sub.folded ? { mode: '40000', oid: sub.snapshot.tree } : { mode: '160000', oid: sub.head! })
-        }
-      } else if (listed.gitlinks.has(path)) manifest.set(path, { mode: '160000', oid: listed.gitlinks.get(path)! }) // not checked out
-    } else skipped.push({ path, what: fileType(stats) })
+  const { paths, gitlinks } = await listing.cached
+  const repositories: { path: string; full: string; before: Leaf | null }[] = [] // checked out inside: after the files
+  for (const path of paths) take(path)
+  for (const path of await listing.others) take(path) // never in the index: never listed twice
+  for (const { path, full, before } of repositories) {
+    const sub = await submodule(path, full, before, depth)
+    if (!sub) continue
+    submodules.push(sub)
+    record(path, before, sub.folded ? { mode: '40000', oid: sub.snapshot.tree } : { mode: '160000', oid: sub.head! })
   }
+  for (const [path, leaf] of base) if (!manifest.has(path)) changes.push({ path, before: leaf, after: null })
   cache.save()
+  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const tree = manifestTree(manifest, git.format)
-  return { git, store, tree, baseTree, manifest, changes: changesBetween(base, manifest), kinds, submodules, skipped }
+  return { git, store, tree, baseTree, manifest, changes, kinds, submodules, skipped }
+
+  /** One path of the listing into the manifest (or the skipped list), its change against the base noted. */
+  function take(path: string): void {
+    if (depth === 0 && isOwnFile(path)) return
+    if (path.includes('\uFFFD')) // git's bytes were not UTF-8: no file of that name could be opened
+      fail('git_error', `${JSON.stringify(path)} in ${git.repo} is not a UTF-8 file name: pair-loop cannot snapshot it`, { path })
+    const full = `${git.repo}/${path}`
+    const stats = lstatOrNull(full)
+    if (!stats) return // deleted: not in the tree
+    const before = base.get(path) ?? null
+    let leaf: Leaf | null = null
+    if (stats.isFile()) {
+      const mode = stats.mode & 0o100 ? '100755' : '100644'
+      const oid = hashedFile(path, full, stats, before)
+      if (oid === null) skipped.push({ path, what: 'changed while it was read' })
+      else leaf = before && before.oid === oid && before.mode === mode ? before : { mode, oid }
+    } else if (stats.isSymbolicLink()) {
+      const target = readlinkSync(full, { encoding: 'buffer' })
+      const oid = objectId(git.format, 'blob', target)
+      if (oid !== before?.oid) writeObject(store, 'blob', target)
+      kinds.set(oid, 'text')
+      leaf = before?.mode === '120000' && before.oid === oid ? before : { mode: '120000', oid }
+    } else if (stats.isDirectory()) {
+      if (existsSync(join(full, '.git'))) repositories.push({ path, full, before })
+      else if (gitlinks.has(path)) leaf = { mode: '160000', oid: gitlinks.get(path)! } // not checked out
+    } else skipped.push({ path, what: fileType(stats) })
+    if (leaf) record(path, before, leaf)
+  }
+
+  function record(path: string, before: Leaf | null, leaf: Leaf): void {
+    manifest.set(path, leaf)
+    if (leaf !== before && (leaf.oid !== before?.oid || leaf.mode !== before.mode)) changes.push({ path, before, after: leaf })
+  }
 
   /** A file's blob id: from the stat cache, or read; a changed file's bytes go to the store. Null: it changed under us. */
-  function hashedFile(path: string, full: string, stats: BigIntStats, before: Leaf | null): string | null {
-    const key = statKey(stats)
-    const known = cache.get(path, key)
+  function hashedFile(path: string, full: string, stats: Stats, before: Leaf | null): string | null {
+    const known = cache.get(path, stats)
     if (known) {
-      const [oid, kind] = known.split(':') as [string, BlobKind]
-      const needed = oid !== before?.oid && kind !== 'big'
-      if (!needed || hasObject(store, oid)) {
-        kinds.set(oid, kind)
-        return oid
+      if (known.oid === before?.oid) return known.oid // unchanged: nothing about it is needed but its id
+      if (known.kind === 'big' || hasObject(store, known.oid)) {
+        kinds.set(known.oid, known.kind)
+        return known.oid
       }
     }
     let read = readRegularFile(full, stats, git.format)
@@ -143,9 +154,11 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
       read = readRegularFile(full, now, git.format)
     }
     if (!read) return null
-    kinds.set(read.oid, read.kind)
-    if (read.content && read.oid !== before?.oid) writeObject(store, 'blob', read.content)
-    if (read.steady) cache.set(path, key, `${read.oid}:${read.kind}`, stats.ctimeNs > stats.mtimeNs ? stats.ctimeNs : stats.mtimeNs)
+    if (read.oid !== before?.oid) {
+      kinds.set(read.oid, read.kind)
+      if (read.content) writeObject(store, 'blob', read.content)
+    }
+    if (read.steady) cache.set(path, stats, read.oid, read.kind)
     return read.oid
   }
 
@@ -161,17 +174,13 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   }
 }
 
-function lstatOrNull(path: string): BigIntStats | null {
-  try {
-    return lstatSync(path, { bigint: true })
-  } catch {
-    return null
-  }
+function lstatOrNull(path: string): Stats | null {
+  return lstatSync(path, { throwIfNoEntry: false }) ?? null
 }
 
 export const emptyTreeId = (format: ObjectFormat) => objectId(format, 'tree', Buffer.alloc(0))
 
-function fileType(stats: BigIntStats): string {
+function fileType(stats: Stats): string {
   if (stats.isFIFO()) return 'a named pipe (FIFO)'
   if (stats.isSocket()) return 'a socket'
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device'

@@ -2,7 +2,7 @@
 // reads one, and the coder can write .git/objects: a base blob rewritten to hold the change would hide it from the
 // diff. So every object pair-loop takes from the repository is hashed again here; a mismatch is an error naming it.
 import { fail } from '../errors.ts'
-import { safeGitStream } from '../git.ts'
+import { plainGitStream } from '../git.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
 
 export interface RepoGit {
@@ -48,7 +48,7 @@ export async function readVerified(git: RepoGit, ids: string[], what: string): P
     return 0
   })
   const onData = reader.push
-  await safeGitStream(git.repo, ['cat-file', '--batch'], onData, {
+  await plainGitStream(git.repo, ['cat-file', '--batch'], onData, {
     env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }),
     input: `${unique.join('\n')}\n`,
     timeoutMs: 120_000,
@@ -71,7 +71,7 @@ export async function objectSizes(git: RepoGit, ids: string[]): Promise<Map<stri
   const unique = [...new Set(ids)]
   if (unique.length === 0) return sizes
   let text = ''
-  await safeGitStream(git.repo, ['cat-file', '--batch-check'], (chunk) => {
+  await plainGitStream(git.repo, ['cat-file', '--batch-check'], (chunk) => {
     text += chunk.toString('latin1')
     return true
   }, { env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }), input: `${unique.join('\n')}\n`, timeoutMs: 120_000 })

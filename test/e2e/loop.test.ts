@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
+import { CLI_COMMAND, git, githubWithPrs, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   CLAUDE_BIN,
   CLAUDE_MODEL,
@@ -252,9 +252,20 @@ describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
       expect(budget.json.spent).toBeCloseTo(raw.total_cost_usd, 9)
       expect(budget.json.by_role.reviewer).toMatchObject({ calls: 1, failed_calls: 0 })
 
-      const finish = await sb.cli(['finish', '--verdict', 'APPROVED'])
+      // ship it: the approved change committed, the PR opened through the fake gh (its head: what was pushed), and
+      // verify agrees with the head tree git itself computes
+      git(sb.repo, ['add', 'src/a.ts'], sb.env)
+      git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
+      Object.assign(sb.env, githubWithPrs(sb.repo, []))
+      const finish = await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'])
       ok(finish, 'finish')
+      expect(finish.json.pr).toBe(42)
       expect(sb.state(runId).phase).toBe('finished')
+      const verified = await sb.cli(['verify'])
+      ok(verified, 'verify')
+      expect(verified.json).toMatchObject({ matches: true, pr: 42, source: 'github' })
+      expect(verified.json.head_tree).toBe(git(sb.repo, ['rev-parse', 'HEAD^{tree}'], sb.env).trim())
+      expect(verified.json.approved_tree).toBe(state.rounds[0].reviewer.tree)
     },
     TEST_TIMEOUT_MS,
   )
