@@ -22,29 +22,11 @@ let keepSigxfszIgnored = () => {
 
 /** Hold a path's lock while `work` runs; a lock still held after the bounded wait is `locked` (75). */
 export async function withLock<T>(path: string, work: () => T | Promise<T>): Promise<T> {
-  const lockfile = (await import('proper-lockfile')).default
   keepSigxfszIgnored()
   let compromised: Error | undefined
-  const waitMs = lockWaitMs()
-  let release: () => Promise<void>
-  try {
-    release = await lockfile.lock(path, {
-      realpath: false,
-      stale: STALE_MS,
-      retries: { retries: Math.ceil(waitMs / 50), factor: 1, minTimeout: 25, maxTimeout: 75, randomize: true },
-      onCompromised: (error) => {
-        compromised = error
-      },
-    })
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ELOCKED') {
-      fail('locked', `${path} is still locked by another pair-loop command after ${waitMs} ms; try again`, {
-        path,
-        waited_ms: waitMs,
-      })
-    }
-    ioFailure(`${path}.lock`, error)
-  }
+  const release = await acquire(path, lockWaitMs(), (error) => {
+    compromised = error
+  })
   try {
     const result = await work()
     if (compromised)
@@ -52,5 +34,32 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>): Pro
     return result
   } finally {
     await release().catch(() => {})
+  }
+}
+
+/**
+ * The lock, tried again every 25-75 ms (jittered, so contenders do not retry in step) until `waitMs` has passed, then
+ * `locked` with the time really waited: a count of retries at random intervals waited a quarter less than it said.
+ */
+async function acquire(
+  path: string,
+  waitMs: number,
+  onCompromised: (error: Error) => void,
+): Promise<() => Promise<void>> {
+  const lockfile = (await import('proper-lockfile')).default
+  const startedAt = Date.now()
+  for (;;) {
+    try {
+      return await lockfile.lock(path, { realpath: false, stale: STALE_MS, onCompromised })
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') ioFailure(`${path}.lock`, error)
+    }
+    const waited = Date.now() - startedAt
+    if (waited >= waitMs)
+      fail('locked', `${path} is still locked by another pair-loop command after ${waited} ms; try again`, {
+        path,
+        waited_ms: waited,
+      })
+    await new Promise((resolve) => setTimeout(resolve, Math.min(25 + Math.random() * 50, waitMs - waited)))
   }
 }
