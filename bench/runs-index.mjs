@@ -103,7 +103,8 @@ function round(h) {
   return { runId, ms: { start: start.ms, status: status.ms, 'coder-done': coderDone.ms, 'stop-hook': stopHook.ms } }
 }
 
-/** `count` finished runs of other repositories, cloned from a real one and written straight into runs/. */
+/** `count` finished runs of other repositories, cloned from a real one and written straight into runs/ (behind the
+ * runs index's back: the first command after rebuilds it). */
 function addOtherRuns(h, template, count) {
   const state = JSON.parse(readFileSync(join(h.runs, `${template}.json`), 'utf8'))
   const day = Date.parse('2024-01-01T00:00:00.000Z')
@@ -114,6 +115,9 @@ function addOtherRuns(h, template, count) {
     const created_at = at.toISOString()
     const other = { ...state, run_id, repo: `/work/elsewhere/project-${i % 200}`, created_at, updated_at: created_at }
     writeFileSync(join(h.runs, `${run_id}.json`), `${JSON.stringify(other, null, 2)}\n`, { mode: 0o600 })
+    // a finished run has its folder beside its state (the PR body, a review's raw output): runs/ lists both
+    mkdirSync(join(h.runs, run_id))
+    writeFileSync(join(h.runs, run_id, 'pr-body.md'), '# bench\n')
   }
 }
 
