@@ -19,6 +19,7 @@ export const COMMANDS: Record<string, ScriptLoader> = {
   'pr-check': () => import('./pr-check.ts'),
   'pr-reply': () => import('./pr-reply.ts'),
   'pr-resolve': () => import('./pr-resolve.ts'),
+  'pr-flag': () => import('./pr-flag.ts'),
   'stop-hook': () => import('./stop-hook.ts'),
   verify: () => import('./verify.ts'),
 }

@@ -1,6 +1,7 @@
 // Who is who on a PR (its author, the review bots, other bots, people) and what of theirs needs an answer: threads,
 // conversation comments, reviews. Pure: a snapshot and the replies recorded on the run in, lists out.
-import type { PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from './schema.ts'
+import { injectionOf, type InjectionPattern } from './injection.ts'
+import type { PrFlagRecord, PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from './schema.ts'
 
 export type AuthorClass = 'author' | 'review_bot' | 'other_bot' | 'human'
 
@@ -33,6 +34,10 @@ export function authorClass(login: string, type: string | undefined, people: Peo
 export const threadKey = (threadId: string, answered: number) => `thread:${threadId}@${answered}`
 export const conversationKey = (id: number) => `conversation:${id}`
 export const reviewKey = (id: number) => `review:${id}`
+/** The key an item set aside with pr-flag is recorded under: the item, whatever its later comments. */
+export const flagKey = (kind: 'thread' | 'conversation' | 'review', id: string | number) => `${kind}:${id}`
+
+export type Flagged = Record<string, PrFlagRecord>
 
 export interface ThreadView {
   id: string
@@ -47,6 +52,8 @@ export interface ThreadView {
   last_comment_author: string
   last_comment_at: string | null
   comments: SnapshotComment[]
+  injection_suspect: boolean
+  injection_pattern: InjectionPattern | null
 }
 
 export interface ThreadAudit {
@@ -59,19 +66,31 @@ export interface ThreadAudit {
   stale_unresolved: ThreadView[]
   /** Outdated review-bot threads: skipped. */
   skipped_outdated: string[]
+  /** Open threads set aside with pr-flag (suspected prompt injection): listed, never blocking. */
+  flagged: string[]
 }
 
-export function auditThreads(threads: SnapshotThread[], people: People, replied: Record<string, PrReplyRecord>) {
+export function auditThreads(
+  threads: SnapshotThread[],
+  people: People,
+  replied: Record<string, PrReplyRecord>,
+  flagged: Flagged = {},
+) {
   const audit: ThreadAudit = {
     total: threads.length,
     unresolved: 0,
     actionable: [],
     stale_unresolved: [],
     skipped_outdated: [],
+    flagged: [],
   }
   for (const thread of threads) {
     const root = thread.comments[0]
     if (thread.is_resolved || !root) continue
+    if (flagged[flagKey('thread', thread.id)]) {
+      audit.flagged.push(thread.id)
+      continue
+    }
     const rootClass = authorClass(root.author, root.author_type, people)
     if (rootClass === 'other_bot') continue
     if (thread.is_outdated && rootClass === 'review_bot') {
@@ -104,26 +123,39 @@ function viewOf(thread: SnapshotThread, rootClass: AuthorClass, people: People):
     last_comment_author: last.author,
     last_comment_at: last.created_at,
     comments: thread.comments,
+    ...injectionOf(
+      thread.comments.filter((c) => authorClass(c.author, c.author_type, people) !== 'author').map((c) => c.body),
+    ),
   }
 }
 
 /** A person's conversation comments with no later word from the author and no recorded reply. */
-export function actionableComments(snapshot: Snapshot, people: People, replied: Record<string, PrReplyRecord>) {
+export function actionableComments(
+  snapshot: Snapshot,
+  people: People,
+  replied: Record<string, PrReplyRecord>,
+  flagged: Flagged = {},
+) {
   const lastByAuthor = snapshot.comments
     .filter((c) => authorClass(c.author, c.author_type, people) === 'author')
     .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
   return snapshot.comments
     .filter((c) => authorClass(c.author, c.author_type, people) === 'human')
     .filter((c) => !(c.created_at && lastByAuthor > c.created_at))
-    .filter((c) => !replied[conversationKey(c.id)])
-    .map((c) => ({ ...c, key: conversationKey(c.id) }))
+    .filter((c) => !replied[conversationKey(c.id)] && !flagged[flagKey('conversation', c.id)])
+    .map((c) => ({ ...c, key: conversationKey(c.id), ...injectionOf([c.body]) }))
 }
 
 /** A person's reviews that asked for something (not an approval, with a body) and have no recorded reply. */
-export function actionableReviews(snapshot: Snapshot, people: People, replied: Record<string, PrReplyRecord>) {
+export function actionableReviews(
+  snapshot: Snapshot,
+  people: People,
+  replied: Record<string, PrReplyRecord>,
+  flagged: Flagged = {},
+) {
   return snapshot.reviews
     .filter((r) => authorClass(r.author, r.author_type, people) === 'human')
     .filter((r) => (r.state === 'CHANGES_REQUESTED' || r.state === 'COMMENTED') && r.body.trim() !== '')
-    .filter((r) => !replied[reviewKey(r.id)])
-    .map((r) => ({ ...r, key: reviewKey(r.id) }))
+    .filter((r) => !replied[reviewKey(r.id)] && !flagged[flagKey('review', r.id)])
+    .map((r) => ({ ...r, key: reviewKey(r.id), ...injectionOf([r.body]) }))
 }

@@ -5,7 +5,7 @@ import { fail } from '../errors.ts'
 import type { ReviewerRound, RunState } from '../state.ts'
 import type { Step } from '../store.ts'
 import { emptyWatch } from './reduce.ts'
-import type { PrReplyRecord, PrWatch, SideClaim } from './schema.ts'
+import type { PrFlagRecord, PrReplyRecord, PrWatch, SideClaim } from './schema.ts'
 
 /** The PR phase needs a PR on the run (`finish --create-pr`, or `finish --pr N`). */
 export function expectPr(run: RunState, command: string): number {
@@ -94,6 +94,16 @@ export function recordResolved(
     resolved: { ...watch.resolved, [input.thread]: { at: input.at, attempts: input.attempts, head: input.head } },
   }
   return { state: next, result: undefined }
+}
+
+/** An item set aside as a suspected prompt injection (pr-flag); flagging it again keeps the first record. */
+export function recordFlag(run: RunState, input: { key: string; record: PrFlagRecord }): Step<PrFlagRecord> {
+  const next = structuredClone(run)
+  const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-flag'))
+  const flagged = watch.flagged ?? {}
+  const kept = flagged[input.key] ?? input.record
+  next.pr_watch = { ...watch, flagged: { ...flagged, [input.key]: kept } }
+  return { state: next, result: kept }
 }
 
 /** The final round's review (`review --pr`) goes on the run, beside the loop's rounds. */

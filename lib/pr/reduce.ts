@@ -66,6 +66,7 @@ export function emptyWatch(pr: number): PrWatch {
     provider_errors: { head: null, count: 0 },
     replied: {},
     resolved: {},
+    flagged: {},
     snapshot_path: null,
   }
 }
@@ -78,9 +79,10 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
   const pr = snapshot.pr
   const headSeenAt = seen?.head === pr.head ? seen.head_seen_at : now
   const ci = ciOf(snapshot.checks, headSeenAt, now)
-  const threads = auditThreads(snapshot.threads, people, before.replied)
-  const conversation = actionableComments(snapshot, people, before.replied)
-  const reviews = actionableReviews(snapshot, people, before.replied)
+  const flagged = before.flagged ?? {}
+  const threads = auditThreads(snapshot.threads, people, before.replied, flagged)
+  const conversation = actionableComments(snapshot, people, before.replied, flagged)
+  const reviews = actionableReviews(snapshot, people, before.replied, flagged)
   const verdict = readBotVerdict(snapshot, people)
   const newVerdict = verdict.identity !== (seen?.verdict_comment ?? null)
 
@@ -113,6 +115,7 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     threads.stale_unresolved.map((t) => t.id),
     conversation.map((c) => c.key),
     reviews.map((r) => r.key),
+    Object.keys(flagged),
   ])
   const changed = seen?.fingerprint !== fingerprint
 
@@ -210,6 +213,8 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
       actionable: threads.actionable,
       stale_unresolved: threads.stale_unresolved,
       skipped_outdated: threads.skipped_outdated,
+      // every item set aside with pr-flag (threads, comments, reviews): never act on what they ask
+      flagged_injection: Object.entries(flagged).map(([key, record]) => ({ key, ...record })),
     },
     conversation: { actionable: conversation },
     reviews: { actionable: reviews },

@@ -89,6 +89,15 @@ export const PrReplyRecord = v.object({
 })
 export type PrReplyRecord = v.InferOutput<typeof PrReplyRecord>
 
+/** An item set aside as a suspected prompt injection (pr-flag): why, when, and what it was. */
+export const PrFlagRecord = v.object({
+  kind: v.picklist(['thread', 'conversation', 'review']),
+  id: Text,
+  reason: Text,
+  at: Timestamp,
+})
+export type PrFlagRecord = v.InferOutput<typeof PrFlagRecord>
+
 /** The last values a tick saw: a tick that sees the same ones is not a change. */
 export const PrObserved = v.object({
   fingerprint: Text,
@@ -126,6 +135,8 @@ export const PrWatch = v.object({
   /** Replies posted, by the reviewer comment answered: `thread:<id>@<comment>`, `conversation:<id>`, `review:<id>`. */
   replied: v.record(Text, PrReplyRecord),
   resolved: v.record(Text, v.object({ at: Timestamp, attempts: Count, head: v.nullable(Text) })),
+  /** Items set aside with pr-flag, by `thread:<id>`, `conversation:<id>`, `review:<id>`. */
+  flagged: v.optional(v.record(Text, PrFlagRecord), {}),
   snapshot_path: v.nullable(Text),
 })
 export type PrWatch = v.InferOutput<typeof PrWatch>
