@@ -5,6 +5,7 @@ import { join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ANSWER_SCHEMA } from '../lib/review/grammar.ts'
 import { cliFlags, flagsInHelp } from '../lib/review/capabilities.ts'
+import { takeSnapshot } from '../lib/snapshot/snapshot.ts'
 import { reviewerInstructions } from '../lib/review/instructions.ts'
 import type { ReviewerReply } from '../lib/review/output.ts'
 import { parseClaudeJson } from '../lib/review/output.ts'
@@ -234,7 +235,7 @@ describe("the repository's instruction files", () => {
       'src/CLAUDE.md.txt': 'still not one\n',
     })
     rmSync(join(repo, 'AGENTS.md'))
-    const found = await reviewerInstructions(repo, base)
+    const found = await reviewerInstructions(await takeSnapshot(repo, base, { home: tempDir('pl-home-') }))
     expect(found.touched).toEqual(['.codex/config.toml', '.mcp.json', 'AGENTS.md', 'CLAUDE.md'])
     expect(found.base.map((file) => file.path)).toEqual(['AGENTS.md', 'CLAUDE.md', 'docs/AGENTS.md'])
     expect(found.base.find((file) => file.path === 'CLAUDE.md')?.text).toBe('Use tabs. BASE-CLAUDE-71\n')
@@ -266,7 +267,9 @@ describe("the repository's instruction files", () => {
 
     // an untouched repository: no warning
     const clean = makeRepo({ 'CLAUDE.md': 'rules\n' })
-    const none = await reviewerInstructions(clean, git(clean, ['rev-parse', 'HEAD']).trim())
+    const none = await reviewerInstructions(
+      await takeSnapshot(clean, git(clean, ['rev-parse', 'HEAD']).trim(), { home: tempDir('pl-home-') }),
+    )
     expect(none.touched).toEqual([])
     expect(
       buildPrompt({ ...run, repo: clean }, { stat: '', diff: '', bytes: 0, truncated: false }, { instructions: none }),

@@ -9,8 +9,7 @@ import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../state.ts'
 import { parseCodexJsonl, parseReviewerOutput, type ReviewerReply } from './output.ts'
 import { runReviewerProcess } from './process.ts'
-import { reviewerInstructions } from './instructions.ts'
-import { type WorkingDiff, workingDiff } from './diff.ts'
+import { reviewedChange, type WorkingDiff } from './diff.ts'
 import { buildPrompt, buildReask } from './prompt.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
@@ -63,8 +62,9 @@ export const FORMAT_FINDING =
   'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
 
 export async function conductReview(run: RunState, options: ConductOptions): Promise<Conducted> {
-  const diff = options.diffSource?.diff ?? (await workingDiff(run.repo, run.base_sha, options.maxDiffBytes))
-  const instructions = await reviewerInstructions(run.repo, run.base_sha)
+  const change = await reviewedChange(run.repo, run.base_sha, options.maxDiffBytes)
+  const diff = options.diffSource?.diff ?? change.diff
+  const instructions = change.instructions
   const prompt = buildPrompt(run, diff, {
     instructions,
     structured: options.choice.structured,

@@ -3,7 +3,8 @@
 import { pairLoopHome } from '../paths.ts'
 import { snapshotDiff } from '../snapshot/diff.ts'
 import { hasManifest, saveManifest } from '../snapshot/manifest.ts'
-import { takeSnapshot } from '../snapshot/snapshot.ts'
+import { type RepoSnapshot, takeSnapshot } from '../snapshot/snapshot.ts'
+import { type ReviewerInstructions, reviewerInstructions } from './instructions.ts'
 
 export interface WorkingDiff {
   stat: string
@@ -22,7 +23,21 @@ export interface WorkingDiff {
 
 /** The working tree (untracked files included, HANDOFF.md aside) against the base commit, snapshotted and diffed. */
 export async function workingDiff(repo: string, base: string, maxBytes: number, home = pairLoopHome()): Promise<WorkingDiff> {
+  return (await reviewedChange(repo, base, maxBytes, home)).diff
+}
+
+/** One snapshot for all the reviewer is shown: the diff, and the instruction files at base and those it touches. */
+export async function reviewedChange(
+  repo: string,
+  base: string,
+  maxBytes: number,
+  home = pairLoopHome(),
+): Promise<{ diff: WorkingDiff; instructions: ReviewerInstructions }> {
   const snap = await takeSnapshot(repo, base, { home })
+  return { diff: await diffOf(snap, maxBytes, home), instructions: await reviewerInstructions(snap) }
+}
+
+async function diffOf(snap: RepoSnapshot, maxBytes: number, home: string): Promise<WorkingDiff> {
   const diff = await snapshotDiff(snap, maxBytes)
   // kept by tree id, so a PR head that differs from an approved tree can be told by path (ship.ts)
   if (!hasManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)

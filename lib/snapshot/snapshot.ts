@@ -38,6 +38,8 @@ export interface RepoSnapshot {
   /** The fingerprint: git's tree id for these files (with a folded tree for a submodule with uncommitted changes). */
   tree: string
   baseTree: string
+  /** The base tree's leaves, every object verified. */
+  base: Manifest
   manifest: Manifest
   changes: Change[]
   /** How each blob this snapshot read from the disk reads (text, binary…), by id. */
@@ -101,7 +103,7 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   cache.save()
   changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const tree = manifestTree(manifest, git.format)
-  return { git, store, tree, baseTree, manifest, changes, kinds, submodules, skipped }
+  return { git, store, tree, baseTree, base, manifest, changes, kinds, submodules, skipped }
 
   /** One path of the listing into the manifest (or the skipped list), its change against the base noted. */
   function take(path: string): void {
