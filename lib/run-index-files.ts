@@ -56,13 +56,15 @@ export function fileStat(path: string): Pick<IndexEntry, 'mtime_ms' | 'size' | '
 export const sameStat = (a: Pick<IndexEntry, 'mtime_ms' | 'size' | 'ino'>, b: typeof a) =>
   a.mtime_ms === b.mtime_ms && a.size === b.size && a.ino === b.ino
 
-/** runs/'s mtime in nanoseconds, or null when there is no runs/ yet. */
+/** runs/'s mtime in nanoseconds (milliseconds where a runtime has no `mtimeNs`), or null when there is no runs/ yet. */
 export function dirMtime(dir: string): string | null {
+  let stat: import('node:fs').BigIntStats
   try {
-    return statSync(dir, { bigint: true }).mtimeNs.toString()
+    stat = statSync(dir, { bigint: true })
   } catch {
     return null
   }
+  return String(stat.mtimeNs ?? stat.mtimeMs)
 }
 
 /** What one readdir of runs/ says: the run ids of the state files, and of those with a writer's temp file left. */

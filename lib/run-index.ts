@@ -125,6 +125,7 @@ function readEntry(run_id: string, home: string, known: string | undefined): Ind
 /** Every state file read (as `status --all` reads them) into a new index, written if its lock is free now. */
 export function rebuildRunIndex(home: string): Map<string, RepoRuns> {
   const dir = runsDir(home)
+  const replacing = readStampText(home)
   const before = dirMtime(dir)
   const { ids, temps } = listRunsDir(dir)
   const earlier = earlierRepos(home)
@@ -151,6 +152,7 @@ export function rebuildRunIndex(home: string): Map<string, RepoRuns> {
     temps,
   }
   withIndexLockNow(home, () => {
+    if (readStampText(home) !== replacing) return false // written meanwhile (a run entered): that index is newer
     writeIndexFiles(home, files, stamp)
     removeRepoFilesBut(home, new Set(files.keys()))
     listedInWindow(home, stampText(stamp))
