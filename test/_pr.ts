@@ -2,7 +2,8 @@
 // to a sandbox whose run has a PR.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
-import type { Snapshot, SnapshotComment, SnapshotThread } from '../lib/pr/schema.ts'
+import type * as v from 'valibot'
+import type { Snapshot as SnapshotSchema, Snapshot, SnapshotComment, SnapshotThread } from '../lib/pr/schema.ts'
 import { ROOT, sandbox, tempDir } from './_helpers.ts'
 import { expectOk } from './_expect.ts'
 
@@ -27,6 +28,7 @@ export function comment(
     author_type: type,
     body,
     created_at: at(minutes),
+    last_edited_at: null,
     url: `https://github.com/acme/demo/pull/7#discussion_r${databaseId}`,
   }
 }
@@ -42,6 +44,7 @@ export function issueComment(id: number, author: string, body: string, minutes =
     author_type: author.endsWith('[bot]') ? 'Bot' : 'User',
     body,
     created_at: at(minutes),
+    last_edited_at: null as string | null,
     url: `https://github.com/acme/demo/pull/7#issuecomment-${id}`,
   }
 }
@@ -54,6 +57,7 @@ export function review(id: number, author: string, state: Snapshot['reviews'][nu
     state,
     body,
     submitted_at: at(1),
+    last_edited_at: null as string | null,
     url: null,
   }
 }
@@ -103,7 +107,7 @@ export function snapshot(overrides: Partial<Omit<Snapshot, 'pr'>> & { pr?: Parti
 export const FAKE_GH = join(ROOT, 'fixtures', 'gh')
 
 /** The fake's world: a snapshot's data with raw checks (CheckRun / StatusContext) and the fake's own knobs. */
-export type World = Omit<Snapshot, 'checks' | 'version'> & {
+export type World = Omit<v.InferInput<typeof SnapshotSchema>, 'checks' | 'version'> & {
   checks: Array<Record<string, unknown>>
   page_size?: number
   resolve_mode?: 'confirm' | 'refuse'

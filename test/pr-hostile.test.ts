@@ -2,7 +2,7 @@
 // read, prompt injections, comments edited after they were answered. Each protection fails without its fix.
 import { describe, expect, it } from 'vitest'
 import { expectOk } from './_expect.ts'
-import { BOT, botSample, issueComment, prSandbox, review, world } from './_pr.ts'
+import { BOT, botSample, comment, issueComment, prSandbox, review, thread, world } from './_pr.ts'
 
 const codes = (doc: { reasons: Array<{ code: string }> }) => doc.reasons.map((r) => r.code)
 
@@ -63,5 +63,52 @@ describe('reading the bot, through the fake GitHub', () => {
     const changes = expectOk(await sb.cli(['pr-check']))
     expect(changes).toMatchObject({ decision: 'keep_going', threads: { actionable: [] } })
     expect(changes.verdict.answer_with).toBe('pr-reply --review 51 --body-file -')
+  })
+})
+
+describe('edits are new content, through the fake GitHub', () => {
+  it('a bot thread answered, then edited into a blocker, is actionable again and answerable once more', async () => {
+    const sb = await prSandbox(world({ threads: [thread('PRRT_nit', [comment(11, BOT, 'nit: rename i to index')])] }))
+    expectOk(await sb.cli(['pr-check']))
+    expectOk(await sb.cli(['pr-reply', '--thread', 'PRRT_nit', '--body-file', '-'], { input: 'Renamed.' }))
+    expect(expectOk(await sb.cli(['pr-check'])).threads.actionable).toEqual([])
+    sb.change((w) => {
+      const root = w.threads[0]!.comments[0]!
+      root.body = 'BLOCKER: this drops every write after the first; do not merge.'
+      root.last_edited_at = '2099-01-01T00:00:00.000Z' // after the reply, which the fake stamps with the clock
+    })
+    const edited = expectOk(await sb.cli(['pr-check']))
+    expect(edited).toMatchObject({ changed: true, decision: 'keep_going' })
+    expect(edited.threads.actionable.map((t: { id: string }) => t.id)).toEqual(['PRRT_nit'])
+    const again = expectOk(
+      await sb.cli(['pr-reply', '--thread', 'PRRT_nit', '--body-file', '-'], { input: 'Fixed the dropped writes.' }),
+    )
+    expect(again.key).toMatch(/^thread:PRRT_nit@11~[0-9a-f]{8}$/)
+  })
+
+  it("a person's comment edited after it was answered is to answer again", async () => {
+    const sb = await prSandbox(world({ comments: [issueComment(21, 'alice', 'Looks fine.', 1)] }))
+    expectOk(await sb.cli(['pr-check']))
+    expectOk(await sb.cli(['pr-reply', '--comment', '21', '--body-file', '-'], { input: 'Thanks!' }))
+    expect(expectOk(await sb.cli(['pr-check'])).decision).toBe('success')
+    sb.change((w) => {
+      const c = w.comments.find((x) => x.id === 21)!
+      c.body = 'Actually, this breaks the public API. Please revert the rename.'
+      c.last_edited_at = '2099-01-01T00:00:00.000Z'
+    })
+    const doc = expectOk(await sb.cli(['pr-check']))
+    expect(doc.decision).toBe('keep_going')
+    expect(doc.conversation.actionable.map((c: { id: number }) => c.id)).toEqual([21])
+  })
+
+  it("a bot's summary edited in place to the same error is a new run: twice on one head escalates", async () => {
+    const sb = await prSandbox(world({ comments: [issueComment(41, 'claude[bot]', botSample('claude-error'), 1)] }))
+    expect(expectOk(await sb.cli(['pr-check'])).decision).toBe('keep_going')
+    sb.change((w) => {
+      w.comments[0]!.last_edited_at = '2026-01-10T10:30:00.000Z' // the re-run rewrote its one comment, same words
+    })
+    const doc = expectOk(await sb.cli(['pr-check']))
+    expect(doc).toMatchObject({ decision: 'escalate', verdict: { same_as_last_tick: false } })
+    expect(codes(doc)[0]).toBe('provider_error_repeated')
   })
 })

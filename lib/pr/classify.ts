@@ -1,5 +1,6 @@
 // Who is who on a PR (its author, the review bots, other bots, people) and what of theirs needs an answer: threads,
 // conversation comments, reviews. Pure: a snapshot and the replies recorded on the run in, lists out.
+import { hexDigest } from '../digest.ts'
 import { injectionOf, type InjectionPattern } from './injection.ts'
 import type { PrFlagRecord, PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from './schema.ts'
 
@@ -30,10 +31,18 @@ export function authorClass(login: string, type: string | undefined, people: Peo
   return 'other_bot'
 }
 
-/** The idempotency key of an answer: the reviewer comment it answers, so a follow-up is answerable again. */
-export const threadKey = (threadId: string, answered: number) => `thread:${threadId}@${answered}`
-export const conversationKey = (id: number) => `conversation:${id}`
-export const reviewKey = (id: number) => `review:${id}`
+/** The version of a comment an answer answers: none while never edited, else a hash of the edited body. */
+export const versionOf = (c: { body: string; last_edited_at?: string | null }) =>
+  c.last_edited_at ? `~${hexDigest(c.body).slice(0, 8)}` : ''
+
+/**
+ * The idempotency key of an answer: the reviewer comment it answers, and its version, so a follow-up, or an edit
+ * after the answer, is answerable again.
+ */
+export const threadKey = (threadId: string, answered: number, version = '') =>
+  `thread:${threadId}@${answered}${version}`
+export const conversationKey = (id: number, version = '') => `conversation:${id}${version}`
+export const reviewKey = (id: number, version = '') => `review:${id}${version}`
 /** The key an item set aside with pr-flag is recorded under: the item, whatever its later comments. */
 export const flagKey = (kind: 'thread' | 'conversation' | 'review', id: string | number) => `${kind}:${id}`
 
@@ -101,7 +110,13 @@ export function auditThreads(
     const view = viewOf(thread, rootClass, people)
     const lastIsReviewer =
       authorClass(view.last_comment_author, thread.comments.at(-1)!.author_type, people) !== 'author'
-    if (lastIsReviewer && !replied[view.key]) audit.actionable.push(view)
+    // a reviewer comment edited after the author's last word is new content, as a follow-up would be
+    const answeredComment = thread.comments.find((c) => c.database_id === view.in_reply_to)
+    const lastAuthorAt = thread.comments
+      .filter((c) => authorClass(c.author, c.author_type, people) === 'author')
+      .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
+    const editedSince = Boolean(answeredComment?.last_edited_at && answeredComment.last_edited_at > lastAuthorAt)
+    if ((lastIsReviewer || editedSince) && !replied[view.key]) audit.actionable.push(view)
     else audit.stale_unresolved.push(view)
   }
   return audit
@@ -118,7 +133,7 @@ function viewOf(thread: SnapshotThread, rootClass: AuthorClass, people: People):
     is_outdated: thread.is_outdated,
     root_comment_id: thread.comments[0]!.database_id,
     in_reply_to: answered.database_id,
-    key: threadKey(thread.id, answered.database_id),
+    key: threadKey(thread.id, answered.database_id, versionOf(answered)),
     author_class: rootClass,
     last_comment_author: last.author,
     last_comment_at: last.created_at,
@@ -141,9 +156,12 @@ export function actionableComments(
     .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
   return snapshot.comments
     .filter((c) => authorClass(c.author, c.author_type, people) === 'human')
-    .filter((c) => !(c.created_at && lastByAuthor > c.created_at))
-    .filter((c) => !replied[conversationKey(c.id)] && !flagged[flagKey('conversation', c.id)])
-    .map((c) => ({ ...c, key: conversationKey(c.id), ...injectionOf([c.body]) }))
+    .filter((c) => {
+      const written = c.last_edited_at ?? c.created_at // an edit after the author's word is new content
+      return !(written && lastByAuthor > written)
+    })
+    .filter((c) => !replied[conversationKey(c.id, versionOf(c))] && !flagged[flagKey('conversation', c.id)])
+    .map((c) => ({ ...c, key: conversationKey(c.id, versionOf(c)), ...injectionOf([c.body]) }))
 }
 
 /** A person's reviews that asked for something (not an approval, with a body) and have no recorded reply. */
@@ -156,6 +174,6 @@ export function actionableReviews(
   return snapshot.reviews
     .filter((r) => authorClass(r.author, r.author_type, people) === 'human')
     .filter((r) => (r.state === 'CHANGES_REQUESTED' || r.state === 'COMMENTED') && r.body.trim() !== '')
-    .filter((r) => !replied[reviewKey(r.id)] && !flagged[flagKey('review', r.id)])
-    .map((r) => ({ ...r, key: reviewKey(r.id), ...injectionOf([r.body]) }))
+    .filter((r) => !replied[reviewKey(r.id, versionOf(r))] && !flagged[flagKey('review', r.id)])
+    .map((r) => ({ ...r, key: reviewKey(r.id, versionOf(r)), ...injectionOf([r.body]) }))
 }

@@ -115,6 +115,7 @@ async function collectOnce(options: CollectOptions): Promise<Snapshot> {
       author_type: typeOf(c.author),
       body: c.body ?? '',
       created_at: c.createdAt ?? null,
+      last_edited_at: c.lastEditedAt ?? null,
       url: c.url ?? null,
     })),
     reviews: reviews.nodes.map((r) => ({
@@ -124,6 +125,7 @@ async function collectOnce(options: CollectOptions): Promise<Snapshot> {
       state: r.state,
       body: r.body ?? '',
       submitted_at: r.submittedAt ?? null,
+      last_edited_at: r.lastEditedAt ?? null,
       url: r.url ?? null,
     })),
   }
@@ -150,6 +152,7 @@ function threadComment(c: Node): SnapshotComment {
     author_type: typeOf(c.author),
     body: c.body ?? '',
     created_at: c.createdAt ?? null,
+    last_edited_at: c.lastEditedAt ?? null,
     url: c.url ?? null,
   }
 }

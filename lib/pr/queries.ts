@@ -5,7 +5,7 @@ const VARS = '$owner: String!, $name: String!, $number: Int!'
 const PAGE = '$first: Int!, $after: String'
 const PAGE_INFO = 'pageInfo { hasNextPage endCursor }'
 const AUTHOR = 'author { login __typename }'
-const COMMENT = `id databaseId ${AUTHOR} body createdAt url`
+const COMMENT = `id databaseId ${AUTHOR} body createdAt lastEditedAt url`
 
 export const PR_HEAD = `query PrHead(${VARS}) { ${PR} { headRefOid } } }`
 
@@ -25,11 +25,11 @@ export const THREAD_COMMENTS = `query ThreadComments($id: ID!, ${PAGE}) { node(i
 } } }`
 
 export const PR_COMMENTS = `query PrComments(${VARS}, ${PAGE}) { ${PR} { comments(first: $first, after: $after) { ${PAGE_INFO}
-  nodes { databaseId ${AUTHOR} body createdAt url }
+  nodes { databaseId ${AUTHOR} body createdAt lastEditedAt url }
 } } } }`
 
 export const PR_REVIEWS = `query PrReviews(${VARS}, ${PAGE}) { ${PR} { reviews(first: $first, after: $after) { ${PAGE_INFO}
-  nodes { databaseId ${AUTHOR} state body submittedAt url }
+  nodes { databaseId ${AUTHOR} state body submittedAt lastEditedAt url }
 } } } }`
 
 export const RESOLVE_THREAD = `mutation ResolveThread($threadId: ID!) {

@@ -19,6 +19,8 @@ export const SnapshotComment = v.object({
   author_type: v.optional(Text, 'User'),
   body: Text,
   created_at: When,
+  /** GitHub's lastEditedAt: null when never edited; an edit after an answer makes the comment new again. */
+  last_edited_at: v.optional(When, null),
   url: v.optional(When, null),
 })
 
@@ -54,6 +56,7 @@ export const Snapshot = v.object({
       author_type: v.optional(Text, 'User'),
       body: Text,
       created_at: When,
+      last_edited_at: v.optional(When, null),
       url: v.optional(When, null),
     }),
   ),
@@ -65,6 +68,7 @@ export const Snapshot = v.object({
       state: v.picklist(REVIEW_STATES),
       body: Text,
       submitted_at: When,
+      last_edited_at: v.optional(When, null),
       url: v.optional(When, null),
     }),
   ),

@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs'
 import { fail } from '../errors.ts'
 import { prSnapshotPath } from '../paths.ts'
 import type { RunState } from '../state.ts'
-import { authorClass, conversationKey, type People, reviewKey, threadKey } from './classify.ts'
+import { authorClass, conversationKey, type People, reviewKey, threadKey, versionOf } from './classify.ts'
 import type { PrReplyRecord } from './schema.ts'
 import { readSnapshot } from './tick.ts'
 
@@ -60,7 +60,7 @@ export function findTarget(
       fail('usage', `thread ${thread.id} has no reviewer comment to answer`, { flag: '--thread', thread: thread.id })
     return {
       kind: 'thread',
-      key: threadKey(thread.id, answered.database_id),
+      key: threadKey(thread.id, answered.database_id, versionOf(answered)),
       endpoint: `repos/{owner}/{repo}/pulls/${pr}/comments/${thread.comments[0].database_id}/replies`,
       to_bot: isBot(answered.author, answered.author_type),
       head,
@@ -71,7 +71,7 @@ export function findTarget(
       snapshot.comments.find((c) => c.id === wanted.comment) ?? notFound(`comment ${wanted.comment}`, '--comment')
     return {
       kind: 'conversation',
-      key: conversationKey(comment.id),
+      key: conversationKey(comment.id, versionOf(comment)),
       endpoint: `repos/{owner}/{repo}/issues/${pr}/comments`,
       to_bot: isBot(comment.author, comment.author_type),
       head,
@@ -80,7 +80,7 @@ export function findTarget(
   const review = snapshot.reviews.find((r) => r.id === wanted.review) ?? notFound(`review ${wanted.review}`, '--review')
   return {
     kind: 'review',
-    key: reviewKey(review.id),
+    key: reviewKey(review.id, versionOf(review)),
     endpoint: `repos/{owner}/{repo}/issues/${pr}/comments`,
     to_bot: isBot(review.author, review.author_type),
     head,

@@ -34,10 +34,10 @@ export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
   const summaries = [
     ...snapshot.comments
       .filter((c) => isBot(c.author, c.author_type))
-      .map((c) => ({ ...c, kind: 'comment' as const, at: c.created_at, review_state: null })),
+      .map((c) => ({ ...c, kind: 'comment' as const, at: c.last_edited_at ?? c.created_at, review_state: null })),
     ...snapshot.reviews
       .filter((r) => isBot(r.author, r.author_type) && (r.body.trim() !== '' || r.state === 'APPROVED'))
-      .map((r) => ({ ...r, kind: 'review' as const, at: r.submitted_at, review_state: r.state })),
+      .map((r) => ({ ...r, kind: 'review' as const, at: r.last_edited_at ?? r.submitted_at, review_state: r.state })),
   ]
   // the latest by time; among equal times (or none), the later in the snapshot
   const ordered = summaries
@@ -56,7 +56,8 @@ export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
       kind: latest.kind,
       comment_id: latest.id,
       comment_url: latest.url ?? null,
-      identity: `${latest.kind}:${latest.id}:${hexDigest(latest.body).slice(0, 12)}`,
+      // a summary edited in place (a re-run) is a new verdict run, even with the same words
+      identity: `${latest.kind}:${latest.id}:${hexDigest(latest.body).slice(0, 12)}${latest.last_edited_at ? `@${latest.last_edited_at}` : ''}`,
       findings_count: reading.findings_count,
       finding_keys: [...new Set(findings.map((finding) => findingKey(finding)))],
       must_fix: reading.must_fix,
