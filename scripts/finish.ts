@@ -56,8 +56,8 @@ const finish = defineScript({
       if (!local.matches) headNotApproved(local, null, { source: 'local', next: 'commit exactly the approved change, then finish --create-pr again' })
     }
     if (approved && pr !== null) {
-      const shipped = await checkShipped(run.repo, pr, approved, pairLoopHome())
-      if (!shipped.matches) headNotApproved(shipped, pr, { source: 'github' })
+      const shipped = await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, pairLoopHome())
+      if (!shipped.matches) headNotApproved(shipped, pr, { source: 'github', base: run.base_sha })
     }
     const cost = await cachedCostSummary(run, () => configOf(run))
     await rememberHighWater(run.run_id, cost.seen) // what was seen stays counted once the transcripts go
@@ -104,8 +104,8 @@ const finish = defineScript({
     })
     if (approved) {
       // recorded either way (the PR exists), but never reported as approved unless GitHub's head is the approved tree
-      const shipped = await checkShipped(run.repo, created.number, approved, pairLoopHome())
-      if (!shipped.matches) headNotApproved(shipped, created.number, { source: 'github', pr_url: created.url })
+      const shipped = await checkShipped(run.repo, created.number, { tree: approved, base: run.base_sha }, pairLoopHome())
+      if (!shipped.matches) headNotApproved(shipped, created.number, { source: 'github', pr_url: created.url, base: run.base_sha })
     }
     return document(withPr)
 

@@ -26,10 +26,10 @@ const verify = defineScript({
         next: run.phase === 'finished' ? null : 'review',
       })
     const pr = integerFlag(args.pr, 'pr', { min: 1 }) ?? run.pr
-    const check = pr === null ? await checkLocalHead(run, approved) : await checkShipped(run.repo, pr, approved, pairLoopHome())
+    const check = pr === null ? await checkLocalHead(run, approved) : await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, pairLoopHome())
     if (!check.matches) {
       if (pr === null) headNotApproved(check, null, { source: 'local' })
-      headNotApproved(check, pr, { source: 'github' })
+      headNotApproved(check, pr, { source: 'github', base: run.base_sha })
     }
     return { run_id: run.run_id, pr, source: pr === null ? 'local' : 'github', ...check }
   },

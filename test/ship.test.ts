@@ -4,7 +4,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { git, githubWithPrs, recordReview, sandbox } from './_helpers.ts'
+import { git, githubWithPrs, recordReview, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, startRun } from './_expect.ts'
 
 /** A run whose change (app.ts) was handed over and approved, the change committed as approved. */
@@ -90,5 +90,31 @@ describe('verify and finish --pr N', () => {
     const sb = sandbox()
     await startRun(sb)
     expect(expectError(await sb.cli(['verify']), 'wrong_phase').message).toContain('no approved tree')
+  })
+
+  it("refuses a PR whose base branch on GitHub lacks the review's base: commits hidden by moving the local main", async () => {
+    const sb = sandbox()
+    const github = join(tempDir('pl-github-'), 'repo.git')
+    git(sb.repo, ['init', '-q', '--bare', github], sb.env)
+    git(sb.repo, ['push', '-q', github, 'main'], sb.env)
+    // before start: an evil commit on the branch, and the local main moved onto it, so the merge-base includes it
+    git(sb.repo, ['checkout', '-qb', 'feature'], sb.env)
+    writeFileSync(join(sb.repo, 'evil.ts'), 'export const backdoor = true\n')
+    git(sb.repo, ['add', 'evil.ts'], sb.env)
+    git(sb.repo, ['commit', '-qm', 'never reviewed'], sb.env)
+    git(sb.repo, ['branch', '-f', 'main', 'HEAD'], sb.env)
+    const runId = await startRun(sb)
+    writeFileSync(join(sb.repo, 'app.ts'), 'export const limit = 10\n')
+    expectOk(await sb.cli(['coder-done', '--summary', 'the limit']))
+    await recordReview(sb.home, runId, 'VERDICT: APPROVED')
+    git(sb.repo, ['add', 'app.ts'], sb.env)
+    git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
+    git(sb.repo, ['push', '-q', github, 'feature'], sb.env)
+    const env = { ...githubWithPrs(sb.repo, []), FAKE_GH_GIT_DIR: github }
+    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env }), 'head_not_approved')
+    // the tree is the approved one; what no reviewer saw is what lies between GitHub's main and the review's base
+    expect(error).toMatchObject({ pr: 42, base_on_target: false, source: 'github' })
+    expect(error.head_tree).toBe(error.approved_tree)
+    expect(error.message).toContain('no reviewer saw')
   })
 })

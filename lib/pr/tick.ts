@@ -8,7 +8,7 @@ import { fail } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { pairLoopHome, prSnapshotPath } from '../paths.ts'
 import { approvedTree } from '../run-queries.ts'
-import { commitTreeOnGitHub, compareHead } from '../snapshot/ship.ts'
+import { commitTreeOnGitHub, compareHead, onBranchOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { parseJson, validate } from '../validate.ts'
@@ -33,10 +33,7 @@ export async function prTick(run: RunState, options: TickOptions) {
   const path = prSnapshotPath(run.run_id)
   // what ships is what was approved: the head's tree as GitHub reports it (a replayed snapshot is not compared)
   const approved = approvedTree(run)
-  const shipped =
-    approved && !options.snapshotIn
-      ? await compareHead(run.repo, { head: snapshot.pr.head, tree: await commitTreeOnGitHub(run.repo, snapshot.pr.head) }, approved, pairLoopHome())
-      : null
+  const shipped = approved && !options.snapshotIn ? await headAgainstApproval(run, snapshot, approved) : null
   const result = await changeRun(run.run_id, (state) => {
     const { watch, result } = reducePr(snapshot, watchOf(state), {
       now: options.now(),
@@ -48,6 +45,14 @@ export async function prTick(run: RunState, options: TickOptions) {
     return step
   })
   return { run_id: run.run_id, ...result, snapshot_path: path, next: nextAfter(result.decision) }
+}
+
+/** GitHub's head tree against the approved one, and the review's base against GitHub's base branch. */
+async function headAgainstApproval(run: RunState, snapshot: Snapshot, approved: string) {
+  const tree = await commitTreeOnGitHub(run.repo, snapshot.pr.head)
+  const check = await compareHead(run.repo, { head: snapshot.pr.head, tree }, approved, pairLoopHome())
+  const baseOnTarget = await onBranchOnGitHub(run.repo, run.base_sha, snapshot.pr.base)
+  return { ...check, matches: check.matches && baseOnTarget }
 }
 
 /** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */

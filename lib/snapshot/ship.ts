@@ -15,20 +15,34 @@ export interface ShipCheck {
   paths: string[]
   /** How many paths differ in all (null: not counted, GitHub's listing was cut short or unavailable). */
   differing: number | null
+  /**
+   * The review's base is already on the PR's base branch (GitHub's): else the PR also ships the commits between them,
+   * which no reviewer saw (a local base branch moved to hide them). Null: not asked (no PR).
+   */
+  base_on_target?: boolean | null
 }
 
 const MAX_NAMED = 100
 const REST = 'repos/{owner}/{repo}'
 
-/** The PR's head commit and its tree, as GitHub reports them. */
-export async function prHeadTree(cwd: string, pr: number): Promise<{ head: string; tree: string }> {
+/** The PR's head commit, its tree and its base branch, as GitHub reports them. */
+export async function prHeadTree(cwd: string, pr: number): Promise<{ head: string; tree: string; target: string | null }> {
   const pull = ghJson(await runGh(['api', `${REST}/pulls/${pr}`], { cwd, idempotent: true }), 'api pulls') as {
     head?: { sha?: unknown }
+    base?: { ref?: unknown }
   }
   const head = pull.head?.sha
   if (typeof head !== 'string' || !/^[0-9a-f]{40,64}$/.test(head))
     fail('gh_error', `GitHub did not give PR #${pr}'s head commit`, { pr })
-  return { head, tree: await commitTreeOnGitHub(cwd, head) }
+  const target = typeof pull.base?.ref === 'string' ? pull.base.ref : null
+  return { head, tree: await commitTreeOnGitHub(cwd, head), target }
+}
+
+/** Is `commit` already on GitHub's `branch` (the branch's tip is it or descends from it)? */
+export async function onBranchOnGitHub(cwd: string, commit: string, branch: string): Promise<boolean> {
+  const route = `${REST}/compare/${encodeURIComponent(branch)}...${commit}`
+  const answer = ghJson(await runGh(['api', route], { cwd, idempotent: true }), 'api compare') as { status?: unknown }
+  return answer.status === 'identical' || answer.status === 'behind'
 }
 
 /** A commit's tree, as GitHub reports it. */
@@ -75,11 +89,13 @@ const normal = (mode: string): TreeMode => (mode === '040000' || mode === '40000
 export async function checkShipped(
   cwd: string,
   pr: number,
-  approved: string,
+  approved: { tree: string; base: string },
   home: string,
 ): Promise<ShipCheck> {
-  const { head, tree } = await prHeadTree(cwd, pr)
-  return compareHead(cwd, { head, tree }, approved, home)
+  const { head, tree, target } = await prHeadTree(cwd, pr)
+  const check = await compareHead(cwd, { head, tree }, approved.tree, home)
+  const baseOnTarget = target === null ? null : await onBranchOnGitHub(cwd, approved.base, target)
+  return { ...check, matches: check.matches && baseOnTarget !== false, base_on_target: baseOnTarget }
 }
 
 /** A head commit's tree (GitHub's) against the approved one, HANDOFF.md set aside; the differing paths when not. */
@@ -117,6 +133,12 @@ async function differingPaths(cwd: string, tree: string, approved: Manifest | nu
 /** `head_not_approved`, naming what differs and what to do. */
 export function headNotApproved(check: ShipCheck, pr: number | null, details: Record<string, unknown> = {}): never {
   const named = check.paths.length ? `: ${check.paths.slice(0, 10).join(', ')}${(check.differing ?? check.paths.length) > 10 ? ', …' : ''}` : ''
+  if (check.base_on_target === false && check.head_tree === check.approved_tree)
+    fail(
+      'head_not_approved',
+      `PR #${pr}'s base branch on GitHub does not hold the review's base ${String(details.base ?? '').slice(0, 12)}: the PR would also ship the commits between them, which no reviewer saw; start a run against the real base branch`,
+      { pr, ...check, ...details },
+    )
   fail(
     'head_not_approved',
     `${pr === null ? 'the branch' : `PR #${pr}`}'s head ${check.head.slice(0, 12)} (tree ${check.head_tree.slice(0, 12)}) is not the tree the reviewer approved (${check.approved_tree.slice(0, 12)})${named}; push exactly the approved change, or hand the new one over with \`pair-loop coder-done\` for review`,
