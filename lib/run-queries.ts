@@ -10,13 +10,21 @@ export function lastReview(run: RunState) {
   return run.rounds.at(-1)?.reviewer ?? null
 }
 
+/** The snapshot the approving review saw (its tree id): what may ship. Null until a review approves. */
+export function approvedTree(run: RunState): string | null {
+  const review = lastReview(run)
+  return review?.verdict === 'APPROVED' && (run.phase === 'approved' || run.outcome?.verdict === 'APPROVED')
+    ? (review.tree ?? null)
+    : null
+}
+
 /**
- * An approved run whose working tree (its `fingerprint` now) is no longer the change the approving review saw; false
- * when that review recorded none (an older run: not known).
+ * An approved run whose working tree (its snapshot's `tree` now) is not the one the approving review saw. A review
+ * that recorded no tree (a run from before snapshots) saw bytes nobody can name: that is moved too.
  */
-export function movedSinceApproval(run: RunState, fingerprint: string | null): boolean {
-  const seen = run.phase === 'approved' ? lastReview(run)?.fingerprint : null
-  return Boolean(seen && fingerprint && seen !== fingerprint)
+export function movedSinceApproval(run: RunState, tree: string | null): boolean {
+  if (run.phase !== 'approved' || tree === null) return false
+  return lastReview(run)?.tree !== tree
 }
 
 /** Findings of the latest review that have no reply yet. */

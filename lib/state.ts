@@ -74,16 +74,20 @@ export const ReviewerRound = v.object({
   session_ids: v.optional(v.array(v.string())),
   /** Files the change touched that a reviewer CLI would load from a repository: instructions, settings, hooks. */
   touches_reviewer_instructions: v.optional(v.array(v.string())),
-  /** The change as the reviewer saw it, byte for byte (lib/review/changes.ts); none for a PR diff or an older run. */
+  /** Before snapshots: a hash of the changed entries (no longer compared with anything). */
   fingerprint: v.optional(v.nullable(v.string())),
+  /** The snapshot the reviewer saw (lib/snapshot/): git's tree id of exactly those bytes; none for a PR diff or an older run. */
+  tree: v.optional(v.nullable(v.string())),
 })
 
 export const CoderRound = v.object({
   summary: v.string(),
   session_id: v.nullable(v.string()),
   diff: v.nullable(DiffStat),
-  /** The change as handed over, byte for byte (lib/review/changes.ts); none for an older run. */
+  /** Before snapshots: a hash of the changed entries (no longer compared with anything). */
   fingerprint: v.optional(v.nullable(v.string())),
+  /** The snapshot handed over (lib/snapshot/): git's tree id of the working tree's bytes; none for an older run. */
+  tree: v.optional(v.nullable(v.string())),
   findings_addressed: v.nullable(Count),
   over_cap: v.boolean(),
   over_budget: v.optional(v.boolean(), false),

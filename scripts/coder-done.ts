@@ -7,8 +7,7 @@ import { newestCoderSession } from '../lib/cost/sessions.ts'
 import { transcriptEnvOf } from '../lib/cost/transcript-env.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
-import { diffStat } from '../lib/git.ts'
-import { changeFingerprint, fingerprintAfterApproval } from '../lib/review/changes.ts'
+import { changeNow } from '../lib/snapshot/now.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
 import { movedSinceApproval, nextStep, reviewerSessionIds } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
@@ -48,9 +47,9 @@ const coderDone = defineScript({
 
     const run = resolveRun(args)
     await checkBranch(run, 'coder-done')
-    // an approved run may hand over only a change its approving review did not see (the tree is read once for both)
-    const afterApproval = await fingerprintAfterApproval(run)
-    const changedSinceReview = movedSinceApproval(run, afterApproval)
+    // the working tree snapshotted once: what is handed over, and (on an approved run) whether it moved since approval
+    const now = await changeNow(run)
+    const changedSinceReview = movedSinceApproval(run, now.tree)
     checkCanOpenRound(run, overCap, changedSinceReview) // before the costly parts; again under the lock, where it counts
     const { override } = await checkBudgetBrake(run, configOf(run), {
       overBudget: args['over-budget'] ?? false,
@@ -59,17 +58,14 @@ const coderDone = defineScript({
     const sessionId =
       args['session-id'] ??
       newestCoderSession(run.coder, run.repo, { env: transcriptEnvOf(run), skip: reviewerSessionIds(run) })
-    const [diff, fingerprint] = await Promise.all([
-      diffStat(run.repo, run.base_sha),
-      afterApproval ?? changeFingerprint(run.repo, run.base_sha),
-    ])
+    const { diff, tree } = now
 
     const state = await changeRun(run.run_id, (current) =>
       openRound(current, {
         summary,
         session_id: sessionId,
         diff,
-        fingerprint,
+        tree,
         findings_addressed: findingsAddressed,
         over_cap: overCap,
         override,

@@ -13,9 +13,7 @@ import {
   dirtyPaths,
   ensureExcluded,
   HANDOFF_NAME,
-  headSha,
-  localBranch,
-  resolveCommit,
+  reviewBase,
   topLevel,
 } from '../lib/git.ts'
 import { activeRunsOf, foreignHandoff, handoffPath, nowIso, writeHandoff } from '../lib/run-access.ts'
@@ -47,14 +45,14 @@ const start = defineScript({
       description: 'spending limit for the run in USD (default from config)',
       valueHint: 'X',
     },
-    base: { type: 'string', description: 'commit the review diffs against (default HEAD)', valueHint: 'rev' },
+    base: { type: 'string', description: "the PR's base branch or commit: the review diffs against where HEAD meets it (default: the default branch)", valueHint: 'rev' },
     cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
   },
   async run(args) {
     const repo = await topLevel(args.cwd ?? process.cwd())
     checkHomeOutside(repo)
     // the base first: the repository's config is honoured by itself only as git tracks it there
-    const baseSha = args.base ? await resolveCommit(repo, args.base) : await headSha(repo)
+    const { sha: baseSha, branch: baseBranch } = await reviewBase(repo, args.base ?? null)
     const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
     const config = loadConfig({ repo, baseBlob: tracked })
     const maxRounds = integerFlag(args['max-rounds'], 'max-rounds', { min: 1, max: 100 }) ?? config.pair_loop.max_rounds
@@ -95,7 +93,7 @@ const start = defineScript({
       repo,
       branch: await currentBranch(repo),
       base_sha: baseSha,
-      base_branch: args.base ? await localBranch(repo, args.base) : null,
+      base_branch: baseBranch,
       coder: args.coder ?? config.pair_loop.coder,
       reviewer: args.reviewer ?? config.pair_loop.reviewer,
       max_rounds: maxRounds,
