@@ -103,5 +103,5 @@ async function prDiff(run: RunState, pr: number, maxBytes: number): Promise<Work
   const bytes = Buffer.byteLength(text)
   const truncated = bytes > maxBytes
   const diff = truncated ? cutAtLine(Buffer.from(text), maxBytes) : text
-  return { stat: diffStatText(text), diff, bytes, truncated, fingerprint: null }
+  return { stat: diffStatText(text), diff, bytes, truncated, tree: null, unreviewed: [] }
 }

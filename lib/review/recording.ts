@@ -35,7 +35,7 @@ export function reviewInputOf(
     structured: review.structured,
     ...(calls.length > 1 ? { session_ids: sessions } : {}),
     touches_reviewer_instructions: review.touches_reviewer_instructions,
-    fingerprint: review.fingerprint,
+    tree: review.tree,
   }
 }
 
