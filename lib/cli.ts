@@ -84,7 +84,8 @@ function processIO(): ScriptIO & { dispose: () => void } {
 /** Settles (rejecting) once the signal has been aborted for `graceMs`: a command that does not stop by then is cut. */
 function cutAfterSignal(signal: AbortSignal, graceMs: number): Promise<never> {
   return new Promise((_, reject) => {
-    const cut = () => setTimeout(() => reject(interruptedError(signal)), graceMs)
+    // unref'd: a command that stopped in time (review prints its in-flight document) exits at once, not at the cut
+    const cut = () => (setTimeout(() => reject(interruptedError(signal)), graceMs) as { unref?: () => void }).unref?.()
     if (signal.aborted) cut()
     else signal.addEventListener('abort', cut, { once: true })
   })

@@ -3,12 +3,23 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 
+/** Alive: it exists and is not a zombie (a process that exited, waiting for a parent that may never reap it). */
 export function isProcessAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+  return processState(pid) !== 'Z'
+}
+
+/** A process's state letter as Linux reports it (R, S, Z, …); null where unknown. */
+function processState(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) || null
+  } catch {
+    return null
   }
 }
 

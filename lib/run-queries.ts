@@ -2,7 +2,7 @@
 import { findingKey, type ParsedFinding } from './review/grammar.ts'
 import type { Finding, RunState } from './state.ts'
 
-export type NextStep = 'coder-done' | 'review' | 'wait' | 'reply' | 'finish' | 'pr-check' | 'ask-user' | null
+export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'pr-check' | 'ask-user' | null
 
 export const isActive = (run: RunState) => run.phase !== 'finished'
 
@@ -41,7 +41,7 @@ export function nextStep(run: RunState): NextStep {
     case 'coding':
       return openFindings(run).length > 0 ? 'reply' : 'coder-done'
     case 'reviewing':
-      return run.review_claim ? 'wait' : 'review' // a review is in flight: its result decides what comes next
+      return 'review' // also while one is in flight: `review` attaches to it and waits, it never calls again
     case 'approved':
       return 'finish'
     case 'capped':

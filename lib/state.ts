@@ -133,6 +133,10 @@ export const ReviewClaim = v.object({
   reviewer_pgid: v.optional(v.nullable(v.pipe(v.number(), v.integer())), null),
   /** When that process started (Linux /proc), so a recycled pid is never mistaken for it. */
   reviewer_start: v.optional(v.nullable(v.string()), null),
+  /** The attempt's id (the claim names its detached worker, which owns the reviewer call; lib/review/worker.ts). */
+  attempt: v.optional(v.nullable(v.string())),
+  /** What the attempt reviews: the loop's round (when absent), or the final round on the pushed PR (`review --pr`). */
+  kind: v.optional(v.picklist(['round', 'pr'])),
 })
 
 export const BudgetOverride = v.object({

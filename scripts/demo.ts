@@ -65,7 +65,16 @@ async function playLoop(step: Step, repo: string, reviewer: string): Promise<Doc
     '--summary',
     'Added sum.test.js for sum([1, 2, 3])',
   ])
-  const first = await step('The reviewer reads the diff', ['review', '--reviewer-cmd', reviewer])
+  // the reviewer runs in a worker of its own: `--wait 0` comes back at once with the review in flight
+  let first = await step('The reviewer reads the diff, in a worker of its own; this call does not wait', [
+    'review',
+    '--reviewer-cmd',
+    reviewer,
+    '--wait',
+    '0',
+  ])
+  if (first.in_progress)
+    first = await step('Still in flight (next: review): running review again attaches to it and waits', ['review'])
   if (first.verdict !== 'CHANGES_REQUESTED')
     fail('internal', 'the demo reviewer should have requested changes in round 1')
   await step(
@@ -181,6 +190,7 @@ function summarise(doc: Document): string {
   const pick = [
     'run_id',
     'round',
+    'in_progress',
     'verdict',
     'level',
     'spent',

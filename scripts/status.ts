@@ -24,14 +24,20 @@ const status = defineScript({
     if (args.all && args.run !== undefined)
       fail('usage', '--all lists every run; give --all or --run, not both', { flag: '--run' })
     if (args.all) {
+      await checkClaims(io.stderr)
       const before = allRunsDocument()
       if (waitS === undefined) return withMergedPrs(before)
       const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS, io.signal)
       return { ...(await withMergedPrs(allRunsDocument())), changed }
     }
-    const run = resolveRun(args, { allowFinished: true })
+    const run = await checkedRun(resolveRun(args, { allowFinished: true }), io.stderr)
     if (waitS === undefined) return runDocument(run)
-    const changed = await waitFor(() => readRun(run.run_id).revision !== run.revision, waitS, io.signal)
+    const before = meaningful(run)
+    const changed = await waitFor(
+      async () => meaningful(await checkedRun(readRun(run.run_id), io.stderr)) !== before,
+      waitS,
+      io.signal,
+    )
     return { ...(await runDocument(readRun(run.run_id))), changed }
   },
 })
@@ -113,13 +119,38 @@ async function withMergedPrs({ states, ...document }: ReturnType<typeof allRunsD
 const fingerprint = (doc: ReturnType<typeof allRunsDocument>) =>
   JSON.stringify([doc.runs.map((r) => `${r.run_id}:${r.revision}`), doc.unreadable.map((u) => u.run_id)])
 
-/** Poll (fs.watch differs across runtimes and filesystems) until `changed()` or the deadline. */
-/** Poll until `changed` or the time is up; a signal stops the wait with `interrupted` (a cron loop still reads JSON). */
-async function waitFor(changed: () => boolean, seconds: number, signal?: AbortSignal): Promise<boolean> {
+/** The claim's liveness check: a review worker found dead is settled (its attempt kept), never left "running". */
+async function checkedRun(run: RunState, stderr: (text: string) => void): Promise<RunState> {
+  if (!run.review_claim) return run
+  const { settleDeadClaim } = await import('../lib/review/dead-worker.ts')
+  return settleDeadClaim(run, { log: (line) => stderr(`pair-loop status: ${line}\n`) })
+}
+
+/** The same check on every run that has a review in flight. */
+async function checkClaims(stderr: (text: string) => void): Promise<void> {
+  for (const entry of listRuns(pairLoopHome())) if ('state' in entry) await checkedRun(entry.state, stderr)
+}
+
+/**
+ * What `status --wait` waits to change: the run, less its revision and how its review claim is held (the worker taking
+ * it over, noting its reviewer), so a review in flight wakes it when it ends, not when it settles in.
+ */
+function meaningful(run: RunState): string {
+  const { revision: _revision, updated_at: _updated, review_claim, ...rest } = run
+  return JSON.stringify([rest, review_claim?.attempt ?? review_claim?.started_at ?? null])
+}
+
+/** Poll (fs.watch differs across runtimes and filesystems) until `changed` or the time is up; a signal stops the
+ * wait with `interrupted` (a cron loop still reads JSON). */
+async function waitFor(
+  changed: () => boolean | Promise<boolean>,
+  seconds: number,
+  signal?: AbortSignal,
+): Promise<boolean> {
   const deadline = Date.now() + seconds * 1000
   for (;;) {
     if (signal?.aborted) throw interruptedError(signal, 'status --wait')
-    if (changed()) return true
+    if (await changed()) return true
     const left = deadline - Date.now()
     if (left <= 0) return false
     await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)))

@@ -4,11 +4,11 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { ErrorCode } from '../lib/errors.ts'
 import { CLI_COMMAND, tempDir } from './_helpers.ts'
-import { expectError, runDisk, type Sandbox } from './_expect.ts'
+import { expectError, expectOk, runDisk, type Sandbox } from './_expect.ts'
 import { approveNow, goneWithin, handoffText, reviewArgs, sandboxInReview, SLOW, waitFor } from './_review.ts'
 
 /** A failed review changed nothing but the failed-attempt log: still reviewing, no round, no claim, and it can be run again. */
-async function expectFailureKept(sb: Sandbox, runId: string, code: ErrorCode, message: RegExp) {
+async function expectFailureKept(sb: Sandbox, runId: string, code: ErrorCode | 'cancelled', message: RegExp) {
   const state = sb.state(runId)
   expect(state.phase).toBe('reviewing')
   expect(state.rounds).toHaveLength(1)
@@ -147,7 +147,7 @@ describe('review: a reviewer that fails is never a verdict', () => {
   )
 
   it(
-    'takes the reviewer and its children down with it when review itself is terminated',
+    'leaves the reviewer and its children running when review itself is terminated, and review --cancel ends them all',
     async () => {
       const { sb, runId } = await sandboxInReview()
       const stateDir = tempDir('pl-stub-')
@@ -166,13 +166,17 @@ describe('review: a reviewer that fails is never a verdict', () => {
       )
       const started = Date.now()
       child.kill('SIGTERM')
-      const code = await closed
+      // the signal ends only the wait: the in-flight document, exit 0; the paid call goes on
+      expect(await closed).toBe(0)
       expect(Date.now() - started).toBeLessThan(5_000)
-      expect(await goneWithin(childPid), `the reviewer's child ${childPid} is still running`).toBe(true)
-      // the person's stop, not the reviewer's failure: interrupted (130), the attempt kept as interrupted
-      expect(code).toBe(130)
-      expect(JSON.parse(Buffer.concat(out).toString('utf8')).errors[0].code).toBe('interrupted')
-      await expectFailureKept(sb, runId, 'interrupted', /stopped by SIGTERM/)
+      expect(JSON.parse(Buffer.concat(out).toString('utf8'))).toMatchObject({ in_progress: true, next: 'review' })
+      expect(await goneWithin(childPid, 500), `the reviewer's child ${childPid} was ended`).toBe(false)
+      const claim = sb.state(runId).review_claim!
+      expect(claim.reviewer_pgid).toBeGreaterThan(1)
+      expect(expectOk(await sb.cli(['review', '--cancel']))).toMatchObject({ cancelled: true })
+      for (const pid of [childPid, claim.reviewer_pgid!, claim.pid])
+        expect(await goneWithin(pid), `process ${pid} is still running`).toBe(true)
+      await expectFailureKept(sb, runId, 'cancelled', /cancelled/)
     },
     SLOW,
   )

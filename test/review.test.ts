@@ -311,19 +311,17 @@ describe('review: phases and the claim', () => {
   )
 
   it(
-    'gives review_in_progress to a second review while the first is still running, and lets the first finish',
+    'attaches a second review to the first while it is still running: no second call, and the first ends as it would',
     async () => {
       const { sb, runId } = await sandboxInReview()
-      const first = sb.cli(reviewArgs('hang', '--timeout', '3'))
-      const claim = await waitFor(() => sb.state(runId).review_claim, 'the first review to claim the run')
-      const second = await sb.cli(reviewArgs('approve'))
-      expect(second.code).toBe(17)
-      expect(expectError(second, 'review_in_progress')).toMatchObject({
-        run_id: runId,
-        claim: { pid: claim.pid },
-        retryable: true,
-      })
+      const stateDir = tempDir('pl-stub-')
+      const env = { STUB_STATE_DIR: stateDir }
+      const first = sb.cli(reviewArgs('hang', '--timeout', '3'), { env })
+      await waitFor(() => sb.state(runId).review_claim?.reviewer_pgid, 'the first review to call its reviewer')
+      const second = await sb.cli(reviewArgs('approve'), { env })
+      expectError(second, 'reviewer_timeout')
       expectError(await first, 'reviewer_timeout')
+      expect(readFileSync(join(stateDir, 'count'), 'utf8').trim()).toBe('1')
       const state = sb.state(runId)
       expect(state).toMatchObject({ phase: 'reviewing', review_claim: null })
       expect(state.failed_reviews.map((f) => f.code)).toEqual(['reviewer_timeout'])
@@ -333,7 +331,7 @@ describe('review: phases and the claim', () => {
   )
 
   it(
-    'gives review_in_progress when a live process on this host holds the claim, and changes nothing',
+    'waits on a claim a live process on this host holds, prints it in flight at --wait, and changes nothing',
     async () => {
       const { sb, runId } = await sandboxInReview()
       await updateRun(
@@ -356,7 +354,8 @@ describe('review: phases and the claim', () => {
         { home: sb.home },
       )
       const before = runDisk(sb)
-      expectError(await sb.cli(reviewArgs('approve')), 'review_in_progress')
+      const waited = expectOk(await sb.cli(reviewArgs('approve', '--wait', '1')))
+      expect(waited).toMatchObject({ in_progress: true, wait_s: 1, worker: { pid: process.pid }, next: 'review' })
       expect(runDisk(sb)).toEqual(before)
     },
     SLOW,

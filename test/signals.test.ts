@@ -1,13 +1,15 @@
 import { spawn } from 'node:child_process'
-import { mkdirSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runStatePath, runsDir } from '../lib/paths.ts'
 import { reviewWith, runInReview, startRun } from './_expect.ts'
-import { CLI_COMMAND, recordReview, sandbox } from './_helpers.ts'
+import { CLI_COMMAND, recordReview, sandbox, tempDir } from './_helpers.ts'
+import { waitFor } from './_review.ts'
 
 // A person's Ctrl-C (SIGINT) or a supervisor's SIGTERM: every command still prints its one document, `interrupted`
-// with exit 130, so a cron or bounded-wait loop reading stdout never gets empty input.
+// with exit 130, so a cron or bounded-wait loop reading stdout never gets empty input. `review` is the exception that
+// proves it: a signal ends only its wait (the in-flight document, exit 0); the reviewer call goes on and is recorded.
 
 type Sb = ReturnType<typeof sandbox>
 
@@ -110,5 +112,23 @@ describe('a signal', () => {
         expect(result.ms).toBeLessThan(6_000)
       })
     }
+  }
+})
+
+describe('a signal to review', () => {
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    it(`ends only its wait on ${signal}: the in-flight document, exit 0, and the reviewer goes on to its verdict`, async () => {
+      const sb = sandbox()
+      const runId = await runInReview(sb)
+      const calls = join(tempDir('pl-calls-'), 'calls')
+      const reviewer = ['sh', '-c', 'cat > /dev/null; echo $$ >> "$0"; sleep 3; echo "VERDICT: APPROVED"', calls]
+      const result = await interrupt(sb, ['review', '--reviewer-cmd', JSON.stringify(reviewer)], signal, 1_500)
+      expect(result.code, result.stderr).toBe(0)
+      expect(result.json).toMatchObject({ in_progress: true, wait_ended_by: signal, next: 'review' })
+      expect(result.ms).toBeLessThan(3_000)
+      await waitFor(() => sb.state(runId).phase === 'approved', 'the verdict of the call that went on', 15_000)
+      expect(sb.state(runId)).toMatchObject({ review_claim: null, failed_reviews: [] })
+      expect(existsSync(calls) && readFileSync(calls, 'utf8').trim().split('\n')).toHaveLength(1)
+    }, 30_000)
   }
 })

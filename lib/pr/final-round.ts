@@ -1,99 +1,105 @@
 // The optional final round (`review --pr`, with `pair_loop.pr_final_round: true`): one more review, of the pushed PR's
 // diff against its base (`gh pr diff`), recorded on the run beside the loop's rounds; `pr-reply --review-findings`
-// then posts it as one PR review. Claimed like any gh side effect, so two of them never run at once.
-import { isClaimLive, ownSideClaim, releaseSideClaim, takeClaim } from '../claims.ts'
+// then posts it as one PR review. Detached like any review: the foreground claims it and waits a bounded time
+// (lib/review/foreground.ts), the worker fetches the diff, conducts the review and records it (`conductFinalRound`).
 import { checkBudgetBrake } from '../cost/brake.ts'
-import { fail, PairLoopError } from '../errors.ts'
+import { fail } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { runGh } from '../gh.ts'
 import { prDiffPath } from '../paths.ts'
-import { conductReview } from '../review/conduct.ts'
-import { failureOf, reviewInputOf } from '../review/recording.ts'
-import { callSettings, relaySignal, type ReviewSessionOptions } from '../review/session.ts'
+import type { AttemptJob } from '../review/attempt-files.ts'
 import { cutAtLine } from '../review/capped.ts'
+import { claimFinalRound } from '../review/claim.ts'
+import { isHeldElsewhere, ownClaim } from '../review/claim-holder.ts'
+import { conductReview } from '../review/conduct.ts'
 import type { WorkingDiff } from '../review/diff.ts'
+import { finalReviewDocument } from '../review/documents.ts'
+import { runAttempt } from '../review/foreground.ts'
+import { failureOf, reviewInputOf } from '../review/recording.ts'
 import { chooseReviewer } from '../review/reviewers.ts'
-import { changeRun } from '../run-access.ts'
+import { callSettings, type ReviewSessionOptions } from '../review/session.ts'
+import { stoppedAs, type TaskResult, type WorkerCall } from '../review/worker.ts'
+import { changeRun, configOf } from '../run-access.ts'
 import { numberFindings } from '../run-queries.ts'
 import type { ReviewerRound, RunState } from '../state.ts'
 import { recordFailedReview } from '../transitions.ts'
 import { diffStatText } from './diff-lines.ts'
 import { expectPr, recordFinalReview } from './moves.ts'
 
-const CLAIM_KEY = 'final-review'
+/** The side claim key final rounds used before they were detached (dropped with the record, should one be left). */
+const OLD_CLAIM_KEY = 'final-review'
 
-export async function finalRound(run: RunState, options: ReviewSessionOptions) {
-  const { config } = options
-  if (!config.pair_loop.pr_final_round)
-    fail('usage', 'the final round on the PR is off; set "pr_final_round": true under "pair_loop" in the config', {
-      flag: '--pr',
-      key: 'pair_loop.pr_final_round',
-    })
-  const pr = expectPr(run, 'review --pr')
-  if (run.final_review)
-    fail('wrong_phase', `run ${run.run_id} already had its final round (${run.final_review.review.at})`, {
-      run_id: run.run_id,
-      next: 'pr-check',
-    })
-  const choice = chooseReviewer(run, config, options.reviewerCmd)
-  const { override } = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review --pr' })
-  await changeRun(run.run_id, (state) => {
-    const step = takeClaim(state, {
-      key: CLAIM_KEY,
-      claim: ownSideClaim(),
-      heldLive: isClaimLive(state.claims?.[CLAIM_KEY]),
-    })
-    if (!step.result.taken)
-      fail('review_in_progress', `another final round of run ${run.run_id} is running (pid ${step.result.held.pid})`, {
-        run_id: run.run_id,
+export function finalRound(run: RunState, options: ReviewSessionOptions) {
+  return runAttempt(run, 'pr', options, async (current, attempt, launch) => {
+    const { config } = options
+    if (!config.pair_loop.pr_final_round)
+      fail('usage', 'the final round on the PR is off; set "pr_final_round": true under "pair_loop" in the config', {
+        flag: '--pr',
+        key: 'pair_loop.pr_final_round',
       })
-    return step
-  })
-  const { relay, dispose } = relaySignal(options.signal)
-  try {
-    const diff = await prDiff(run, pr, config.pair_loop.max_diff_bytes)
-    const conducted = await conductReview(run, {
-      ...callSettings(run, choice, options),
-      signalRelay: relay,
-      diffSource: { diff, title: `the pushed PR #${pr} against its base` },
+    expectPr(current, 'review --pr')
+    if (current.final_review)
+      fail('wrong_phase', `run ${current.run_id} already had its final round (${current.final_review.review.at})`, {
+        run_id: current.run_id,
+        next: 'pr-check',
+      })
+    chooseReviewer(current, config, options.reviewerCmd) // a missing reviewer is said now, not by the worker
+    const worker = await launch()
+    const { override } = await checkBudgetBrake(current, config, {
+      overBudget: options.overBudget,
+      command: 'review --pr',
     })
-    if (!conducted.ok) {
-      const code = relay.interrupted ? 'interrupted' : conducted.code
-      const failure = failureOf(choice.tool, code, conducted.message, conducted.calls)
-      await changeRun(run.run_id, (state) => recordFailedReview(state, { failure, pid: process.pid }))
-      throw new PairLoopError(code, conducted.message, { run_id: run.run_id, pr, tool: choice.tool, next: 'review' })
-    }
-    const input = reviewInputOf(choice, conducted, override !== null)
-    const recorded: ReviewerRound = { ...input, findings: numberFindings(run, run.rounds.length + 1, input.findings) }
-    const state = await changeRun(run.run_id, (current) =>
-      recordFinalReview(current, {
-        review: recorded,
-        diff_path: prDiffPath(run.run_id),
-        claimKey: CLAIM_KEY,
-        pid: process.pid,
+    const timeoutS = options.timeoutS ?? config.pair_loop.reviewer_timeout_s
+    const state = await changeRun(current.run_id, (latest) =>
+      claimFinalRound(latest, {
+        claim: ownClaim(timeoutS, attempt, 'pr', worker),
+        heldElsewhere: isHeldElsewhere(latest.review_claim),
       }),
     )
-    const final = state.final_review!.review
-    return {
-      run_id: run.run_id,
-      round: 'pr',
-      pr,
-      verdict: final.verdict,
-      findings: final.findings,
-      reviewer: {
-        tool: final.tool,
-        fallback_used: final.fallback_used,
-        model: final.model,
-        cost_usd: final.cost?.usd ?? null,
-      },
-      next: final.findings.length > 0 ? 'pr-reply' : 'pr-check',
+    const job = {
+      reviewer_cmd: options.reviewerCmd,
+      timeout_s: options.timeoutS ?? null,
+      over_budget: override !== null,
+      budget_left_usd: null,
     }
-  } finally {
-    dispose()
-    await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: CLAIM_KEY, pid: process.pid })).catch(
-      () => {},
-    )
+    return { state, job }
+  })
+}
+
+/** The worker's task for the final round: the PR's diff, the review of it, recorded (or the failed attempt kept). */
+export async function conductFinalRound(run: RunState, job: AttemptJob, call: WorkerCall): Promise<TaskResult> {
+  const config = configOf(run)
+  const pr = expectPr(run, 'review --pr')
+  const choice = call.watch.watched(chooseReviewer(run, config, job.reviewer_cmd))
+  const diff = await prDiff(run, pr, config.pair_loop.max_diff_bytes)
+  const conducted = await conductReview(run, {
+    ...callSettings(run, choice, { config, timeoutS: job.timeout_s, log: call.log }),
+    signalRelay: call.watch.control,
+    onSpawn: call.onSpawn,
+    diffSource: { diff, title: `the pushed PR #${pr} against its base` },
+  })
+  await call.noted()
+  if (!conducted.ok) {
+    const stopped = stoppedAs(call.watch.stopped(), choice.tool)
+    const message = stopped?.message ?? conducted.message
+    const failure = failureOf(choice.tool, stopped?.kept ?? conducted.code, message, conducted.calls)
+    await changeRun(run.run_id, (state) => recordFailedReview(state, { failure, pid: process.pid }))
+    const code = stopped?.code ?? conducted.code
+    return { error: { code, message, details: { run_id: run.run_id, pr, tool: choice.tool, next: 'review' } } }
   }
+  const input = reviewInputOf(choice, conducted, job.over_budget)
+  const recorded: ReviewerRound = { ...input, findings: numberFindings(run, run.rounds.length + 1, input.findings) }
+  const state = await changeRun(run.run_id, (current) => {
+    const step = recordFinalReview(current, {
+      review: recorded,
+      diff_path: prDiffPath(run.run_id),
+      claimKey: OLD_CLAIM_KEY,
+      pid: process.pid,
+    })
+    if (step.state?.review_claim?.pid === process.pid) step.state.review_claim = null
+    return step
+  })
+  return { document: finalReviewDocument(state) }
 }
 
 /** The PR's diff as GitHub shows it (`gh pr diff`), kept beside the run and cut at the diff cap like any review's. */

@@ -1,5 +1,5 @@
-// The review claim, as pure moves on the run: one review at a time; a dead claim is taken over; only the review
-// that holds the claim releases it. (The phase never changes here: see lib/transitions.ts.)
+// The review claim, as pure moves on the run: one review at a time; a dead claim is taken over; only the review that
+// holds the claim releases it. (The phase never changes here: see lib/transitions.ts.)
 import { fail } from '../errors.ts'
 import type { BudgetOverride, ReviewClaim, RunState } from '../state.ts'
 import type { Step } from '../store.ts'
@@ -29,6 +29,23 @@ export function claimReview(run: RunState, input: ClaimInput): Step<RunState> {
   const next = structuredClone(run)
   next.review_claim = input.claim
   if (input.override) next.budget_overrides.push(input.override)
+  return { state: next, result: next }
+}
+
+/** The final round (`review --pr`) is one attempt at a time too; the run is finished, so no phase is asked for. */
+export function claimFinalRound(run: RunState, input: Omit<ClaimInput, 'override'>): Step<RunState> {
+  const held = run.review_claim
+  if (held && held.pid !== input.claim.pid && input.heldElsewhere)
+    fail(
+      'review_in_progress',
+      `another review of run ${run.run_id} is running (pid ${held.pid} since ${held.started_at})`,
+      {
+        run_id: run.run_id,
+        claim: held,
+      },
+    )
+  const next = structuredClone(run)
+  next.review_claim = input.claim
   return { state: next, result: next }
 }
 

@@ -28,10 +28,20 @@ export interface RunOptions {
   onHeartbeat?: (elapsedMs: number, bytes: number) => void
   /** Default: `outputCap()`. */
   maxOutputBytes?: number
-  /** Lets a SIGTERM of pair-loop itself take the reviewer down with it. */
-  signalRelay?: { kill: (() => void) | null; interrupted?: boolean }
+  /** Lets a cancel or a watchdog take the reviewer down (`kill`), and a watcher see its output as it comes. */
+  signalRelay?: CallControl
   /** Told the reviewer's pid (its process group's id) as soon as it runs. */
   onSpawn?: (pid: number) => void
+}
+
+/**
+ * The running call's controls: `kill` ends it (set while it runs), `interrupted` stops a call before it starts, and
+ * `onOutput` is told every chunk the reviewer prints (the worker's heartbeat and no-output watchdog).
+ */
+export interface CallControl {
+  kill: (() => void) | null
+  interrupted?: boolean
+  onOutput?: (chunk: Buffer, stream: 'stdout' | 'stderr') => void
 }
 
 /** From SIGTERM to SIGKILL of the group; at the SIGKILL the pipes are closed whatever holds them. */
@@ -112,6 +122,7 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
     if (child.pid !== undefined) options.onSpawn?.(child.pid)
 
     child.stdout.on('data', (chunk: Buffer) => {
+      options.signalRelay?.onOutput?.(chunk, 'stdout')
       outBytes += chunk.length
       if (truncated) return // drained, not kept: the reviewer is being stopped
       if (kept + chunk.length <= maxBytes) {
@@ -125,6 +136,7 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
       stop()
     })
     child.stderr.on('data', (chunk: Buffer) => {
+      options.signalRelay?.onOutput?.(chunk, 'stderr')
       if (errBytes < STDERR_CAP) err.push(chunk.subarray(0, STDERR_CAP - errBytes))
       errBytes += chunk.length
     })

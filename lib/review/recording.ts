@@ -40,7 +40,12 @@ export function reviewInputOf(
 }
 
 /** A failed attempt: when, which tool, the error, and its cost where the output told it. */
-export function failureOf(tool: ReviewerChoice['tool'], code: string, message: string, calls: CallRecord[]) {
+export function failureOf(
+  tool: ReviewerChoice['tool'],
+  code: string,
+  message: string,
+  calls: Array<Omit<CallRecord, 'raw_output_path'> & { raw_output_path?: string }>,
+) {
   const last = calls.at(-1)
   return {
     at: nowIso(),

@@ -1,47 +1,38 @@
-// One claimed review session: claim the run, conduct the review, record it or keep the failure, release the claim.
-// A person's SIGINT/SIGTERM is relayed to the reviewer's process group; a failure is never a verdict.
-import { hostname } from 'node:os'
+// One claimed review of the loop's round. The foreground (`review`) makes the checks, claims the run and starts the
+// detached worker, then waits a bounded time (lib/review/foreground.ts); the worker conducts the review and records
+// it, or keeps the failure (`conductRound`). A failure is never a verdict; a call stopped on purpose is kept too.
 import type { Config } from '../config.ts'
 import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
-import { interruptedError, PairLoopError } from '../errors.ts'
-import { heldByAnother, processStartTime } from '../processes.ts'
+import { PairLoopError } from '../errors.ts'
 import { runArtifactsDir } from '../paths.ts'
-import { readRun } from '../store.ts'
-import { changeRun } from '../run-access.ts'
-import { nextStep, roundsLeft } from '../run-queries.ts'
-import type { ReviewClaim, RunState } from '../state.ts'
+import { changeRun, checkBranch, configOf } from '../run-access.ts'
+import type { RunState } from '../state.ts'
 import { applyReview, expectPhase, recordFailedReview } from '../transitions.ts'
-import { claimReview, noteReviewerGroup, releaseClaim } from './claim.ts'
+import type { AttemptJob } from './attempt-files.ts'
+import { claimReview } from './claim.ts'
+import { isHeldElsewhere, ownClaim } from './claim-holder.ts'
 import { type CallRecord, conductReview } from './conduct.ts'
-import { costOfCall, failureOf, reviewInputOf } from './recording.ts'
+import { reviewDocument } from './documents.ts'
+import { type ForegroundOptions, runAttempt } from './foreground.ts'
 import { reapReviewerGroup } from './process.ts'
+import { costOfCall, failureOf, reviewInputOf } from './recording.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
+import { stoppedAs, type TaskResult, type WorkerCall } from './worker.ts'
 
-export interface ReviewSessionOptions {
+export interface ReviewSessionOptions extends ForegroundOptions {
   config: Config
   /** `--reviewer-cmd`, the person's own choice for this call. */
   reviewerCmd: string[] | null
   timeoutS: number | undefined
   overBudget: boolean
-  log: (line: string) => void
-  /** SIGINT/SIGTERM of the person: the reviewer's group is ended and the attempt kept as interrupted. */
-  signal?: AbortSignal
-}
-
-/** A person's SIGINT/SIGTERM, relayed to the running reviewer (conduct sets `kill`); `dispose` once it is over. */
-export function relaySignal(signal?: AbortSignal) {
-  const relay = { kill: null as (() => void) | null, interrupted: false }
-  const onSignal = () => {
-    relay.interrupted = true
-    relay.kill?.()
-  }
-  signal?.addEventListener('abort', onSignal, { once: true })
-  if (signal?.aborted) onSignal()
-  return { relay, dispose: () => signal?.removeEventListener('abort', onSignal) }
 }
 
 /** What every review call takes from the run's config and the command's flags. */
-export function callSettings(run: RunState, choice: ReviewerChoice, options: ReviewSessionOptions) {
+export function callSettings(
+  run: RunState,
+  choice: ReviewerChoice,
+  options: { config: Config; timeoutS: number | null | undefined; log: (line: string) => void },
+) {
   const { config } = options
   return {
     choice,
@@ -53,134 +44,80 @@ export function callSettings(run: RunState, choice: ReviewerChoice, options: Rev
   }
 }
 
-/** The whole `review` command past its flags: returns the review document, or throws the failure's error. */
-export async function reviewSession(run: RunState, options: ReviewSessionOptions) {
-  const { config, log } = options
-  expectPhase(run, ['reviewing'], 'review')
-  const choice = chooseReviewer(run, config, options.reviewerCmd)
-  const brake = await checkBudgetBrake(run, config, { overBudget: options.overBudget, command: 'review' })
-  const { override } = brake
-  const budgetLeftUsd = budgetLeft(choice, override !== null, brake.budget)
-
-  const claimed = await changeRun(run.run_id, (state) => {
-    const held = state.review_claim
-    const claim = ownClaim(options.timeoutS ?? config.pair_loop.reviewer_timeout_s)
-    const step = claimReview(state, { claim, heldElsewhere: isHeldElsewhere(held), override })
-    // the review holding a dead claim was killed outright (SIGKILL can't be relayed): its reviewer may still run
-    if (held && reapReviewerGroup(held.reviewer_pgid, held.reviewer_start))
-      log(`ended the reviewer left running by a killed review (process group ${held.reviewer_pgid})`)
-    return step
-  })
-
-  if (choice.fallback_used) log(`the ${run.reviewer} CLI is missing; falling back to ${choice.tool}`)
-  let noted: Promise<void> = Promise.resolve()
-  const { relay, dispose } = relaySignal(options.signal)
-  try {
-    const conducted = await conductReview(claimed, {
-      ...callSettings(run, choice, options),
-      budgetLeftUsd,
-      heartbeatMs: heartbeatMs(),
-      signalRelay: relay,
-      onSpawn: (pgid) => {
-        noted = changeRun(run.run_id, (state) =>
-          noteReviewerGroup(state, { pid: process.pid, pgid, start: processStartTime(pgid) }),
-        ).catch(() => {}) // only a safety net: the review goes on without it
-      },
+/** The whole `review` command past its flags: the finished review, the in-flight document, or the failure's error. */
+export function reviewSession(run: RunState, options: ReviewSessionOptions) {
+  return runAttempt(run, 'round', options, async (current, attempt, launch) => {
+    const { config, log } = options
+    expectPhase(current, ['reviewing'], 'review')
+    const choice = chooseReviewer(current, config, options.reviewerCmd)
+    const worker = await launch() // it starts up while the branch and the budget are checked
+    await checkBranch(current, 'review')
+    const brake = await checkBudgetBrake(current, config, { overBudget: options.overBudget, command: 'review' })
+    const timeoutS = options.timeoutS ?? config.pair_loop.reviewer_timeout_s
+    const state = await changeRun(current.run_id, (latest) => {
+      const held = latest.review_claim
+      const claim = ownClaim(timeoutS, attempt, 'round', worker)
+      const step = claimReview(latest, { claim, heldElsewhere: isHeldElsewhere(held), override: brake.override })
+      // a review killed outright before its worker took over may have left a reviewer running
+      if (held && reapReviewerGroup(held.reviewer_pgid, held.reviewer_start))
+        log(`ended the reviewer left running by a killed review (process group ${held.reviewer_pgid})`)
+      return step
     })
-    await noted
-    if (!conducted.ok && relay.interrupted && options.signal) {
-      // the person stopped it: not the reviewer's failure, and not retried as one
-      const error = interruptedError(options.signal, 'the review')
-      await keepFailure(run.run_id, choice.tool, 'interrupted', error.message, conducted.calls)
-      throw error
+    if (choice.fallback_used) log(`the ${current.reviewer} CLI is missing; falling back to ${choice.tool}`)
+    const job = {
+      reviewer_cmd: options.reviewerCmd,
+      timeout_s: options.timeoutS ?? null,
+      over_budget: brake.override !== null,
+      budget_left_usd: budgetLeft(choice, brake.override !== null, brake.budget),
     }
-    if (!conducted.ok) {
-      await keepFailure(run.run_id, choice.tool, conducted.code, conducted.message, conducted.calls)
-      throw new PairLoopError(conducted.code, conducted.message, {
-        run_id: run.run_id,
-        round: claimed.rounds.length,
-        tool: choice.tool,
-        phase: claimed.phase,
-        next: 'review',
-        raw_output_path: conducted.calls.at(-1)?.raw_output_path ?? null,
-        ...conducted.details,
-      })
+    return { state, job }
+  })
+}
+
+/** The worker's task for a loop round: conduct the review and record the round, or keep the failed attempt. */
+export async function conductRound(run: RunState, job: AttemptJob, call: WorkerCall): Promise<TaskResult> {
+  const config = configOf(run)
+  const choice = call.watch.watched(chooseReviewer(run, config, job.reviewer_cmd))
+  const conducted = await conductReview(run, {
+    ...callSettings(run, choice, { config, timeoutS: job.timeout_s, log: call.log }),
+    budgetLeftUsd: job.budget_left_usd,
+    heartbeatMs: heartbeatMs(),
+    signalRelay: call.watch.control,
+    onSpawn: call.onSpawn,
+  })
+  await call.noted()
+  const stopped = conducted.ok ? null : stoppedAs(call.watch.stopped(), choice.tool)
+  if (!conducted.ok) {
+    const code = stopped?.code ?? conducted.code
+    const message = stopped?.message ?? conducted.message
+    await keepFailure(run.run_id, choice.tool, stopped?.kept ?? conducted.code, message, conducted.calls)
+    const details = {
+      run_id: run.run_id,
+      round: run.rounds.length,
+      tool: choice.tool,
+      phase: run.phase,
+      next: 'review',
+      raw_output_path: conducted.calls.at(-1)?.raw_output_path ?? null,
+      ...(stopped ? {} : conducted.details),
     }
-    const late = `run ${run.run_id} was finished while this review ran: its verdict was not recorded, its cost was`
-    const recorded = await changeRun<RunState | null>(run.run_id, (state) =>
-      state.phase === 'finished'
-        ? // the verdict comes too late to count, but the call was paid for
-          {
-            state: recordFailedReview(state, {
-              failure: failureOf(choice.tool, 'finished_during_review', late, conducted.calls),
-              pid: process.pid,
-            }).state,
-            result: null,
-          }
-        : applyReview(state, { pid: process.pid, review: reviewInputOf(choice, conducted, override !== null) }),
-    )
-    if (recorded === null)
-      throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: readRun(run.run_id).phase, next: null })
-    return reviewDocument(recorded)
-  } catch (error) {
-    await changeRun(run.run_id, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
-    throw error
-  } finally {
-    dispose()
+    return { error: { code, message, details } }
   }
-}
-
-function reviewDocument(state: RunState) {
-  const recorded = state.rounds.at(-1)!.reviewer!
-  return {
-    run_id: state.run_id,
-    round: state.rounds.length,
-    verdict: recorded.verdict,
-    findings: recorded.findings,
-    touches_reviewer_instructions: recorded.touches_reviewer_instructions ?? [],
-    reviewer: {
-      tool: recorded.tool,
-      fallback_used: recorded.fallback_used,
-      structured: recorded.structured ?? false,
-      session_id: recorded.session_id,
-      model: recorded.model,
-      calls: recorded.calls,
-      duration_ms: recorded.duration_ms,
-      cost_usd: recorded.cost?.usd ?? null,
-      raw_output_path: recorded.raw_output_path,
-    },
-    next: nextStep(state),
-    rounds_left: roundsLeft(state),
-  }
-}
-
-/** A review may call its reviewer twice (a re-ask), each up to its timeout; a minute on top for the rest. */
-const CLAIM_GRACE_MS = 60_000
-
-function ownClaim(timeoutS: number): ReviewClaim {
-  const now = Date.now()
-  return {
-    pid: process.pid,
-    host: hostname(),
-    started_at: new Date(now).toISOString(),
-    pid_start: processStartTime(process.pid),
-    expires_at: new Date(now + 2 * timeoutS * 1000 + CLAIM_GRACE_MS).toISOString(),
-    reviewer_pgid: null,
-    reviewer_start: null,
-  }
-}
-
-/**
- * A claim is held by another review while it has not expired and its process runs: on this host, the same pid
- * started at the same time (a recycled pid is not it); on another host (a container sharing PAIR_LOOP_HOME), until
- * it expires. A claim from before claims expired runs out after the default timeout's span.
- */
-export function isHeldElsewhere(claim: ReviewClaim | null, now = Date.now()): boolean {
-  if (claim === null) return false
-  const expires = claim.expires_at
-    ? Date.parse(claim.expires_at)
-    : Date.parse(claim.started_at) + 2 * 900_000 + CLAIM_GRACE_MS
-  return heldByAnother(claim, expires, now)
+  const late = `run ${run.run_id} was finished while this review ran: its verdict was not recorded, its cost was`
+  const recorded = await changeRun<RunState | null>(run.run_id, (state) =>
+    state.phase === 'finished'
+      ? // the verdict comes too late to count, but the call was paid for
+        {
+          state: recordFailedReview(state, {
+            failure: failureOf(choice.tool, 'finished_during_review', late, conducted.calls),
+            pid: process.pid,
+          }).state,
+          result: null,
+        }
+      : applyReview(state, { pid: process.pid, review: reviewInputOf(choice, conducted, job.over_budget) }),
+  )
+  if (recorded === null)
+    throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: 'finished', next: null })
+  return { document: reviewDocument(recorded) }
 }
 
 /** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */

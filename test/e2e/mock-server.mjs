@@ -26,6 +26,11 @@
 //                               StructuredOutput tool → a tool_use block after the text; Codex's text.format
 //                               json_schema → the final message, as JSON text, or this string as is); false = answer
 //                               in text only; absent = read from the text (its last VERDICT line and grammar findings)
+//                      tool     {name, input}: the model calls this tool (Anthropic: a tool_use block after the text,
+//                               stop_reason tool_use), e.g. {"name":"Bash","input":{"command":"pair-loop review"}}
+//                      repeat_while  a string: the entry answers every request whose latest tool result contains it,
+//                               staying first in the queue; the first request whose latest tool result does not
+//                               contain it drops the entry and takes the next one (a coder polling `review`)
 //   MOCK_REPLY_TEXT  the default reply text
 //   MOCK_PARENT_PID  stop when this process is gone;  MOCK_MAX_LIFETIME_S  stop after this many seconds
 // Stops on SIGTERM / SIGINT (open connections are closed).
@@ -66,8 +71,8 @@ function log(entry) {
   if (env.MOCK_LOG_STDERR === '1') process.stderr.write(line)
 }
 
-/** Take the first script entry meant for this API out of the script file. */
-function nextScripted(api) {
+/** Take the first script entry meant for this API out of the script file (a `repeat_while` entry stays while it holds). */
+function nextScripted(api, body) {
   const file = env.MOCK_SCRIPT_FILE
   if (!file) return {}
   let queue
@@ -77,13 +82,38 @@ function nextScripted(api) {
     return {}
   }
   if (!Array.isArray(queue)) return {}
-  const index = queue.findIndex((entry) => entry && (!entry.api || entry.api === api))
-  if (index < 0) return {}
-  const [entry] = queue.splice(index, 1)
+  for (;;) {
+    const index = queue.findIndex((entry) => entry && (!entry.api || entry.api === api))
+    if (index < 0) {
+      saveQueue(file, queue)
+      return {}
+    }
+    const entry = queue[index]
+    if (typeof entry.repeat_while === 'string' && lastToolResult(body).includes(entry.repeat_while)) {
+      saveQueue(file, queue)
+      return entry
+    }
+    queue.splice(index, 1)
+    if (typeof entry.repeat_while === 'string') continue // its condition is over: the next entry answers
+    saveQueue(file, queue)
+    return entry
+  }
+}
+
+function saveQueue(file, queue) {
   const tmp = `${file}.${process.pid}.tmp`
   writeFileSync(tmp, `${JSON.stringify(queue, null, 2)}\n`)
   renameSync(tmp, file)
-  return entry
+}
+
+/** The text of the latest tool result in an Anthropic request ('' when it has none). */
+function lastToolResult(body) {
+  const results = (Array.isArray(body?.messages) ? body.messages : [])
+    .flatMap((message) => (Array.isArray(message?.content) ? message.content : []))
+    .filter((block) => block?.type === 'tool_result')
+  const content = results.at(-1)?.content
+  if (typeof content === 'string') return content
+  return Array.isArray(content) ? content.map((part) => (typeof part?.text === 'string' ? part.text : '')).join('') : ''
 }
 
 function anthropicUsage(overrides = {}) {
@@ -242,12 +272,19 @@ async function anthropicMessages(req, res, body, entry, n) {
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
-  const structured = anthropicWantsStructured(body) ? structuredAnswer(entry, texts.join('\n')) : null
+  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? entry.tool : null
+  const structured = scriptedTool
+    ? null
+    : anthropicWantsStructured(body)
+      ? structuredAnswer(entry, texts.join('\n'))
+      : null
+  // one tool call at most: the scripted tool (a coder's Bash), else the structured answer's StructuredOutput
+  const call = scriptedTool ?? (structured ? { name: STRUCTURED_TOOL, input: structured } : null)
   const toolId = `toolu_mock_${RUN}_${n}`
-  const stopReason = structured ? 'tool_use' : 'end_turn'
+  const stopReason = call ? 'tool_use' : 'end_turn'
   if (body?.stream === false) {
     const content = texts.map((text) => ({ type: 'text', text }))
-    if (structured) content.push({ type: 'tool_use', id: toolId, name: STRUCTURED_TOOL, input: structured })
+    if (call) content.push({ type: 'tool_use', id: toolId, name: call.name, input: call.input ?? {} })
     return sendJson(
       res,
       200,
@@ -288,15 +325,15 @@ async function anthropicMessages(req, res, body, entry, n) {
     }
     events.push(['content_block_stop', { type: 'content_block_stop', index }])
   })
-  if (structured) {
-    // Claude Code's structured output: the model calls its StructuredOutput tool with the object as input
+  if (call) {
+    // a tool call: Claude Code's StructuredOutput with the object as input, or the scripted tool (a coder's Bash)
     const index = texts.length
     events.push([
       'content_block_start',
       {
         type: 'content_block_start',
         index,
-        content_block: { type: 'tool_use', id: toolId, name: STRUCTURED_TOOL, input: {} },
+        content_block: { type: 'tool_use', id: toolId, name: call.name, input: {} },
       },
     ])
     events.push([
@@ -304,7 +341,7 @@ async function anthropicMessages(req, res, body, entry, n) {
       {
         type: 'content_block_delta',
         index,
-        delta: { type: 'input_json_delta', partial_json: JSON.stringify(structured) },
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(call.input ?? {}) },
       },
     ])
     events.push(['content_block_stop', { type: 'content_block_stop', index }])
@@ -437,7 +474,7 @@ async function handle(req, res) {
       : req.method === 'POST' && path.endsWith('/responses')
         ? 'openai'
         : null
-  const entry = api ? nextScripted(api) : {}
+  const entry = api ? nextScripted(api, body) : {}
   let bodyFile
   if (env.MOCK_DUMP_DIR && raw.length) {
     mkdirSync(env.MOCK_DUMP_DIR, { recursive: true })

@@ -207,45 +207,52 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
     return review
   }
 
-  it("takes the reviewer's whole process group down when review gets SIGTERM, and leaves the run ready for another review", async () => {
+  it("leaves the reviewer's whole process group running when review gets SIGTERM (only the wait ends), and review --cancel ends it whole", async () => {
     const { sb, runId } = await sandboxInReview()
     const before = sb.state(runId)
     const pidFile = join(tempDir('pl-fault-'), 'term.pid')
     const review = await reviewRunning(sb, pidFile)
-    expect(sb.state(runId).review_claim).toMatchObject({ pid: review.child.pid })
+    const worker = sb.state(runId).review_claim!
+    expect(worker.pid).not.toBe(review.child.pid) // the call belongs to a detached worker, not to this process
     const started = Date.now()
     review.child.kill('SIGTERM')
     const result = await review.done
     expect(Date.now() - started).toBeLessThan(5_000)
-    // the interrupted call is a kept attempt (it may have been paid for), never a verdict
-    expect(expectError(result, 'interrupted').message).toMatch(/SIGTERM/)
-    await expectNoOrphans(pidFile)
+    expect(expectOk(result)).toMatchObject({ in_progress: true, wait_ended_by: 'SIGTERM', next: 'review' })
+    const reviewerPid = Number(readFileSync(pidFile, 'utf8'))
+    expect(liveInGroup(reviewerPid).length).toBeGreaterThan(0)
+    expect(expectOk(await sb.cli(['review', '--cancel']))).toMatchObject({ cancelled: true })
+    await expectNoOrphans(pidFile, [worker.pid])
+    // the cancelled call is a kept attempt (it may have been paid for), never a verdict
     const after = sb.state(runId)
     expect(after).toMatchObject({ phase: 'reviewing', review_claim: null })
     expect(after.rounds).toEqual(before.rounds)
-    expect(after.failed_reviews).toHaveLength(before.failed_reviews.length + 1)
+    expect(after.failed_reviews.map((f) => f.code)).toEqual(['cancelled'])
     expect(handoffText(sb)).toBe(renderHandoff(after))
     expectOk(await sb.cli(faultArgs({ stub: 'approve' }, `${pidFile}.2`)))
   }, 20_000)
 
-  it('lets the next review take over the claim of a review that was killed with SIGKILL, ending the reviewer it left running', async () => {
+  it('lets the next review take over the claim of a worker killed with SIGKILL, ending the reviewer it left running', async () => {
     const { sb, runId } = await sandboxInReview()
     const pidFile = join(tempDir('pl-fault-'), 'kill.pid')
     const review = await reviewRunning(sb, pidFile)
-    review.child.kill('SIGKILL')
-    await review.done
     const reviewerPid = Number(readFileSync(pidFile, 'utf8'))
     try {
-      // a dead pid nobody released; SIGKILL can't be relayed, so its reviewer still runs, and the claim names its group
-      const claim = sb.state(runId).review_claim!
-      expect(claim).toMatchObject({ pid: review.child.pid })
-      expect(claim.reviewer_pgid).toBeGreaterThan(0)
+      const claim = await waitFor(() => {
+        const held = sb.state(runId).review_claim
+        return held?.reviewer_pgid ? held : null
+      }, "the reviewer's group on the claim")
+      process.kill(claim.pid, 'SIGKILL') // the worker: SIGKILL can't be relayed, so its reviewer still runs
+      review.child.kill('SIGTERM')
+      await review.done
       expect(liveInGroup(claim.reviewer_pgid!).length).toBeGreaterThan(0)
       const next = await sb.cli(faultArgs({ stub: 'approve' }, `${pidFile}.2`))
       expect(expectOk(next)).toMatchObject({ verdict: 'APPROVED', round: 1 })
       expect(next.stderr).toContain(`process group ${claim.reviewer_pgid}`)
-      expect(sb.state(runId).review_claim).toBeNull()
-      await waitFor(() => liveInGroup(claim.reviewer_pgid!).length === 0, "the killed review's reviewer to be ended")
+      const after = sb.state(runId)
+      expect(after.review_claim).toBeNull()
+      expect(after.failed_reviews.map((f) => f.code)).toEqual(['reviewer_failed'])
+      await waitFor(() => liveInGroup(claim.reviewer_pgid!).length === 0, "the killed worker's reviewer to be ended")
     } finally {
       try {
         process.kill(-reviewerPid, 'SIGKILL')

@@ -1,0 +1,90 @@
+// What the foreground `review` does with an attempt, for a loop round and for the final round alike: the liveness
+// check first; then attach to the attempt in flight (never a second reviewer call), or print the outcome of one that
+// ended while nobody waited, or start a new one: its detached worker is launched as soon as the quick checks pass, so
+// it starts up while the rest are made and the run is claimed in its name; then a bounded wait.
+import { randomUUID } from 'node:crypto'
+import { isPairLoopError } from '../errors.ts'
+import { changeRun } from '../run-access.ts'
+import type { RunState } from '../state.ts'
+import { readRun } from '../store.ts'
+import {
+  type AttemptJob,
+  type AttemptKind,
+  attemptLogPath,
+  clearAttempt,
+  isDelivered,
+  lastOutcome,
+  markDelivered,
+} from './attempt-files.ts'
+import { releaseClaim } from './claim.ts'
+import { settleDeadClaim } from './dead-worker.ts'
+import { outcomeResult } from './documents.ts'
+import { type Launched, launchWorker } from './launch.ts'
+import { awaitAttempt } from './wait.ts'
+
+export interface ForegroundOptions {
+  /** Seconds to wait for the review before printing the in-flight document (`--wait`, `pair_loop.review_wait_s`). */
+  waitS: number
+  /** A signal ends the wait, never the review. */
+  signal?: AbortSignal
+  stderr: (text: string) => void
+  log: (line: string) => void
+  /** The review script itself (built or source): the worker runs it with `--worker`. */
+  workerEntry: string
+}
+
+/** A new attempt, claimed on the run in its worker's name (the state after the claim), and the worker's job. */
+export interface Claimed {
+  state: RunState
+  job: Omit<AttemptJob, 'attempt' | 'kind'>
+}
+
+/**
+ * `start(run, attempt, launch)` makes the checks of its kind, calling `launch()` once the quick ones pass (it gives
+ * the worker's pid), and claims the run under its lock for the attempt in that pid's name.
+ */
+export type StartAttempt = (run: RunState, attempt: string, launch: () => Promise<number>) => Promise<Claimed>
+
+export async function runAttempt(
+  run: RunState,
+  kind: AttemptKind,
+  options: ForegroundOptions,
+  start: StartAttempt,
+): Promise<Record<string, unknown>> {
+  const current = await settleDeadClaim(run, { log: options.log })
+  if (current.review_claim) return attach(current, options)
+  const unseen = lastOutcome(current.run_id)
+  // it ended while nobody waited, and nothing was written since: this is the result the agent has not seen
+  if (unseen?.kind === kind && unseen.revision === current.revision && !isDelivered(run.run_id, unseen.attempt)) {
+    markDelivered(run.run_id, unseen.attempt)
+    return outcomeResult(unseen)
+  }
+  const attempt = randomUUID()
+  const started: { worker: Launched | null } = { worker: null }
+  const launch = async () => {
+    started.worker = await launchWorker(options.workerEntry, run.run_id, attempt, attemptLogPath(run.run_id))
+    return started.worker.pid
+  }
+  let claimed: Claimed
+  try {
+    claimed = await start(current, attempt, launch)
+  } catch (error) {
+    started.worker?.abandon()
+    // another `review` claimed it a moment ago: wait for that one
+    if (isPairLoopError(error, 'review_in_progress')) return attach(readRun(run.run_id), options)
+    throw error
+  }
+  const worker = started.worker!
+  try {
+    clearAttempt(run.run_id)
+    worker.send({ ...claimed.job, attempt, kind })
+  } catch (error) {
+    worker.abandon()
+    await changeRun(run.run_id, (state) => releaseClaim(state, { pid: worker.pid })).catch(() => {})
+    throw error
+  }
+  return awaitAttempt(run.run_id, claimed.state.review_claim!, { ...options, launched: true })
+}
+
+/** Wait on the attempt in flight (one from before workers, without an id, is waited out through the run itself). */
+const attach = (run: RunState, options: ForegroundOptions) => awaitAttempt(run.run_id, run.review_claim!, options)

@@ -1,0 +1,140 @@
+// The detached worker that owns a review attempt's reviewer call (`<review script> --worker <run> <attempt>`, started
+// by lib/review/launch.ts). It reads its job on stdin once its `review` has claimed the run in its name, runs the
+// attempt's task (the loop's round, or the final round on the PR) with its own watchdog and heartbeat, records the
+// result under the run's lock as `review` always did, leaves the outcome beside the state for whichever `review` asks
+// next, and lets go of the claim. A SIGTERM (`review --cancel`, or the system) ends its reviewer; the attempt is kept,
+// with its cost.
+import { readSync } from 'node:fs'
+import { toPairLoopError } from '../errors.ts'
+import { processStartTime } from '../processes.ts'
+import { changeRun } from '../run-access.ts'
+import type { RunState } from '../state.ts'
+import { readRun } from '../store.ts'
+import { toStderr } from '../stdio.ts'
+import {
+  type AttemptJob,
+  type AttemptKind,
+  type AttemptOutcome,
+  cancelAsked,
+  parseJob,
+  writeOutcome,
+} from './attempt-files.ts'
+import { noteReviewerGroup, releaseClaim } from './claim.ts'
+import { type AttemptWatch, type StopReason, silenceMs, watchAttempt } from './watch.ts'
+
+/** What a task hands back: the finished review's document, or the error `review` prints for it. */
+export type TaskResult = Pick<AttemptOutcome, 'document' | 'error'>
+
+/** What the worker gives its task for the call: the watch (relay, sessions, watchdog), a log, the group's note. */
+export interface WorkerCall {
+  watch: AttemptWatch
+  log: (line: string) => void
+  /** conductReview's onSpawn: the claim learns the reviewer's process group; the watch, that a call started. */
+  onSpawn: (pgid: number) => void
+  /** Settles once the claim has learnt the group (a safety net: the review goes on without it). */
+  noted: () => Promise<void>
+}
+
+/** One attempt's work: conduct the review and record it (or its failure) on the run, as `review` did in the foreground. */
+export type WorkerTask = (run: RunState, job: AttemptJob, call: WorkerCall) => Promise<TaskResult>
+
+export async function runWorker(
+  started: { runId: string; attempt: string; pgid: number | null },
+  tasks: Record<AttemptKind, WorkerTask>,
+): Promise<void> {
+  const { runId, attempt } = started
+  // what every review needs, loaded while its `review` is still making its checks (the job comes after them)
+  await Promise.all([import('zx/core'), import('proper-lockfile')]).catch(() => {})
+  const job = parseJob(readStdin(), attempt)
+  if (!job) return // its `review` did not claim the run after all (a check failed, or it was killed first)
+  const run = readRun(runId)
+  const claim = run.review_claim
+  if (claim?.attempt !== attempt || claim.pid !== process.pid) return // ended before it began (a cancel, a check)
+
+  const watch = watchAttempt(
+    runId,
+    { attempt, worker_pid: process.pid, worker_pgid: started.pgid },
+    {
+      silenceMs: silenceMs(),
+    },
+  )
+  const onSignal = (signal: NodeJS.Signals) =>
+    watch.stop(cancelAsked(runId, attempt) ? { why: 'cancelled' } : { why: 'signal', signal })
+  process.on('SIGTERM', onSignal).on('SIGINT', onSignal).on('SIGHUP', onSignal)
+  let noted: Promise<void> = Promise.resolve()
+  const call: WorkerCall = {
+    watch,
+    log: (line) => toStderr(`pair-loop review: ${line}\n`),
+    onSpawn: (pgid) => {
+      watch.started(pgid)
+      noted = changeRun(runId, (state) =>
+        noteReviewerGroup(state, { pid: process.pid, pgid, start: processStartTime(pgid) }),
+      ).catch(() => {})
+    },
+    noted: () => noted,
+  }
+  let result: TaskResult
+  try {
+    result = await tasks[job.kind](run, job, call)
+  } catch (caught) {
+    const error = toPairLoopError(caught)
+    result = { error: { code: error.code, message: error.message, details: error.details } }
+  } finally {
+    watch.dispose()
+  }
+  // whatever happened, the claim does not outlive the worker (recording a result let go of it already)
+  let after = readRun(runId)
+  if (after.review_claim?.pid === process.pid) {
+    await changeRun(runId, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
+    after = readRun(runId)
+  }
+  writeOutcome(runId, {
+    attempt,
+    kind: job.kind,
+    revision: after.revision,
+    at: new Date().toISOString(),
+    ...result,
+  })
+}
+
+/** The whole job, as its `review` sends it (empty when it sent none and let go of the pipe, or of the socket). */
+function readStdin(): string {
+  const chunks: Buffer[] = []
+  const buffer = Buffer.alloc(64 * 1024)
+  for (;;) {
+    let got: number
+    try {
+      got = readSync(0, buffer, 0, buffer.length, null)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') break
+      Atomics.wait(pause, 0, 0, 5) // the job is still on its way
+      continue
+    }
+    if (got === 0) break
+    chunks.push(Buffer.from(buffer.subarray(0, got)))
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+const pause = new Int32Array(new SharedArrayBuffer(4))
+
+/** The failed attempt's code and message when the worker stopped the call itself; null when it did not. */
+export function stoppedAs(
+  reason: StopReason | null,
+  tool: string,
+): { kept: string; code: 'interrupted' | 'reviewer_timeout'; message: string } | null {
+  if (!reason) return null
+  if (reason.why === 'cancelled')
+    return { kept: 'cancelled', code: 'interrupted', message: 'the review was cancelled (`pair-loop review --cancel`)' }
+  if (reason.why === 'signal')
+    return {
+      kept: 'interrupted',
+      code: 'interrupted',
+      message: `the review worker was stopped by ${reason.signal}; the attempt is kept`,
+    }
+  return {
+    kept: 'reviewer_timeout',
+    code: 'reviewer_timeout',
+    message: `the ${tool} reviewer printed nothing for ${reason.silentS} s; the no-output watchdog ended its process group`,
+  }
+}
