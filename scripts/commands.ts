@@ -22,4 +22,5 @@ export const COMMANDS: Record<string, ScriptLoader> = {
   'pr-flag': () => import('./pr-flag.ts'),
   'stop-hook': () => import('./stop-hook.ts'),
   verify: () => import('./verify.ts'),
+  'pr-stop': () => import('./pr-stop.ts'),
 }

@@ -106,6 +106,15 @@ export function recordFlag(run: RunState, input: { key: string; record: PrFlagRe
   return { state: next, result: kept }
 }
 
+/** The watch of the run's PR ends (pr-stop); stopping it again keeps the first record. */
+export function recordStop(run: RunState, input: { at: string; reason: string | null }): Step<{ at: string; reason: string | null }> {
+  const next = structuredClone(run)
+  const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-stop'))
+  const stopped = watch.stopped ?? { at: input.at, reason: input.reason }
+  next.pr_watch = { ...watch, stopped }
+  return { state: next, result: stopped }
+}
+
 /** The final round's review (`review --pr`) goes on the run, beside the loop's rounds. */
 export function recordFinalReview(
   run: RunState,

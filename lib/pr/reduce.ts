@@ -67,6 +67,7 @@ export function emptyWatch(pr: number): PrWatch {
     replied: {},
     resolved: {},
     flagged: {},
+    stopped: null,
     snapshot_path: null,
   }
 }

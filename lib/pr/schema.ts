@@ -141,6 +141,8 @@ export const PrWatch = v.object({
   resolved: v.record(Text, v.object({ at: Timestamp, attempts: Count, head: v.nullable(Text) })),
   /** Items set aside with pr-flag, by `thread:<id>`, `conversation:<id>`, `review:<id>`. */
   flagged: v.optional(v.record(Text, PrFlagRecord), {}),
+  /** The watch ended by pr-stop (the person took over): pr-check still reads, but names no next step. */
+  stopped: v.optional(v.nullable(v.object({ at: Timestamp, reason: v.nullable(Text) })), null),
   snapshot_path: v.nullable(Text),
 })
 export type PrWatch = v.InferOutput<typeof PrWatch>

@@ -44,7 +44,8 @@ export async function prTick(run: RunState, options: TickOptions) {
     writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
     return step
   })
-  return { run_id: run.run_id, ...result, snapshot_path: path, next: nextAfter(result.decision) }
+  const stopped = watchOf(run)?.stopped ?? null
+  return { run_id: run.run_id, ...result, snapshot_path: path, stopped, next: stopped ? null : nextAfter(result.decision) }
 }
 
 /** GitHub's head tree against the approved one, and the review's base against GitHub's base branch. */
