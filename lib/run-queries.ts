@@ -54,6 +54,7 @@ export function nextStep(run: RunState): NextStep {
 /** After the loop, a PR is watched (`pr-check`) until a tick says it is ready for a person or needs one. */
 function prPhaseStep(run: RunState): NextStep {
   if (run.pr === null || run.outcome?.verdict === 'ABANDONED') return null
+  if (run.pr_watch?.pr === run.pr && run.pr_watch.stopped) return null // the person took the PR over
   const decision = run.pr_watch?.pr === run.pr ? run.pr_watch.decision : null
   return decision === 'escalate' ? 'ask-user' : decision === 'success' ? null : 'pr-check'
 }
