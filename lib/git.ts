@@ -194,7 +194,9 @@ export async function defaultBranch(cwd: string): Promise<{ name: string; ref: s
  */
 export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha: string; branch: string | null }> {
   const head = await headSha(cwd)
-  const target = rev ? { ref: await resolveCommit(cwd, rev), name: await branchName(cwd, rev) } : await defaultBranch(cwd)
+  const target = rev
+    ? { ref: await resolveCommit(cwd, rev), name: await branchName(cwd, rev) }
+    : await defaultBranch(cwd)
   if (!target) return { sha: head, branch: null }
   const merged = await gitTry(cwd, ['merge-base', head, target.ref])
   if (!merged.ok)

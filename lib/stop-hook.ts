@@ -25,8 +25,7 @@ export function pendingWork(run: RunState, now: TreeNow): string | null {
     return `pair-loop: the round is handed over but not reviewed. Run \`pair-loop review\` now ${how}`
   const handOver = (since: string) =>
     `pair-loop: the working tree changed since ${since} (${now.diff.files} file(s), +${now.diff.insertions} -${now.diff.deletions} against the base) and the reviewer has not seen it. Hand the round over with \`pair-loop coder-done --summary-file -\`, then run \`pair-loop review\` ${how}`
-  if (run.phase === 'approved')
-    return movedSinceApproval(run, now.tree) ? handOver('the approving review') : null
+  if (run.phase === 'approved') return movedSinceApproval(run, now.tree) ? handOver('the approving review') : null
   if (run.phase !== 'coding') return null
   if (nextStep(run) === 'reply')
     return `pair-loop: ${openFindings(run).length} finding(s) of the last review have no answer. Answer each with \`pair-loop reply --finding R.N --disposition fixed|wont-fix|question|ack --body-file -\`, then hand the round over with \`pair-loop coder-done --summary-file -\` ${how}`

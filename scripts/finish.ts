@@ -53,7 +53,11 @@ const finish = defineScript({
     const approved = args.verdict === 'APPROVED' ? approvedTree(run) : null
     if (approved && createPrWanted && run.pr === null) {
       const local = await checkLocalHead(run, approved)
-      if (!local.matches) headNotApproved(local, null, { source: 'local', next: 'commit exactly the approved change, then finish --create-pr again' })
+      if (!local.matches)
+        headNotApproved(local, null, {
+          source: 'local',
+          next: 'commit exactly the approved change, then finish --create-pr again',
+        })
     }
     if (approved && pr !== null) {
       const shipped = await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, pairLoopHome())
@@ -104,8 +108,14 @@ const finish = defineScript({
     })
     if (approved) {
       // recorded either way (the PR exists), but never reported as approved unless GitHub's head is the approved tree
-      const shipped = await checkShipped(run.repo, created.number, { tree: approved, base: run.base_sha }, pairLoopHome())
-      if (!shipped.matches) headNotApproved(shipped, created.number, { source: 'github', pr_url: created.url, base: run.base_sha })
+      const shipped = await checkShipped(
+        run.repo,
+        created.number,
+        { tree: approved, base: run.base_sha },
+        pairLoopHome(),
+      )
+      if (!shipped.matches)
+        headNotApproved(shipped, created.number, { source: 'github', pr_url: created.url, base: run.base_sha })
     }
     return document(withPr)
 

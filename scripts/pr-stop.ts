@@ -9,7 +9,8 @@ const MAX_REASON_CHARS = 1000
 
 const prStop = defineScript({
   name: 'pr-stop',
-  description: "End the watch of the run's PR: the person took it over. pr-check still reads it, but names no next step.",
+  description:
+    "End the watch of the run's PR: the person took it over. pr-check still reads it, but names no next step.",
   args: {
     ...runArgs,
     reason: { type: 'string', description: 'why the watch ends, for the record', valueHint: 'R' },

@@ -8,14 +8,7 @@ import { blobAtBase } from '../lib/config-base.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { hexDigest } from '../lib/digest.ts'
-import {
-  currentBranch,
-  dirtyPaths,
-  ensureExcluded,
-  HANDOFF_NAME,
-  reviewBase,
-  topLevel,
-} from '../lib/git.ts'
+import { currentBranch, dirtyPaths, ensureExcluded, HANDOFF_NAME, reviewBase, topLevel } from '../lib/git.ts'
 import { activeRunsOf, foreignHandoff, handoffPath, nowIso, writeHandoff } from '../lib/run-access.ts'
 import { withRunsWindow } from '../lib/run-index-window.ts'
 import { nextStep } from '../lib/run-queries.ts'
@@ -45,12 +38,25 @@ const start = defineScript({
       description: 'spending limit for the run in USD (default from config)',
       valueHint: 'X',
     },
-    base: { type: 'string', description: "the PR's base branch or commit: the review diffs against where HEAD meets it (default: the default branch)", valueHint: 'rev' },
+    base: {
+      type: 'string',
+      description:
+        "the PR's base branch or commit: the review diffs against where HEAD meets it (default: the default branch)",
+      valueHint: 'rev',
+    },
     cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
   },
   async run(args) {
     const repo = await topLevel(args.cwd ?? process.cwd())
     checkHomeOutside(repo)
+    const dirty = await dirtyPaths(repo)
+    if (dirty.length > 0) {
+      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, {
+        repo,
+        paths: dirty.slice(0, 100),
+        count: dirty.length,
+      })
+    }
     // the base first: the repository's config is honoured by itself only as git tracks it there
     const { sha: baseSha, branch: baseBranch } = await reviewBase(repo, args.base ?? null)
     const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
@@ -66,14 +72,6 @@ const start = defineScript({
         limit: MAX_TASK_BYTES,
       })
 
-    const dirty = await dirtyPaths(repo)
-    if (dirty.length > 0) {
-      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, {
-        repo,
-        paths: dirty.slice(0, 100),
-        count: dirty.length,
-      })
-    }
     checkNoActiveRun(repo)
     const theirs = foreignHandoff(repo)
     if (theirs)

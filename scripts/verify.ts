@@ -14,19 +14,30 @@ const verify = defineScript({
   description: "Check that the PR head's tree (as GitHub reports it) is the tree the reviewer approved.",
   args: {
     ...runArgs,
-    pr: { type: 'string', description: "the PR to check (default: the run's PR; none: the branch's local head)", valueHint: 'N' },
+    pr: {
+      type: 'string',
+      description: "the PR to check (default: the run's PR; none: the branch's local head)",
+      valueHint: 'N',
+    },
   },
   async run(args) {
     const run = resolveRun(args, { allowFinished: true })
     const approved = approvedTree(run)
     if (!approved)
-      fail('wrong_phase', `run ${run.run_id} has no approved tree: no review approved it (or it was approved before snapshots)`, {
-        run_id: run.run_id,
-        phase: run.phase,
-        next: run.phase === 'finished' ? null : 'review',
-      })
+      fail(
+        'wrong_phase',
+        `run ${run.run_id} has no approved tree: no review approved it (or it was approved before snapshots)`,
+        {
+          run_id: run.run_id,
+          phase: run.phase,
+          next: run.phase === 'finished' ? null : 'review',
+        },
+      )
     const pr = integerFlag(args.pr, 'pr', { min: 1 }) ?? run.pr
-    const check = pr === null ? await checkLocalHead(run, approved) : await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, pairLoopHome())
+    const check =
+      pr === null
+        ? await checkLocalHead(run, approved)
+        : await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, pairLoopHome())
     if (!check.matches) {
       if (pr === null) headNotApproved(check, null, { source: 'local' })
       headNotApproved(check, pr, { source: 'github', base: run.base_sha })

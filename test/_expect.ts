@@ -56,7 +56,11 @@ export function diskSnapshot(dirs: string[], files: string[] = []): Record<strin
 /** The run's home (state, artifacts; not cache/ or store/, which only speed reads up) and the repository's HANDOFF.md and exclude file. */
 export const runDisk = (sb: Sandbox) => {
   const snapshot = diskSnapshot([sb.home], [join(sb.repo, 'HANDOFF.md'), join(sb.repo, '.git', 'info', 'exclude')])
-  return Object.fromEntries(Object.entries(snapshot).filter(([path]) => !path.startsWith(join(sb.home, 'cache')) && !path.startsWith(join(sb.home, 'store'))))
+  return Object.fromEntries(
+    Object.entries(snapshot).filter(
+      ([path]) => !path.startsWith(join(sb.home, 'cache')) && !path.startsWith(join(sb.home, 'store')),
+    ),
+  )
 }
 
 export async function startRun(sb: Sandbox, extra: string[] = []): Promise<string> {

@@ -2,7 +2,8 @@
 // decision rules of DESIGN.md, who is who, backoff and the counters that escalate.
 import { describe, expect, it } from 'vitest'
 import { DEFAULT_PR_BOTS } from '../lib/config.ts'
-import { emptyWatch, REASON_CODES, reducePr, type ReasonCode } from '../lib/pr/reduce.ts'
+import { REASON_CODES, type ReasonCode } from '../lib/pr/reasons.ts'
+import { emptyWatch, reducePr } from '../lib/pr/reduce.ts'
 import type { PrWatch, Snapshot } from '../lib/pr/schema.ts'
 import { findingKey } from '../lib/review/grammar.ts'
 import { at, BOT, botSample, botSummary, comment, issueComment, ME, review, snapshot, T0, thread } from './_pr.ts'

@@ -17,10 +17,16 @@ async function approvedAndCommitted() {
   git(sb.repo, ['add', 'app.ts'], sb.env)
   git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
   const github = githubWithPrs(sb.repo, [])
-  const calls = () => (existsSync(join(github.FAKE_GH_DIR!, 'calls.log')) ? readFileSync(join(github.FAKE_GH_DIR!, 'calls.log'), 'utf8') : '')
+  const calls = () =>
+    existsSync(join(github.FAKE_GH_DIR!, 'calls.log'))
+      ? readFileSync(join(github.FAKE_GH_DIR!, 'calls.log'), 'utf8')
+      : ''
   /** Make the fake GitHub's PR `n` point at the commit `rev` names now (a push). */
   const push = (n: number, rev = 'HEAD') =>
-    writeFileSync(join(github.FAKE_GH_DIR!, `pr-${n}.json`), JSON.stringify({ head: git(sb.repo, ['rev-parse', rev], sb.env).trim() }))
+    writeFileSync(
+      join(github.FAKE_GH_DIR!, `pr-${n}.json`),
+      JSON.stringify({ head: git(sb.repo, ['rev-parse', rev], sb.env).trim() }),
+    )
   return { sb, runId, env: { env: github }, calls, push }
 }
 
@@ -47,7 +53,10 @@ describe('finish --create-pr', () => {
     git(sb.repo, ['commit', '-qm', 'evil'], sb.env)
     writeFileSync(join(sb.repo, 'app.ts'), 'export const limit = 10\n')
     const github = githubWithPrs(sb.repo, [])
-    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: github }), 'head_not_approved')
+    const error = expectError(
+      await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: github }),
+      'head_not_approved',
+    )
     expect(error).toMatchObject({ source: 'local', matches: false, paths: ['app.ts'] })
     expect(existsSync(join(github.FAKE_GH_DIR!, 'calls.log'))).toBe(false) // no PR opened
     expect(sb.state(runId).phase).toBe('approved') // not finished: the same command works once the commit is right
@@ -59,7 +68,10 @@ describe('finish --create-pr', () => {
     writeFileSync(join(t.sb.repo, 'later.ts'), 'export const evil = true\n')
     git(t.sb.repo, ['add', 'later.ts'], t.sb.env)
     git(t.sb.repo, ['commit', '-qm', 'after finish'], t.sb.env)
-    const error = expectError(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], t.env), 'head_not_approved')
+    const error = expectError(
+      await t.sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], t.env),
+      'head_not_approved',
+    )
     expect(error.paths).toEqual(['later.ts'])
     expect(t.calls()).not.toContain('create')
   })
@@ -74,7 +86,9 @@ describe('verify and finish --pr N', () => {
     t.push(9)
     const error = expectError(await t.sb.cli(['verify', '--pr', '9'], t.env), 'head_not_approved')
     expect(error).toMatchObject({ pr: 9, source: 'github', matches: false, paths: ['app.ts'] })
-    expect(expectError(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '9'], t.env), 'head_not_approved').pr).toBe(9)
+    expect(
+      expectError(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '9'], t.env), 'head_not_approved').pr,
+    ).toBe(9)
   })
 
   it('sets HANDOFF.md aside: a head that also commits it still matches the approved tree', async () => {
@@ -111,7 +125,10 @@ describe('verify and finish --pr N', () => {
     git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
     git(sb.repo, ['push', '-q', github, 'feature'], sb.env)
     const env = { ...githubWithPrs(sb.repo, []), FAKE_GH_GIT_DIR: github }
-    const error = expectError(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env }), 'head_not_approved')
+    const error = expectError(
+      await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env }),
+      'head_not_approved',
+    )
     // the tree is the approved one; what no reviewer saw is what lies between GitHub's main and the review's base
     expect(error).toMatchObject({ pr: 42, base_on_target: false, source: 'github' })
     expect(error.head_tree).toBe(error.approved_tree)

@@ -95,6 +95,9 @@ export async function rememberHighWater(runId: string, seen: HighWater, home?: s
     )
   } catch (error) {
     if (!isPairLoopError(error)) throw error
+    // held by another command: the marks are raised by the next one that gets the lock (this command's own write, if
+    // it has one, meets the same lock and says so itself: one line)
+    if (error.code === 'locked') return
     toStderr(`pair-loop: warning: the spend seen could not be kept on run ${runId}: ${error.message}\n`)
   }
 }

@@ -107,7 +107,10 @@ export function recordFlag(run: RunState, input: { key: string; record: PrFlagRe
 }
 
 /** The watch of the run's PR ends (pr-stop); stopping it again keeps the first record. */
-export function recordStop(run: RunState, input: { at: string; reason: string | null }): Step<{ at: string; reason: string | null }> {
+export function recordStop(
+  run: RunState,
+  input: { at: string; reason: string | null },
+): Step<{ at: string; reason: string | null }> {
   const next = structuredClone(run)
   const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-stop'))
   const stopped = watch.stopped ?? { at: input.at, reason: input.reason }

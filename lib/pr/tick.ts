@@ -45,7 +45,13 @@ export async function prTick(run: RunState, options: TickOptions) {
     return step
   })
   const stopped = watchOf(run)?.stopped ?? null
-  return { run_id: run.run_id, ...result, snapshot_path: path, stopped, next: stopped ? null : nextAfter(result.decision) }
+  return {
+    run_id: run.run_id,
+    ...result,
+    snapshot_path: path,
+    stopped,
+    next: stopped ? null : nextAfter(result.decision),
+  }
 }
 
 /** GitHub's head tree against the approved one, and the review's base against GitHub's base branch. */

@@ -22,7 +22,12 @@ export interface WorkingDiff {
 }
 
 /** The working tree (untracked files included, HANDOFF.md aside) against the base commit, snapshotted and diffed. */
-export async function workingDiff(repo: string, base: string, maxBytes: number, home = pairLoopHome()): Promise<WorkingDiff> {
+export async function workingDiff(
+  repo: string,
+  base: string,
+  maxBytes: number,
+  home = pairLoopHome(),
+): Promise<WorkingDiff> {
   return (await reviewedChange(repo, base, maxBytes, home)).diff
 }
 
@@ -41,5 +46,12 @@ async function diffOf(snap: RepoSnapshot, maxBytes: number, home: string): Promi
   const diff = await snapshotDiff(snap, maxBytes)
   // kept by tree id, so a PR head that differs from an approved tree can be told by path (ship.ts)
   if (!hasManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
-  return { stat: diff.stat, diff: diff.diff, bytes: diff.bytes, truncated: diff.truncated, tree: snap.tree, unreviewed: diff.unreviewed }
+  return {
+    stat: diff.stat,
+    diff: diff.diff,
+    bytes: diff.bytes,
+    truncated: diff.truncated,
+    tree: snap.tree,
+    unreviewed: diff.unreviewed,
+  }
 }

@@ -50,9 +50,16 @@ export async function reviewerInstructions(snap: RepoSnapshot): Promise<Reviewer
   const kept: InstructionFile[] = []
   const omitted: string[] = []
   const wanted = docs.slice(0, MAX_FILES)
-  const sizes = await objectSizes(snap.git, wanted.map(([, leaf]) => leaf.oid))
+  const sizes = await objectSizes(
+    snap.git,
+    wanted.map(([, leaf]) => leaf.oid),
+  )
   const small = wanted.filter(([, leaf]) => (sizes.get(leaf.oid) ?? Number.POSITIVE_INFINITY) <= 1024 * 1024)
-  const blobs = await readVerified(snap.git, small.map(([, leaf]) => leaf.oid), 'an instruction file at base')
+  const blobs = await readVerified(
+    snap.git,
+    small.map(([, leaf]) => leaf.oid),
+    'an instruction file at base',
+  )
   let total = 0
   for (const [path, leaf] of docs) {
     const bytes = blobs.get(leaf.oid)?.content

@@ -42,35 +42,57 @@ export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promis
   }
   const write = (content: Buffer) => void writeObject(snap.store, 'tree', content)
   const [oldTree, newTree] = [manifestTree(before, snap.git.format, write), manifestTree(after, snap.git.format, write)]
-  const shownStat = shown.length ? await gitStat(snap, oldTree, newTree) : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 }
+  const shownStat = shown.length
+    ? await gitStat(snap, oldTree, newTree)
+    : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 }
   const patch = new Capped(Math.max(maxBytes, 0))
   if (shown.length && maxBytes > 0) await streamPatch(snap, oldTree, newTree, patch)
 
   const named = items
     .filter((item) => item.unreviewed)
-    .map(({ label, change, unreviewed }) => ` ${label} | ${verbOf(change)}, ${unreviewed}: NOT REVIEWED (${idOf(change)})`)
+    .map(
+      ({ label, change, unreviewed }) => ` ${label} | ${verbOf(change)}, ${unreviewed}: NOT REVIEWED (${idOf(change)})`,
+    )
   // a rename is one file, as git counts it
-  const counts = { files: shownStat.files + named.length, insertions: shownStat.insertions, deletions: shownStat.deletions }
+  const counts = {
+    files: shownStat.files + named.length,
+    insertions: shownStat.insertions,
+    deletions: shownStat.deletions,
+  }
   const unreviewed = items
     .filter((item) => item.unreviewed)
-    .map((item) => ({ path: item.label, why: item.unreviewed!, oid: (item.change.after ?? item.change.before)?.oid ?? null }))
-  const tail = named.length || notes.length ? [`Named only (${named.length}), not shown below:`, ...named, ...notes] : []
+    .map((item) => ({
+      path: item.label,
+      why: item.unreviewed!,
+      oid: (item.change.after ?? item.change.before)?.oid ?? null,
+    }))
+  const tail =
+    named.length || notes.length ? [`Named only (${named.length}), not shown below:`, ...named, ...notes] : []
   const text = [...shownStat.lines, ...(shownStat.summary ? [shownStat.summary] : []), ...tail].join('\n')
   return { stat: text, diff: patch.text(), bytes: patch.bytes, truncated: patch.truncated, counts, unreviewed }
 }
 
 const verbOf = (change: Change) =>
-  !change.before ? 'added' : !change.after ? 'deleted' : change.before.oid === change.after.oid ? 'mode changed' : 'modified'
+  !change.before
+    ? 'added'
+    : !change.after
+      ? 'deleted'
+      : change.before.oid === change.after.oid
+        ? 'mode changed'
+        : 'modified'
 
 const idOf = (change: Change) =>
-  [change.before && `was ${change.before.oid.slice(0, 12)}`, change.after && `now ${change.after.oid}`].filter(Boolean).join(', ')
+  [change.before && `was ${change.before.oid.slice(0, 12)}`, change.after && `now ${change.after.oid}`]
+    .filter(Boolean)
+    .join(', ')
 
 /** The changed paths of the snapshot and of its submodules, each with whether its diff can be shown. */
 async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[]): Promise<Item[]> {
   const items: Item[] = []
   const subs = new Map(snap.submodules.map((sub) => [sub.path, sub]))
   const oldKinds = await baseKinds(snap)
-  for (const skipped of snap.skipped) notes.push(` ${prefix}${skipped.path} | ${skipped.what}: left out of the snapshot, NOT REVIEWED`)
+  for (const skipped of snap.skipped)
+    notes.push(` ${prefix}${skipped.path} | ${skipped.what}: left out of the snapshot, NOT REVIEWED`)
   for (const change of snap.changes) {
     const label = `${prefix}${change.path}`
     const isRepo = (leaf: Leaf | null) => leaf?.mode === '160000' || (leaf?.mode === '40000' && subs.has(change.path))
@@ -81,7 +103,9 @@ async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[])
         continue
       }
       const from = sub.recorded ? `its recorded commit ${sub.recorded.slice(0, 12)}` : 'nothing (new since base)'
-      const now = sub.folded ? 'its work tree, with changes not committed inside it (a PR cannot ship them)' : `commit ${sub.head}`
+      const now = sub.folded
+        ? 'its work tree, with changes not committed inside it (a PR cannot ship them)'
+        : `commit ${sub.head}`
       notes.push(` ${label} | submodule: ${from} → ${now}; its files are listed with this prefix`)
       items.push(...(await collectItems(sub.snapshot, `${label}/`, notes)))
       continue
@@ -113,11 +137,20 @@ function whyUnreviewed(snap: RepoSnapshot, change: Change, oldKinds: Map<string,
 /** The base side's blobs of the changed files: sized, read verified and copied into the store (all but big ones). */
 async function baseKinds(snap: RepoSnapshot): Promise<Map<string, BlobKind | 'missing'>> {
   const kinds = new Map<string, BlobKind | 'missing'>()
-  const blobs = snap.changes.filter((change) => change.before && /^100/.test(change.before.mode)).map((change) => change.before!)
+  const blobs = snap.changes
+    .filter((change) => change.before && /^100/.test(change.before.mode))
+    .map((change) => change.before!)
   const need = blobs.filter((leaf) => !hasObject(snap.store, leaf.oid))
-  const sizes = await objectSizes(snap.git, need.map((leaf) => leaf.oid))
+  const sizes = await objectSizes(
+    snap.git,
+    need.map((leaf) => leaf.oid),
+  )
   const small = need.filter((leaf) => (sizes.get(leaf.oid) ?? 0) <= WHOLE_FILE_LIMIT && sizes.has(leaf.oid))
-  const read = await readVerified(snap.git, small.map((leaf) => leaf.oid), 'a file at base')
+  const read = await readVerified(
+    snap.git,
+    small.map((leaf) => leaf.oid),
+    'a file at base',
+  )
   for (const leaf of need) {
     const object = read.get(leaf.oid)
     if (object) writeObject(snap.store, 'blob', object.content)
@@ -126,7 +159,12 @@ async function baseKinds(snap: RepoSnapshot): Promise<Map<string, BlobKind | 'mi
   for (const change of snap.changes) {
     const leaf = change.before
     if (!leaf || !/^100/.test(leaf.mode) || kinds.has(leaf.oid)) continue
-    kinds.set(leaf.oid, read.get(leaf.oid) ? blobKind(read.get(leaf.oid)!.content, change.path) : await storedKind(snap, leaf.oid, change.path))
+    kinds.set(
+      leaf.oid,
+      read.get(leaf.oid)
+        ? blobKind(read.get(leaf.oid)!.content, change.path)
+        : await storedKind(snap, leaf.oid, change.path),
+    )
   }
   return kinds
 }
@@ -145,11 +183,21 @@ const DIFF_FLAGS = ['-r', '-M', '--text', '--no-color', '--no-ext-diff', '--no-t
 /** git's own --stat of the shown files (every one listed), and the totals of its summary line. */
 async function gitStat(snap: RepoSnapshot, oldTree: string, newTree: string) {
   const chunks: Buffer[] = []
-  await storeGit(snap.store, ['diff-tree', ...DIFF_FLAGS, '--stat=200', oldTree, newTree], (chunk) => chunks.push(chunk) > 0)
+  await storeGit(
+    snap.store,
+    ['diff-tree', ...DIFF_FLAGS, '--stat=200', oldTree, newTree],
+    (chunk) => chunks.push(chunk) > 0,
+  )
   const lines = Buffer.concat(chunks).toString('utf8').trimEnd().split('\n')
   const summary = lines.pop() ?? ''
   const count = (what: string) => Number(new RegExp(`(\\d+) ${what}`).exec(summary)?.[1] ?? 0)
-  return { lines, summary, files: count('files? changed'), insertions: count('insertion'), deletions: count('deletion') }
+  return {
+    lines,
+    summary,
+    files: count('files? changed'),
+    insertions: count('insertion'),
+    deletions: count('deletion'),
+  }
 }
 
 /** NUL bytes the diff carries (text files that hold some) are shown as ␀: a NUL must not end the reviewer's text. */

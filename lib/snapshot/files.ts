@@ -22,7 +22,8 @@ export interface ReadFile {
 }
 
 /** The identity of a file's stat data, for the stat cache: equal only if nothing about the file changed. */
-export const statKey = (stats: Stats) => `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}`
+export const statKey = (stats: Stats) =>
+  `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}`
 
 /** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
 export function readRegularFile(path: string, seen: Stats, format: ObjectFormat): ReadFile | null {
@@ -48,7 +49,8 @@ export function readRegularFile(path: string, seen: Stats, format: ObjectFormat)
 function readWhole(fd: number, size: number, format: ObjectFormat, path: string) {
   const first = Buffer.allocUnsafe(size + 1)
   let total = 0
-  for (let got = 1; got > 0 && total < first.length; total += got) got = readSync(fd, first, total, first.length - total, null)
+  for (let got = 1; got > 0 && total < first.length; total += got)
+    got = readSync(fd, first, total, first.length - total, null)
   const chunks = [first.subarray(0, total)]
   if (total > size)
     for (let got = 1; got > 0 && total <= WHOLE_FILE_LIMIT; total += got) {
@@ -79,21 +81,25 @@ function hashInChunks(fd: number, size: number, format: ObjectFormat) {
 
 /** Files with these names are source whatever bytes they hold: a NUL does not hide them (node runs such a file). */
 const SOURCE = new Set(
-  'js mjs cjs jsx ts mts cts tsx json py rb sh bash zsh go rs c h cc cpp hpp java kt swift php pl lua sql yml yaml toml ini md txt html htm css scss vue svelte xml'.split(' '),
+  'js mjs cjs jsx ts mts cts tsx json py rb sh bash zsh go rs c h cc cpp hpp java kt swift php pl lua sql yml yaml toml ini md txt html htm css scss vue svelte xml'.split(
+    ' ',
+  ),
 )
 
 /** git calls a blob with a NUL in its first 8000 bytes binary; pair-loop shows it as text when it otherwise is. */
 export function blobKind(content: Buffer, path: string): BlobKind {
   if (content.length > WHOLE_FILE_LIMIT) return 'big'
   if (!content.subarray(0, 8000).includes(0)) return 'text'
-  if (SOURCE.has(extname(path).slice(1).toLowerCase()) || content.subarray(0, 2).toString('latin1') === '#!') return 'nul-text'
+  if (SOURCE.has(extname(path).slice(1).toLowerCase()) || content.subarray(0, 2).toString('latin1') === '#!')
+    return 'nul-text'
   return mostlyText(content) ? 'nul-text' : 'binary'
 }
 
 /** Valid UTF-8 once the NULs are set aside, with hardly any other control bytes. */
 function mostlyText(content: Buffer): boolean {
   let controls = 0
-  for (const byte of content) if (byte < 32 && byte !== 0 && byte !== 9 && byte !== 10 && byte !== 13 && byte !== 12) controls++
+  for (const byte of content)
+    if (byte < 32 && byte !== 0 && byte !== 9 && byte !== 10 && byte !== 13 && byte !== 12) controls++
   if (controls > content.length / 100) return false
   try {
     new TextDecoder('utf-8', { fatal: true }).decode(content.filter((byte) => byte !== 0))

@@ -35,7 +35,12 @@ export function listCommittable(git: RepoGit): Listing {
       cachedRecords.end()
       return { paths, gitlinks }
     }),
-    others: plainGitStream(git.repo, ['ls-files', '-z', '--others', '--exclude-standard'], otherRecords.onData, options).then(() => {
+    others: plainGitStream(
+      git.repo,
+      ['ls-files', '-z', '--others', '--exclude-standard'],
+      otherRecords.onData,
+      options,
+    ).then(() => {
       otherRecords.end()
       return others
     }),

@@ -8,7 +8,11 @@ import { readManifest, treeManifest } from './manifest.ts'
 import { changesBetween, commitTreeOf, repoGit } from './snapshot.ts'
 import type { ShipCheck } from './ship.ts'
 
-export async function checkLocalHead(run: Pick<RunState, 'repo'>, approved: string, home = pairLoopHome()): Promise<ShipCheck> {
+export async function checkLocalHead(
+  run: Pick<RunState, 'repo'>,
+  approved: string,
+  home = pairLoopHome(),
+): Promise<ShipCheck> {
   const git = await repoGit(run.repo)
   const head = await headSha(run.repo)
   const tree = await commitTreeOf(git, head, `the head commit ${head.slice(0, 12)}`)

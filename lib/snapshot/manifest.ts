@@ -25,11 +25,15 @@ export async function treeManifest(git: RepoGit, tree: string, home: string, wha
   const manifest: Manifest = new Map()
   let level: { prefix: string; oid: string }[] = [{ prefix: '', oid: tree }]
   while (level.length > 0) {
-    const objects = await readVerified(git, level.map((item) => item.oid), what)
+    const objects = await readVerified(
+      git,
+      level.map((item) => item.oid),
+      what,
+    )
     const next: typeof level = []
     for (const { prefix, oid } of level) {
       const object = objects.get(oid)
-      if (!object || object.type !== 'tree')
+      if (object?.type !== 'tree')
         fail('git_error', `the tree ${oid} of ${what} is missing from ${git.repo} (a shallow or partial clone?)`, {
           repo: git.repo,
           object: oid,
@@ -63,11 +67,7 @@ export function saveManifest(home: string, tree: string, manifest: Manifest): vo
 }
 
 /** The id of the tree these leaves make; `write` receives every tree object on the way (to store them). */
-export function manifestTree(
-  manifest: Manifest,
-  format: RepoGit['format'],
-  write?: (content: Buffer) => void,
-): string {
+export function manifestTree(manifest: Manifest, format: RepoGit['format'], write?: (content: Buffer) => void): string {
   const dirs = new Map<string, TreeEntry[]>([['', []]])
   const folder = (dir: string): TreeEntry[] => {
     let entries = dirs.get(dir)
@@ -87,7 +87,8 @@ export function manifestTree(
   const ids = new Map<string, string>()
   for (const dir of order) {
     const entries = dirs.get(dir)!
-    for (const entry of entries) if (entry.mode === '40000' && entry.oid === '') entry.oid = ids.get(dir ? `${dir}/${entry.name}` : entry.name)!
+    for (const entry of entries)
+      if (entry.mode === '40000' && entry.oid === '') entry.oid = ids.get(dir ? `${dir}/${entry.name}` : entry.name)!
     const content = treeContent(entries)
     write?.(content)
     ids.set(dir, objectId(format, 'tree', content))

@@ -31,8 +31,8 @@ const sortName = (entry: TreeEntry) => (entry.mode === '40000' ? `${entry.name}/
 /** Byte order; for names all ASCII (nearly always) JavaScript's own string order is the same and cheaper. */
 function byGitOrder(entries: TreeEntry[]): TreeEntry[] {
   const keyed = entries.map((entry) => ({ entry, key: sortName(entry) }))
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: ASCII is exactly the range wanted
-  if (keyed.every(({ key }) => /^[\x00-\x7f]*$/.test(key))) keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  if (keyed.every(({ key }) => /^[\x00-\x7f]*$/.test(key)))
+    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
   else keyed.sort((a, b) => Buffer.compare(Buffer.from(a.key, 'utf8'), Buffer.from(b.key, 'utf8')))
   return keyed.map(({ entry }) => entry)
 }
@@ -62,7 +62,11 @@ export function parseTree(content: Buffer, format: ObjectFormat): TreeEntry[] {
     const nul = content.indexOf(0, space + 1)
     if (space < 0 || nul < 0 || nul + 1 + idBytes > content.length) throw new Error('a malformed tree object')
     const mode = normalMode(content.toString('latin1', at, space))
-    entries.push({ mode, name: content.toString('utf8', space + 1, nul), oid: content.toString('hex', nul + 1, nul + 1 + idBytes) })
+    entries.push({
+      mode,
+      name: content.toString('utf8', space + 1, nul),
+      oid: content.toString('hex', nul + 1, nul + 1 + idBytes),
+    })
     at = nul + 1 + idBytes
   }
   return entries

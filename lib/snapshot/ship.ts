@@ -26,7 +26,10 @@ const MAX_NAMED = 100
 const REST = 'repos/{owner}/{repo}'
 
 /** The PR's head commit, its tree and its base branch, as GitHub reports them. */
-export async function prHeadTree(cwd: string, pr: number): Promise<{ head: string; tree: string; target: string | null }> {
+export async function prHeadTree(
+  cwd: string,
+  pr: number,
+): Promise<{ head: string; tree: string; target: string | null }> {
   const pull = ghJson(await runGh(['api', `${REST}/pulls/${pr}`], { cwd, idempotent: true }), 'api pulls') as {
     head?: { sha?: unknown }
     base?: { ref?: unknown }
@@ -47,7 +50,10 @@ export async function onBranchOnGitHub(cwd: string, commit: string, branch: stri
 
 /** A commit's tree, as GitHub reports it. */
 export async function commitTreeOnGitHub(cwd: string, commit: string): Promise<string> {
-  const answer = ghJson(await runGh(['api', `${REST}/git/commits/${commit}`], { cwd, idempotent: true }), 'api commits') as {
+  const answer = ghJson(
+    await runGh(['api', `${REST}/git/commits/${commit}`], { cwd, idempotent: true }),
+    'api commits',
+  ) as {
     tree?: { sha?: unknown }
   }
   const tree = answer.tree?.sha
@@ -63,7 +69,11 @@ interface GitHubEntry {
   sha: string
 }
 
-async function listTree(cwd: string, tree: string, recursive: boolean): Promise<{ entries: GitHubEntry[]; truncated: boolean }> {
+async function listTree(
+  cwd: string,
+  tree: string,
+  recursive: boolean,
+): Promise<{ entries: GitHubEntry[]; truncated: boolean }> {
   const route = `${REST}/git/trees/${tree}${recursive ? '?recursive=1' : ''}`
   const answer = ghJson(await runGh(['api', route], { cwd, idempotent: true }), 'api trees') as {
     tree?: unknown
@@ -115,7 +125,11 @@ export async function compareHead(
 }
 
 /** The paths that differ, from GitHub's recursive listing of the head against the approved snapshot's leaves. */
-async function differingPaths(cwd: string, tree: string, approved: Manifest | null): Promise<{ paths: string[]; differing: number | null }> {
+async function differingPaths(
+  cwd: string,
+  tree: string,
+  approved: Manifest | null,
+): Promise<{ paths: string[]; differing: number | null }> {
   if (!approved) return { paths: [], differing: null }
   const listed = await listTree(cwd, tree, true)
   const head = new Map(listed.entries.filter((entry) => entry.type !== 'tree').map((entry) => [entry.path, entry]))
@@ -132,7 +146,9 @@ async function differingPaths(cwd: string, tree: string, approved: Manifest | nu
 
 /** `head_not_approved`, naming what differs and what to do. */
 export function headNotApproved(check: ShipCheck, pr: number | null, details: Record<string, unknown> = {}): never {
-  const named = check.paths.length ? `: ${check.paths.slice(0, 10).join(', ')}${(check.differing ?? check.paths.length) > 10 ? ', …' : ''}` : ''
+  const named = check.paths.length
+    ? `: ${check.paths.slice(0, 10).join(', ')}${(check.differing ?? check.paths.length) > 10 ? ', …' : ''}`
+    : ''
   if (check.base_on_target === false && check.head_tree === check.approved_tree)
     fail(
       'head_not_approved',

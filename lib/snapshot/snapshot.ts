@@ -66,14 +66,19 @@ export async function repoGit(repo: string): Promise<RepoGit> {
   const result = await gitTry(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], { env: cleanGitEnv() })
   const [gitDir, format] = result.stdout.trim().split('\n')
   if (!result.ok || !gitDir || (format !== 'sha1' && format !== 'sha256'))
-    fail('git_error', `${repo} is not a git repository git can read (${result.stderr.trim().split('\n')[0] || 'no git dir'})`, { repo })
+    fail(
+      'git_error',
+      `${repo} is not a git repository git can read (${result.stderr.trim().split('\n')[0] || 'no git dir'})`,
+      { repo },
+    )
   return { repo, gitDir, format }
 }
 
 /** A commit's tree id, from the verified commit object. */
 export async function commitTreeOf(git: RepoGit, commit: string, what: string): Promise<string> {
   const object = (await readVerified(git, [commit], what)).get(commit)
-  if (!object || object.type !== 'commit') fail('git_error', `${what} is not a commit in ${git.repo}`, { repo: git.repo, commit })
+  if (object?.type !== 'commit')
+    fail('git_error', `${what} is not a commit in ${git.repo}`, { repo: git.repo, commit })
   return commitTree(object.content)
 }
 
@@ -108,8 +113,13 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   /** One path of the listing into the manifest (or the skipped list), its change against the base noted. */
   function take(path: string): void {
     if (depth === 0 && isOwnFile(path)) return
-    if (path.includes('\uFFFD')) // git's bytes were not UTF-8: no file of that name could be opened
-      fail('git_error', `${JSON.stringify(path)} in ${git.repo} is not a UTF-8 file name: pair-loop cannot snapshot it`, { path })
+    if (path.includes('\uFFFD'))
+      // git's bytes were not UTF-8: no file of that name could be opened
+      fail(
+        'git_error',
+        `${JSON.stringify(path)} in ${git.repo} is not a UTF-8 file name: pair-loop cannot snapshot it`,
+        { path },
+      )
     const full = `${git.repo}/${path}`
     const stats = lstatOrNull(full)
     if (!stats) return // deleted: not in the tree
@@ -135,7 +145,8 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
 
   function record(path: string, before: Leaf | null, leaf: Leaf): void {
     manifest.set(path, leaf)
-    if (leaf !== before && (leaf.oid !== before?.oid || leaf.mode !== before.mode)) changes.push({ path, before, after: leaf })
+    if (leaf !== before && (leaf.oid !== before?.oid || leaf.mode !== before.mode))
+      changes.push({ path, before, after: leaf })
   }
 
   /** A file's blob id: from the stat cache, or read; a changed file's bytes go to the store. Null: it changed under us. */
@@ -164,13 +175,29 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
     return read.oid
   }
 
-  async function submodule(path: string, full: string, before: Leaf | null, at: number): Promise<SubmoduleSnapshot | null> {
+  async function submodule(
+    path: string,
+    full: string,
+    before: Leaf | null,
+    at: number,
+  ): Promise<SubmoduleSnapshot | null> {
     if (at >= SUBMODULE_DEPTH) return null
     const inner = await repoGit(full)
-    const head = (await gitTry(full, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { env: cleanGitEnv() })).stdout.trim() || null
+    const head =
+      (
+        await gitTry(full, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { env: cleanGitEnv() })
+      ).stdout.trim() || null
     const recorded = before?.mode === '160000' ? before.oid : null
-    const headTree = head ? await commitTreeOf(inner, head, `the submodule ${path}'s commit ${head.slice(0, 12)}`) : null
-    const against = (recorded && (await commitTreeOf(inner, recorded, `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}`).catch(() => null))) ?? headTree ?? emptyTreeId(inner.format)
+    const headTree = head
+      ? await commitTreeOf(inner, head, `the submodule ${path}'s commit ${head.slice(0, 12)}`)
+      : null
+    const against =
+      (recorded &&
+        (await commitTreeOf(inner, recorded, `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}`).catch(
+          () => null,
+        ))) ??
+      headTree ??
+      emptyTreeId(inner.format)
     const snapshot = await snapshotAgainst(inner, against, { ...options, depth: at + 1 })
     return { path, recorded, head, folded: snapshot.tree !== headTree, snapshot }
   }

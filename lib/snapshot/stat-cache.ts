@@ -22,7 +22,8 @@ export interface StatCache {
   save(): void
 }
 
-const cacheFile = (home: string, repo: string) => join(home, 'cache', 'snapshot', `${hexDigest(repo).slice(0, 24)}.json`)
+const cacheFile = (home: string, repo: string) =>
+  join(home, 'cache', 'snapshot', `${hexDigest(repo).slice(0, 24)}.json`)
 
 export function openStatCache(home: string, repo: string, startMs: number): StatCache {
   const file = cacheFile(home, repo)
@@ -42,7 +43,8 @@ export function openStatCache(home: string, repo: string, startMs: number): Stat
     get(path, s) {
       const i = at.get(path)
       if (i === undefined) return undefined
-      if (old[i + 2] !== s.ino || old[i + 3] !== s.size || old[i + 4] !== s.mtimeMs || old[i + 5] !== s.ctimeMs) return undefined
+      if (old[i + 2] !== s.ino || old[i + 3] !== s.size || old[i + 4] !== s.mtimeMs || old[i + 5] !== s.ctimeMs)
+        return undefined
       if (old[i + 6] !== s.mode || old[i + 1] !== s.dev) return undefined
       for (let k = 0; k < ROW; k++) next.push(old[i + k]!)
       kept++

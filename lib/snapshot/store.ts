@@ -17,7 +17,8 @@ export interface ObjectStore {
 export function objectStore(home: string, format: ObjectFormat): ObjectStore {
   const dir = join(home, 'store', `${format}.git`)
   if (!existsSync(join(dir, 'HEAD'))) {
-    for (const sub of ['objects', 'refs/heads', 'refs/tags']) mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 })
+    for (const sub of ['objects', 'refs/heads', 'refs/tags'])
+      mkdirSync(join(dir, sub), { recursive: true, mode: 0o700 })
     const extensions = format === 'sha256' ? '[extensions]\n\tobjectformat = sha256\n' : ''
     const version = format === 'sha256' ? 1 : 0
     writeFileSync(join(dir, 'config'), `[core]\n\trepositoryformatversion = ${version}\n\tbare = true\n${extensions}`)
@@ -45,7 +46,9 @@ export const hasObject = (store: ObjectStore, oid: string) => existsSync(objectP
 /** git with nothing of the user's: no system or global config, no attributes, no replace refs, no pager. */
 function storeEnv(store: ObjectStore): NodeJS.ProcessEnv {
   const keep = ['PATH', 'SYSTEMROOT', 'LANG', 'LC_ALL', 'TZ']
-  const env: NodeJS.ProcessEnv = Object.fromEntries(keep.filter((key) => process.env[key]).map((key) => [key, process.env[key]]))
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    keep.filter((key) => process.env[key]).map((key) => [key, process.env[key]]),
+  )
   return {
     ...env,
     GIT_DIR: store.dir,
@@ -69,10 +72,18 @@ export async function storeGit(
   onData: (chunk: Buffer) => boolean,
   timeoutMs = 120_000,
 ): Promise<StreamResult> {
-  const result = await execStream('git', [...STORE_FLAGS, ...args], onData, { cwd: store.dir, env: storeEnv(store), timeoutMs })
+  const result = await execStream('git', [...STORE_FLAGS, ...args], onData, {
+    cwd: store.dir,
+    env: storeEnv(store),
+    timeoutMs,
+  })
   if (!result.ok && !result.stopped)
-    fail('git_error', `git ${args[0]} on pair-loop's object store failed: ${result.stderr.trim().split('\n')[0] || `exit ${result.exitCode}`}`, {
-      store: store.dir,
-    })
+    fail(
+      'git_error',
+      `git ${args[0]} on pair-loop's object store failed: ${result.stderr.trim().split('\n')[0] || `exit ${result.exitCode}`}`,
+      {
+        store: store.dir,
+      },
+    )
   return result
 }

@@ -42,7 +42,10 @@ export async function readVerified(git: RepoGit, ids: string[], what: string): P
   const reader = batchReader((header, content) => {
     if (/ missing$/.test(header)) return 0
     const match = /^([0-9a-f]+) (\w+) (\d+)$/.exec(header)
-    if (!match) fail('git_error', `git cat-file answered ${JSON.stringify(header.slice(0, 80))} in ${git.repo}`, { repo: git.repo })
+    if (!match)
+      fail('git_error', `git cat-file answered ${JSON.stringify(header.slice(0, 80))} in ${git.repo}`, {
+        repo: git.repo,
+      })
     if (!content) return Number(match[3]) + 1 // the content and its newline
     parsed.push({ oid: match[1]!, type: match[2]!, content: content.subarray(0, content.length - 1) })
     return 0
@@ -71,10 +74,15 @@ export async function objectSizes(git: RepoGit, ids: string[]): Promise<Map<stri
   const unique = [...new Set(ids)]
   if (unique.length === 0) return sizes
   let text = ''
-  await plainGitStream(git.repo, ['cat-file', '--batch-check'], (chunk) => {
-    text += chunk.toString('latin1')
-    return true
-  }, { env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }), input: `${unique.join('\n')}\n`, timeoutMs: 120_000 })
+  await plainGitStream(
+    git.repo,
+    ['cat-file', '--batch-check'],
+    (chunk) => {
+      text += chunk.toString('latin1')
+      return true
+    },
+    { env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }), input: `${unique.join('\n')}\n`, timeoutMs: 120_000 },
+  )
   for (const line of text.split('\n')) {
     const match = /^([0-9a-f]+) \w+ (\d+)$/.exec(line)
     if (match) sizes.set(match[1]!, Number(match[2]))
