@@ -42,6 +42,7 @@ function chunkOf(id: string): string | undefined {
   if (/\/lib\/(gh|skills|pr-body|body-input|package)\.ts$/.test(id)) return 'extra'
   // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of
   // chunks (lib ↔ review)
+  if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review
   if (id.endsWith('/lib/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
   const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { cacheDir, pairLoopHome } from '../paths.ts'
 import type { RunState } from '../state.ts'
 import { listRuns } from '../store.ts'
+import { pruneSnapshots } from '../snapshot/prune.ts'
 import { transcriptOfCacheFile } from './transcript-cache-file.ts'
 
 const DAY_MS = 86_400_000
@@ -13,6 +14,8 @@ export const KEEP_FINISHED_MS = 30 * DAY_MS
 export interface Pruned {
   transcripts: number
   summaries: number
+  /** The snapshot store's objects, manifests and stat caches (lib/snapshot/prune.ts). */
+  snapshots: number
 }
 
 /** The home's caches pruned against every run on disk, once a day at most (`start` and `finish` call it). */
@@ -41,7 +44,7 @@ export function pruneCachesDaily(runs: () => RunState[], home = pairLoopHome(), 
 /** Remove the caches nothing will read again; `runs` are every run on disk. */
 export function pruneCaches(runs: RunState[], home = pairLoopHome(), now = Date.now()): Pruned {
   const cache = cacheDir(home)
-  const pruned = { transcripts: 0, summaries: 0 }
+  const pruned = { transcripts: 0, summaries: 0, snapshots: pruneSnapshots(runs, home, now) }
   const transcripts = join(cache, 'transcripts')
   for (const name of list(transcripts)) {
     const file = join(transcripts, name)

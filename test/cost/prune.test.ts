@@ -6,6 +6,7 @@ import { codexRolloutForThread } from '../../lib/cost/locate.ts'
 import { KEEP_FINISHED_MS, pruneCaches, pruneCachesDaily } from '../../lib/cost/prune.ts'
 import { expectOk } from '../_expect.ts'
 import { sandbox, tempDir } from '../_helpers.ts'
+import type { RunState } from '../../lib/state.ts'
 import { runState } from '../_state.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 
@@ -67,7 +68,7 @@ describe('pruning the caches', () => {
 
   it('prunes at most once a day', () => {
     const home = tempDir('pl-prune-')
-    expect(pruneCachesDaily(() => [], home, NOW)).toEqual({ transcripts: 0, summaries: 0 })
+    expect(pruneCachesDaily(() => [], home, NOW)).toEqual({ transcripts: 0, summaries: 0, snapshots: 0 })
     expect(pruneCachesDaily(() => [], home, NOW + 3_600_000)).toBeNull()
     utimesSync(join(home, 'cache', '.pruned'), (NOW - 2 * 86_400_000) / 1000, (NOW - 2 * 86_400_000) / 1000)
     expect(pruneCachesDaily(() => [], home, NOW)).not.toBeNull()
@@ -105,5 +106,28 @@ describe("a Codex thread's rollout", () => {
     expect(codexRolloutForThread(thread, env)).toBe(path)
     rmSync(path)
     expect(codexRolloutForThread(thread, env)).toBe(moved)
+  })
+})
+
+describe('pruning the snapshot store', () => {
+  it('removes objects and manifests not written for 30 days, and keeps the manifest of a tree a kept run reviewed', () => {
+    const home = tempDir('pl-prune-s-')
+    const at = (days: number) => (NOW - days * 86_400_000) / 1000
+    const put = (path: string, days: number) => {
+      mkdirSync(join(path, '..'), { recursive: true })
+      writeFileSync(path, 'x')
+      utimesSync(path, at(days), at(days))
+    }
+    const objects = join(home, 'store', 'sha1.git', 'objects', 'ab')
+    put(join(objects, 'old'), 31)
+    put(join(objects, 'fresh'), 1)
+    const trees = join(home, 'cache', 'snapshot', 'trees')
+    put(join(trees, `${'a'.repeat(40)}.json`), 40) // reviewed by a kept run
+    put(join(trees, `${'b'.repeat(40)}.json`), 40)
+    const round = { n: 1, coder: { tree: 'c'.repeat(40) }, reviewer: { tree: 'a'.repeat(40) } }
+    const run = { ...runState(), rounds: [round] } as unknown as RunState
+    expect(pruneCaches([run], home, NOW).snapshots).toBe(2)
+    expect(files(objects)).toEqual(['fresh'])
+    expect(files(trees)).toEqual([`${'a'.repeat(40)}.json`])
   })
 })

@@ -1,0 +1,45 @@
+// The snapshot store and its caches kept from growing for good: an object, a tree's manifest or a stat cache not
+// written for 30 days goes (an object is written again by the next snapshot that needs it), except the manifests of
+// the trees the kept runs handed over and had reviewed (verify names a PR head's differing paths from them).
+import { readdirSync, rmSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import type { RunState } from '../state.ts'
+
+const KEEP_MS = 30 * 86_400_000
+
+/** Files removed: objects, manifests, stat caches. */
+export function pruneSnapshots(runs: RunState[], home: string, now: number): number {
+  const trees = new Set(runs.flatMap((run) => run.rounds.flatMap((round) => [round.coder.tree, round.reviewer?.tree])))
+  let removed = 0
+  const old = (file: string) => {
+    try {
+      return now - statSync(file).mtimeMs > KEEP_MS
+    } catch {
+      return false
+    }
+  }
+  const drop = (file: string) => {
+    rmSync(file, { force: true })
+    removed++
+  }
+  for (const format of list(join(home, 'store')))
+    for (const fan of list(join(home, 'store', format, 'objects')))
+      for (const name of list(join(home, 'store', format, 'objects', fan))) {
+        const file = join(home, 'store', format, 'objects', fan, name)
+        if (old(file)) drop(file)
+      }
+  const manifests = join(home, 'cache', 'snapshot', 'trees')
+  for (const name of list(manifests))
+    if (!trees.has(name.replace(/\.json$/, '')) && old(join(manifests, name))) drop(join(manifests, name))
+  const caches = join(home, 'cache', 'snapshot')
+  for (const name of list(caches)) if (name.endsWith('.json') && old(join(caches, name))) drop(join(caches, name))
+  return removed
+}
+
+function list(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
