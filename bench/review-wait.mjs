@@ -116,6 +116,7 @@ try {
     if (out.status !== 0 || !JSON.parse(out.stdout).in_progress)
       throw new Error(`review --wait ${WAIT_S} (${stub}) did not print the in-flight document: ${out.stdout}`)
     waits.push({ stub, ms })
+    if (process.argv.includes('--verbose')) process.stderr.write(`wait ${round + 1}: ${stub} ${ms.toFixed(0)} ms\n`)
     must(process.execPath, [CLI, 'review', '--cancel'], repo)
   }
 

@@ -44,6 +44,7 @@ const review = defineScript({
     },
   },
   async run(args, io) {
+    const since = Date.now()
     const reviewerCmd = parseReviewerCmd(args['reviewer-cmd'])
     const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 86_400 })
     const waitFlag = integerFlag(args.wait, 'wait', { max: 86_400 })
@@ -57,6 +58,7 @@ const review = defineScript({
       timeoutS,
       overBudget: args['over-budget'] ?? false,
       waitS: waitFlag ?? config.pair_loop.review_wait_s,
+      since,
       signal: io.signal,
       stderr: io.stderr,
       log,

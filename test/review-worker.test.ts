@@ -9,6 +9,7 @@ import { codexMeta, codexTokenCount, codexTurn, rolloutPath } from './cost/_gen.
 import { sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, runInReview, type Sandbox } from './_expect.ts'
 import { goneWithin, reviewArgs, sandboxInReview, SLOW, waitFor } from './_review.ts'
+import { prSandbox, world } from './_pr.ts'
 import { spawnCli } from './reliability/_util.ts'
 
 /** Processes a test started that must not outlive it (workers, reviewers), killed whatever the test's end. */
@@ -193,6 +194,25 @@ describe('review: nothing is ever wedged', () => {
       expect(expectError(result, 'reviewer_timeout').message).toMatch(/printed nothing for 1 s/)
       expect(sb.state(runId)).toMatchObject({ phase: 'reviewing', review_claim: null })
       expect(sb.state(runId).failed_reviews.map((f) => f.code)).toEqual(['reviewer_timeout'])
+    },
+    SLOW,
+  )
+})
+
+describe('review --pr: the final round is detached too', () => {
+  it(
+    'prints the final round in flight, then its verdict to the review --pr that attaches, from one call',
+    async () => {
+      const diff = 'diff --git a/a.ts b/a.ts\n--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-a\n+b\n'
+      const sb = await prSandbox(world({ diff }), { pair_loop: { pr_final_round: true } })
+      const count = join(tempDir('pl-count-'), 'calls')
+      const first = expectOk(await sb.cli([...slowApprove(count, 2), '--pr', '--wait', '0']))
+      expect(first).toMatchObject({ run_id: sb.runId, round: 'pr', in_progress: true, next: 'review' })
+      started.push(first.worker.pid)
+      const second = expectOk(await sb.cli(['review', '--pr']))
+      expect(second).toMatchObject({ round: 'pr', pr: 7, verdict: 'APPROVED', next: 'pr-check' })
+      expect(calls(count)).toHaveLength(1)
+      expect(sb.state(sb.runId)).toMatchObject({ phase: 'finished', review_claim: null })
     },
     SLOW,
   )

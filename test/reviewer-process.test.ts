@@ -11,7 +11,6 @@ import type { RunResult } from '../lib/review/process.ts'
 import { runCli, tempDir } from './_helpers.ts'
 import { expectError, expectOk, type Sandbox } from './_expect.ts'
 import { goneWithin, handoffText, sandboxInReview, stubPath, waitFor } from './_review.ts'
-import { spawnCli } from './reliability/_util.ts'
 
 /** How long pair-loop reads a reviewer's output after the reviewer exits, and waits after a kill (lib/review/process.ts). */
 const GRACE_S = 2
@@ -210,30 +209,29 @@ describe('review: bounded in time however the reviewer’s descendants behave', 
   )
 })
 
-describe('review: stopped by the person while a setsid’ed grandchild holds the reviewer’s stdout', () => {
+describe('review: cancelled by the person while a setsid’ed grandchild holds the reviewer’s stdout', () => {
   it(
-    'settles within the kill grace after SIGTERM, keeping the attempt as interrupted',
+    'settles within the kill grace after review --cancel, keeping the attempt as cancelled',
     async () => {
       const { sb, runId } = await sandboxInReview()
-      const { dir, pidFile, args } = reviewCommand({ stub: 'detached-child-hang' }, ['--timeout', '120'])
-      const running = spawnCli(args, { cwd: sb.repo, env: { ...sb.env, STUB_STATE_DIR: dir } })
-      try {
-        await waitFor(() => existsSync(join(dir, 'detached.pid')), 'the detached grandchild to start')
-        const started = Date.now()
-        running.child.kill('SIGTERM')
-        const result = await running.done
-        const elapsedMs = Date.now() - started
-        process.stderr.write(`[reviewer-process] SIGTERM with a detached grandchild holding stdout: ${elapsedMs} ms\n`)
-        expect(elapsedMs, `review took ${elapsedMs} ms to stop`).toBeLessThanOrEqual((GRACE_S + SLACK_S) * 1000)
-        expectError(result, 'interrupted')
-        expectDetachedSleeperAlive(dir, Number(readFileSync(pidFile, 'utf8')))
-        expect(sb.state(runId)).toMatchObject({ phase: 'reviewing', review_claim: null })
-        expect(sb.state(runId).failed_reviews).toEqual([expect.objectContaining({ round: 1, code: 'interrupted' })])
-        const reviewerPid = Number(readFileSync(pidFile, 'utf8'))
-        expect(await goneWithin(reviewerPid), `reviewer ${reviewerPid} still runs`).toBe(true)
-      } finally {
-        running.child.kill('SIGKILL')
-      }
+      const { dir, pidFile, args } = reviewCommand({ stub: 'detached-child-hang' }, ['--timeout', '120', '--wait', '0'])
+      const env = { ...sb.env, STUB_STATE_DIR: dir }
+      expectOk(await runCli(args, { cwd: sb.repo, env }))
+      const worker = await waitFor(() => sb.state(runId).review_claim, 'the review worker')
+      groups.push(worker.pid)
+      await waitFor(() => existsSync(join(dir, 'detached.pid')), 'the detached grandchild to start')
+      const started = Date.now()
+      const cancelled = await runCli(['review', '--cancel'], { cwd: sb.repo, env })
+      const elapsedMs = Date.now() - started
+      process.stderr.write(`[reviewer-process] cancel with a detached grandchild holding stdout: ${elapsedMs} ms\n`)
+      expect(elapsedMs, `the cancel took ${elapsedMs} ms`).toBeLessThanOrEqual((GRACE_S + SLACK_S) * 1000)
+      expect(expectOk(cancelled)).toMatchObject({ cancelled: true, attempt: { code: 'cancelled' } })
+      expectDetachedSleeperAlive(dir, Number(readFileSync(pidFile, 'utf8')))
+      expect(sb.state(runId)).toMatchObject({ phase: 'reviewing', review_claim: null })
+      expect(sb.state(runId).failed_reviews).toEqual([expect.objectContaining({ round: 1, code: 'cancelled' })])
+      const reviewerPid = Number(readFileSync(pidFile, 'utf8'))
+      expect(await goneWithin(reviewerPid), `reviewer ${reviewerPid} still runs`).toBe(true)
+      expect(await goneWithin(worker.pid), `worker ${worker.pid} still runs`).toBe(true)
     },
     SLOW,
   )

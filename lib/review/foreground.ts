@@ -25,6 +25,8 @@ import { awaitAttempt } from './wait.ts'
 export interface ForegroundOptions {
   /** Seconds to wait for the review before printing the in-flight document (`--wait`, `pair_loop.review_wait_s`). */
   waitS: number
+  /** When the command started (epoch ms): `--wait` bounds the whole command, not only its wait. */
+  since?: number
   /** A signal ends the wait, never the review. */
   signal?: AbortSignal
   stderr: (text: string) => void

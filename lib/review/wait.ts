@@ -11,6 +11,8 @@ import { inFlightDocument, outcomeResult, recordedResult } from './documents.ts'
 
 export interface WaitOptions {
   waitS: number
+  /** When the command started (epoch ms): the wait is counted from there, checks and start-up included. */
+  since?: number
   signal?: AbortSignal
   /** Where the worker's lines for a person go (the command's stderr). */
   stderr: (text: string) => void
@@ -30,7 +32,7 @@ export async function awaitAttempt(
 ): Promise<Record<string, unknown>> {
   const attempt = claim.attempt
   const started = Date.now()
-  const deadline = started + options.waitS * 1000
+  const deadline = (options.since ?? started) + options.waitS * 1000
   const lines = forwarder(attemptLogPath(runId), options.launched === true, options.stderr)
   let goneAt: number | null = null
   let checkedAt = 0
@@ -77,7 +79,7 @@ function sameAttempt(held: ReviewClaim | null, claim: ReviewClaim): boolean {
 }
 
 /** Poll fast while a quick review may be ending (a stub answers at once), then settle to a tenth of a second. */
-const pollMs = (elapsedMs: number) => (elapsedMs < 1_000 ? 10 : elapsedMs < 5_000 ? 50 : 100)
+const pollMs = (elapsedMs: number) => (elapsedMs < 1_000 ? 5 : elapsedMs < 5_000 ? 50 : 100)
 
 function pause(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -43,8 +43,6 @@ export async function runWorker(
   tasks: Record<AttemptKind, WorkerTask>,
 ): Promise<void> {
   const { runId, attempt } = started
-  // what every review needs, loaded while its `review` is still making its checks (the job comes after them)
-  await Promise.all([import('zx/core'), import('proper-lockfile')]).catch(() => {})
   const job = parseJob(readStdin(), attempt)
   if (!job) return // its `review` did not claim the run after all (a check failed, or it was killed first)
   const run = readRun(runId)
