@@ -1,5 +1,6 @@
 // Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
 // an error. The effective config is frozen on the run at `start` (see lib/state.ts), so a file changed mid-run moves nothing.
+import { askUntrusted } from './ask.ts'
 import { join } from 'node:path'
 import * as v from 'valibot'
 import { fail, isPairLoopError } from './errors.ts'
@@ -177,7 +178,15 @@ function untrustedConfig(
   fail(
     'config_untrusted',
     `${shownPath(file.path)} sets ${effects.map(({ key, effect }) => `${key}, which ${effect}`).join('; ')}.${untracked} You have not trusted this content: read it, then run \`pair-loop trust --cwd ${repo}\``,
-    { path: file.path, keys, effects, tracked_at_base: tracked, sha256: file.sha256, next: 'ask-user' },
+    {
+      path: file.path,
+      keys,
+      effects,
+      tracked_at_base: tracked,
+      sha256: file.sha256,
+      next: 'ask-user',
+      ask: askUntrusted(repo),
+    },
   )
 }
 

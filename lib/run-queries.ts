@@ -1,4 +1,5 @@
 // Questions about a run that change nothing: its findings, where it stands, and what the agent should run next.
+import { type Ask, askPrEscalated, askReviewerFailed, askRoundCap, askWontFixBack } from './ask.ts'
 import { findingKey, type ParsedFinding } from './review/grammar.ts'
 import type { Finding, RunState } from './state.ts'
 
@@ -36,11 +37,45 @@ export function allFindings(run: RunState): Finding[] {
   return run.rounds.flatMap((round) => round.reviewer?.findings ?? [])
 }
 
+/** The codes of a failed attempt that count towards "two in a row" (a cancel is the person's own choice). */
+const REVIEWER_FAILURES = new Set(['reviewer_failed', 'reviewer_timeout'])
+
+/** Failed reviewer calls of the round under review since it was handed over (a review recorded ends the row). */
+export function failuresInARow(run: RunState): number {
+  const round = run.rounds.at(-1)
+  if (run.phase !== 'reviewing' || !round || round.reviewer) return 0
+  return run.failed_reviews.filter(
+    (failed) => failed.round === round.n && failed.at >= round.coder.done_at && REVIEWER_FAILURES.has(failed.code),
+  ).length
+}
+
+/** Open findings of the last review that repeat one the coder answered `wont-fix` in an earlier round. */
+export function wontFixBack(run: RunState): string[] {
+  const review = run.rounds.at(-1)?.reviewer
+  if (!review) return []
+  const refused = new Set(
+    Object.values(run.replies)
+      .filter((reply) => reply.disposition === 'wont-fix')
+      .map((reply) => reply.key),
+  )
+  return review.findings
+    .filter((finding) => finding.recurring && !run.replies[finding.id] && refused.has(finding.key))
+    .map((finding) => finding.id)
+}
+
+/** The next step a failed reviewer call names: `review` (retry once), or the person after the second in a row. */
+export function afterFailure(run: RunState, code: string): { next: 'review' | 'ask-user'; ask?: Ask } {
+  const row = failuresInARow(run) + (REVIEWER_FAILURES.has(code) ? 1 : 0) // run: the state before this failure
+  return row >= 2 ? { next: 'ask-user', ask: askReviewerFailed() } : { next: 'review' }
+}
+
 export function nextStep(run: RunState): NextStep {
   switch (run.phase) {
     case 'coding':
+      if (wontFixBack(run).length > 0) return 'ask-user' // the two are not converging: the person decides
       return openFindings(run).length > 0 ? 'reply' : 'coder-done'
     case 'reviewing':
+      if (failuresInARow(run) >= 2) return 'ask-user'
       return 'review' // also while one is in flight: `review` attaches to it and waits, it never calls again
     case 'approved':
       return 'finish'
@@ -49,6 +84,21 @@ export function nextStep(run: RunState): NextStep {
     case 'finished':
       return prPhaseStep(run)
   }
+}
+
+/** Why the run waits for the person, and the command for each answer: with `next: "ask-user"`, else nothing. */
+export function askOf(run: RunState): Ask | null {
+  if (nextStep(run) !== 'ask-user') return null
+  if (run.phase === 'capped') return askRoundCap()
+  if (run.phase === 'reviewing') return askReviewerFailed()
+  if (run.phase === 'finished') return askPrEscalated()
+  return askWontFixBack(wontFixBack(run))
+}
+
+/** `next` and, when it is `ask-user`, `ask` beside it: what every document that names the next step carries. */
+export const nextFields = (run: RunState): { next: NextStep; ask?: Ask } => {
+  const ask = askOf(run)
+  return ask ? { next: 'ask-user', ask } : { next: nextStep(run) }
 }
 
 /** After the loop, a PR is watched (`pr-check`) until a tick says it is ready for a person or needs one. */

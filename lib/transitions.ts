@@ -4,7 +4,8 @@
 import { dropClaim, PR_CREATE_KEY, replyPostKey } from './claims.ts'
 import { fail } from './errors.ts'
 import type { ParsedFinding } from './review/grammar.ts'
-import { allFindings, nextStep, numberFindings, replyKey } from './run-queries.ts'
+import { askingFor, askRoundCap } from './ask.ts'
+import { allFindings, nextFields, nextStep, numberFindings, replyKey } from './run-queries.ts'
 import type {
   BudgetOverride,
   CoderRound,
@@ -28,7 +29,7 @@ export function expectPhase(run: RunState, allowed: Phase[], command: string): v
   fail(
     'wrong_phase',
     `${command} needs phase ${allowed.join(' or ')}, but run ${run.run_id} is ${run.phase}${next ? `; run \`${next}\` next` : ''}`,
-    { run_id: run.run_id, phase: run.phase, expected_phase: allowed, next },
+    { run_id: run.run_id, phase: run.phase, expected_phase: allowed, ...nextFields(run) },
   )
 }
 
@@ -80,7 +81,7 @@ export function checkCanOpenRound(run: RunState, overCap: boolean, changedSinceR
     fail(
       'round_cap',
       `run ${run.run_id} has used its ${run.max_rounds} rounds; ask the person, then pass --over-cap to go on`,
-      { run_id: run.run_id, max_rounds: run.max_rounds, rounds: run.rounds.length, next: 'ask-user' },
+      { run_id: run.run_id, max_rounds: run.max_rounds, rounds: run.rounds.length, ...askingFor(askRoundCap()) },
     )
   }
 }

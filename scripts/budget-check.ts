@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // budget-check: the run's cost so far, per round, role and model, from the agents' own records; exit 13 at the limit.
 import { decimalFlag, defineScript, isMain, main, runArgs, withExit } from '../lib/cli.ts'
+import { askBudget } from '../lib/ask.ts'
 import { assessBudget, overLimit } from '../lib/cost/brake.ts'
 import { rememberHighWater } from '../lib/cost/high-water.ts'
 import { ERROR_CODES } from '../lib/errors.ts'
 import { configOf, resolveRun } from '../lib/run-access.ts'
-import { expectPhase } from '../lib/transitions.ts'
+import { nextStep } from '../lib/run-queries.ts'
 
 const budgetCheck = defineScript({
   name: 'budget-check',
@@ -20,8 +21,8 @@ const budgetCheck = defineScript({
   },
   async run(args, io) {
     const limit = decimalFlag(args.limit, 'limit')
-    const run = resolveRun(args)
-    expectPhase(run, ['coding', 'reviewing', 'approved', 'capped'], 'budget-check')
+    // a finished run too (the newest of this repository when none is active): its cost per round, afterwards
+    const run = resolveRun(args, { allowFinished: true })
     const budget = assessBudget(run, configOf(run), { limit })
     const { ledger } = budget
     await rememberHighWater(run.run_id, ledger.seen) // money seen now stays counted if its transcript goes
@@ -53,7 +54,11 @@ const budgetCheck = defineScript({
       complete: ledger.complete,
       sources: ledger.sources,
     }
-    if (budget.level === 'alert') {
+    // the brake stops a loop that goes on: a finished run over its budget is reported, not refused
+    if (budget.level === 'alert' && run.phase !== 'finished') {
+      const next = nextStep(run)
+      const refused = next === 'review' ? 'review' : 'coder-done'
+      Object.assign(document, { next: 'ask-user', ask: askBudget(refused) })
       io.stderr(`pair-loop budget-check: budget_exceeded: ${overLimit(run.run_id, budget)}\n`)
       return withExit(document, ERROR_CODES.budget_exceeded.exit)
     }

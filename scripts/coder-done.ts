@@ -9,7 +9,7 @@ import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { changeNow } from '../lib/snapshot/now.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
-import { movedSinceApproval, nextStep, reviewerSessionIds } from '../lib/run-queries.ts'
+import { movedSinceApproval, nextFields, reviewerSessionIds } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
 const coderDone = defineScript({
@@ -73,7 +73,7 @@ const coderDone = defineScript({
         now: nowIso(),
       }),
     )
-    return { run_id: state.run_id, round: state.rounds.length, session_id: sessionId, diff, next: nextStep(state) }
+    return { run_id: state.run_id, round: state.rounds.length, session_id: sessionId, diff, ...nextFields(state) }
   },
 })
 

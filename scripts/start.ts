@@ -11,7 +11,7 @@ import { hexDigest } from '../lib/digest.ts'
 import { currentBranch, dirtyPaths, ensureExcluded, HANDOFF_NAME, reviewBase, topLevel } from '../lib/git.ts'
 import { activeRunsOf, foreignHandoff, handoffPath, nowIso, writeHandoff } from '../lib/run-access.ts'
 import { withRunsWindow } from '../lib/run-index-window.ts'
-import { nextStep } from '../lib/run-queries.ts'
+import { nextFields } from '../lib/run-queries.ts'
 import { checkHomeOutside, newRunId, pairLoopHome, runStatePath, runsDir } from '../lib/paths.ts'
 import { withLock } from '../lib/lock.ts'
 import { createRun, ensureRunsDir } from '../lib/store.ts'
@@ -122,7 +122,7 @@ const start = defineScript({
       reviewer: state.reviewer,
       max_rounds: state.max_rounds,
       budget_usd: state.budget_usd,
-      next: nextStep(state),
+      ...nextFields(state),
     }
   },
 })

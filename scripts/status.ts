@@ -3,7 +3,7 @@
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { fail, interruptedError } from '../lib/errors.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
-import { currentRound, mergedAt, nextStep, openFindings, roundsLeft } from '../lib/run-queries.ts'
+import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
 import { mergedPrCosts } from '../lib/pr/merged.ts'
 import type { RunState } from '../lib/state.ts'
@@ -51,7 +51,7 @@ async function runDocument(run: RunState) {
     round: currentRound(run),
     rounds_left: roundsLeft(run),
     max_rounds: run.max_rounds,
-    next: nextStep(run),
+    ...nextFields(run),
     task: run.task,
     repo: run.repo,
     branch: run.branch,
@@ -98,7 +98,7 @@ function summarise(run: RunState) {
     run_id: run.run_id,
     phase: run.phase,
     round: currentRound(run),
-    next: nextStep(run),
+    ...nextFields(run),
     task: run.task,
     repo: run.repo,
     branch: run.branch,

@@ -206,4 +206,17 @@ describe('review: a reviewer that fails is never a verdict', () => {
     },
     SLOW,
   )
+
+  it(
+    'names the person as the next step after the second failure in a row, and status says the same',
+    async () => {
+      const { sb } = await sandboxInReview()
+      expect(expectError(await sb.cli(reviewArgs('crash')), 'reviewer_failed').next).toBe('review')
+      const second = expectError(await sb.cli(reviewArgs('crash')), 'reviewer_failed')
+      expect(second).toMatchObject({ next: 'ask-user', ask: { reason: 'reviewer_failed_twice' } })
+      expect(second.ask.choices.map((choice: { command: string }) => choice.command)).toContain('pair-loop review')
+      expect(expectOk(await sb.cli(['status']))).toMatchObject({ next: 'ask-user', ask: second.ask })
+    },
+    SLOW,
+  )
 })

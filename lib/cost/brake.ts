@@ -1,4 +1,5 @@
 // The budget: levels against the limit, and the brake that keeps a round from opening at or over it.
+import { askBudget } from '../ask.ts'
 import type { Config } from '../config.ts'
 import { PairLoopError } from '../errors.ts'
 import { pairLoopHome } from '../paths.ts'
@@ -89,6 +90,7 @@ export async function checkBudgetBrake(
         unpriced_models: budget.ledger.unpriced_models,
         unpriced_usage: budget.ledger.unpriced_usage,
         next: 'ask-user',
+        ask: askBudget(opts.command),
       },
     )
   }

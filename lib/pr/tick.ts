@@ -1,6 +1,7 @@
 // One pr-check tick: collect (or replay a captured snapshot), then under the run's lock reduce against what the run kept
 // of the PR and persist it with the snapshot beside the state. Collecting happens before the lock is taken, so a tick's
 // network time never holds up another command; the reduce reads the state as it is under the lock.
+import { askPrEscalated } from '../ask.ts'
 import { readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from '../config.ts'
@@ -51,6 +52,7 @@ export async function prTick(run: RunState, options: TickOptions) {
     snapshot_path: path,
     stopped,
     next: stopped ? null : nextAfter(result.decision),
+    ...(!stopped && result.decision === 'escalate' ? { ask: askPrEscalated() } : {}),
   }
 }
 

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os'
 import { fail } from '../errors.ts'
 import { isProcessAlive } from '../processes.ts'
-import { nextStep } from '../run-queries.ts'
+import { nextFields } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
 import { readRun } from '../store.ts'
 import { type AttemptKind, askCancel, markDelivered, readOutcome, readProgress } from './attempt-files.ts'
@@ -20,7 +20,7 @@ const EXIT_GRACE_MS = 2_000
 export async function cancelAttempt(run: RunState, kind: AttemptKind, log: (line: string) => void) {
   const held = run.review_claim
   const ours = held !== null && (held.kind ?? 'round') === kind
-  if (!ours) return { run_id: run.run_id, cancelled: false, reason: 'no review in flight', next: nextStep(run) }
+  if (!ours) return { run_id: run.run_id, cancelled: false, reason: 'no review in flight', ...nextFields(run) }
   if (held.host !== hostname())
     fail('review_in_progress', `the review of run ${run.run_id} runs on host ${held.host}: cancel it there`, {
       run_id: run.run_id,
@@ -73,7 +73,7 @@ function cancelledDocument(state: RunState, kind: AttemptKind) {
         }
       : null,
     phase: state.phase,
-    next: nextStep(state),
+    ...nextFields(state),
   }
 }
 

@@ -1,7 +1,7 @@
 // What `review` prints: the finished review (a loop round, or the final round on the PR), the document of a review
 // still in flight, and the recorded result of an attempt when its worker's own outcome is not there to print.
 import { type ErrorCode, ERROR_CODES, PairLoopError } from '../errors.ts'
-import { nextStep, roundsLeft } from '../run-queries.ts'
+import { nextFields, roundsLeft } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
 import type { AttemptOutcome, AttemptProgress } from './attempt-files.ts'
 
@@ -25,7 +25,7 @@ export function reviewDocument(state: RunState) {
       cost_usd: recorded.cost?.usd ?? null,
       raw_output_path: recorded.raw_output_path,
     },
-    next: nextStep(state),
+    ...nextFields(state),
     rounds_left: roundsLeft(state),
   }
 }
@@ -98,7 +98,7 @@ export function recordedResult(state: RunState, claim: ReviewClaim): Record<stri
   const failed = state.failed_reviews.at(-1)
   const error =
     failed && since(failed.at)
-      ? { code: keptAs(failed.code), message: failed.message, details: { run_id: state.run_id, next: 'review' } }
+      ? { code: keptAs(failed.code), message: failed.message, details: { run_id: state.run_id, ...nextFields(state) } }
       : undefined
   return outcomeResult({ error })
 }

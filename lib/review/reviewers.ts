@@ -1,5 +1,6 @@
 // Which reviewer runs and how: codex, claude or a custom command, with the other vendor as fallback.
 // claude, codex and a configured command run outside the repository, loading no instructions, settings or hooks from it.
+import { askReviewerUnavailable } from '../ask.ts'
 import { accessSync, constants } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
@@ -193,9 +194,7 @@ export function chooseReviewer(
   fail(
     'reviewer_unavailable',
     `neither ${bins[run.reviewer]} nor ${bins[other]} is on PATH, and no reviewer command is set (--reviewer-cmd or pair_loop.reviewer_cmd)`,
-    {
-      tried: [bins[run.reviewer], bins[other]],
-    },
+    { tried: [bins[run.reviewer], bins[other]], next: 'ask-user', ask: askReviewerUnavailable() },
   )
 }
 

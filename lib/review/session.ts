@@ -1,6 +1,7 @@
 // One claimed review of the loop's round. The foreground (`review`) makes the checks, claims the run and starts the
 // detached worker, then waits a bounded time (lib/review/foreground.ts); the worker conducts the review and records
 // it, or keeps the failure (`conductRound`). A failure is never a verdict; a call stopped on purpose is kept too.
+import { afterFailure } from '../run-queries.ts'
 import type { Config } from '../config.ts'
 import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
 import { PairLoopError } from '../errors.ts'
@@ -96,7 +97,7 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
       round: run.rounds.length,
       tool: choice.tool,
       phase: run.phase,
-      next: 'review',
+      ...afterFailure(run, stopped?.kept ?? conducted.code),
       raw_output_path: conducted.calls.at(-1)?.raw_output_path ?? null,
       ...(stopped ? {} : conducted.details),
     }

@@ -2,6 +2,7 @@
 // `codex_bin: "./bin/codex"`), and the coder writes those. Each runs only if its bytes are the ones the person trusted
 // (`pair-loop trust` records their SHA-256), and what runs is a copy of exactly those bytes under $PAIR_LOOP_HOME,
 // so a file swapped after the check is not what runs.
+import { askUntrusted } from '../ask.ts'
 import { realpathSync, statSync } from 'node:fs'
 import { basename, isAbsolute, join, relative, resolve } from 'node:path'
 import { hexDigest } from '../digest.ts'
@@ -78,7 +79,14 @@ export function pinnedCommand(command: string[], program: string, options: PinOp
       fail(
         'config_untrusted',
         `${key} runs ${path}, inside the working tree, which the coder writes, and you have not trusted ${trusted[path] ? 'its new content' : 'it'}: read it, then run \`pair-loop trust --cwd ${repo}\``,
-        { path, keys: [key], sha256, trusted_sha256: trusted[path] ?? null, next: 'ask-user' },
+        {
+          path,
+          keys: [key],
+          sha256,
+          trusted_sha256: trusted[path] ?? null,
+          next: 'ask-user',
+          ask: askUntrusted(repo),
+        },
       )
     const copy = join(copies, sha256.slice(0, 16), basename(path))
     writeFileAtomic(copy, bytes, 0o700, { durable: false })

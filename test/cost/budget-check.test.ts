@@ -68,6 +68,11 @@ describe('budget-check', () => {
     expect(alert.json).toMatchObject({ version: 1, level: 'alert', limit: 1 })
     expect(alert.json.spent).toBeCloseTo(1, 12)
     expect(alert.json.errors).toBeUndefined()
+    expect(alert.json).toMatchObject({ next: 'ask-user', ask: { reason: 'budget_exceeded' } })
+    expect(alert.json.ask.choices[0]).toEqual({
+      say: 'go on over the budget',
+      command: 'pair-loop coder-done --over-budget',
+    })
 
     // --limit overrides the run's budget
     const raised = await sb.cli(['budget-check', '--limit', '1.9'])
@@ -110,6 +115,33 @@ describe('budget-check', () => {
   })
 })
 
+describe('budget-check on a finished run', () => {
+  it('shows the cost afterwards, for the newest finished run by default and by --run', async () => {
+    const sb = sandbox()
+    const runId = (await sb.cli(['start', '--task', 'demo', '--budget-usd', '1'])).json.run_id
+    spend(sb, [0.25])
+    expect((await sb.cli(['finish', '--verdict', 'ABANDONED'])).code).toBe(0)
+    for (const args of [['budget-check'], ['budget-check', '--run', runId]]) {
+      const doc = await sb.cli(args)
+      expect(doc.code, doc.stdout).toBe(0)
+      expect(doc.json).toMatchObject({ run_id: runId, phase: 'finished', level: 'none', limit: 1 })
+      expect(doc.json.spent).toBeCloseTo(0.25, 12)
+      expect(doc.json.rounds).toEqual([expect.objectContaining({ n: 1 })])
+    }
+  })
+
+  it('reports a finished run over its budget without the brake: exit 0, no person to ask', async () => {
+    const sb = sandbox()
+    await sb.cli(['start', '--task', 'demo', '--budget-usd', '0.1'])
+    spend(sb, [0.25])
+    expect((await sb.cli(['finish', '--verdict', 'ABANDONED'])).code).toBe(0)
+    const doc = await sb.cli(['budget-check'])
+    expect(doc.code, doc.stdout).toBe(0)
+    expect(doc.json.level).toBe('alert')
+    expect(doc.json.next).toBeUndefined()
+  })
+})
+
 describe('the brake in coder-done', () => {
   it('refuses to open a round at or over the limit unless --over-budget, which is recorded', async () => {
     const sb = sandbox()
@@ -123,7 +155,9 @@ describe('the brake in coder-done', () => {
       limit_usd: 0.5,
       level: 'alert',
       next: 'ask-user',
+      ask: { reason: 'budget_exceeded' },
     })
+    expect(refused.json.errors[0].ask.choices[0].command).toBe('pair-loop coder-done --over-budget')
     expect(refused.json.errors[0].spent_usd).toBeCloseTo(0.5, 12)
     expect(refused.json.errors[0].by_role.coder).toBeCloseTo(0.5, 12)
     expect(sb.state(runId)).toMatchObject({ phase: 'coding', rounds: [], budget_overrides: [] })

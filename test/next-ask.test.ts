@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest'
+import { claimReview } from '../lib/review/claim.ts'
+import type { ParsedFinding } from '../lib/review/grammar.ts'
+import { nextFields } from '../lib/run-queries.ts'
+import type { RunState } from '../lib/state.ts'
+import type { Step } from '../lib/store.ts'
+import {
+  applyReview,
+  newRun,
+  openRound,
+  recordFailedReview,
+  recordReply,
+  type ReviewInput,
+} from '../lib/transitions.ts'
+
+// The stops are in `next`: `ask-user` with an `ask` saying why and the command for each answer. Pure, no process.
+
+const T0 = '2026-11-30T05:00:00.000Z'
+const T1 = '2026-11-30T05:10:00.000Z'
+const T2 = '2026-11-30T05:20:00.000Z'
+const ME = 4242
+
+const written = <T>(step: Step<T>): RunState => step.state!
+
+const fresh = (): RunState =>
+  newRun({
+    run_id: '20261130-050000-abcdef',
+    task: 'Fix the bound',
+    repo: '/repo',
+    branch: 'feat',
+    base_sha: 'a'.repeat(40),
+    base_branch: null,
+    coder: 'claude',
+    reviewer: 'codex',
+    max_rounds: 3,
+    budget_usd: null,
+    config: null,
+    now: T0,
+  })
+
+const finding: ParsedFinding = {
+  n: 1,
+  category: 'bug',
+  severity: 'major',
+  path: 'a.ts',
+  line_start: 3,
+  line_end: 3,
+  text: 'off by one',
+}
+
+const review = (findings: ParsedFinding[]): ReviewInput => ({
+  tool: 'codex',
+  fallback_used: false,
+  verdict: 'CHANGES_REQUESTED',
+  findings,
+  summary: '',
+  session_id: 'reviewer-thread',
+  model: 'gpt-5',
+  usage: null,
+  cost: null,
+  calls: 1,
+  duration_ms: 10,
+  raw_output_path: null,
+  over_budget: false,
+  at: T1,
+})
+
+/** The run handed over and claimed by this process: phase `reviewing`. */
+function handOver(run: RunState, now = T1): RunState {
+  const opened = written(
+    openRound(run, {
+      summary: 'did it',
+      session_id: 'coder-session',
+      diff: { files: 1, insertions: 2, deletions: 0 },
+      tree: null,
+      findings_addressed: null,
+      over_cap: false,
+      override: null,
+      now,
+    }),
+  )
+  return written(
+    claimReview(opened, {
+      claim: {
+        pid: ME,
+        host: 'h',
+        started_at: now,
+        pid_start: null,
+        expires_at: null,
+        reviewer_pgid: null,
+        reviewer_start: null,
+      },
+      heldElsewhere: false,
+      override: null,
+    }),
+  )
+}
+
+/** Round 1 raised the finding, answered with `disposition`; round 2 raised it again. */
+function raisedAgainAfter(disposition: 'wont-fix' | 'fixed'): RunState {
+  let run = written(applyReview(handOver(fresh()), { review: review([finding]), pid: ME }))
+  run = written(recordReply(run, { finding: '1.1', disposition, body: 'no', post_pr: false, now: T1 }))
+  return written(applyReview(handOver(run, T2), { review: review([finding]), pid: ME }))
+}
+
+const failure = (code: string) => ({
+  failure: { at: T2, tool: 'codex' as const, code, message: 'x', cost: null, raw_output_path: null, session_id: null },
+  pid: ME,
+})
+
+describe('next and ask', () => {
+  it("asks the person when a finding answered won't-fix comes back, offering each answer for it", () => {
+    const fields = nextFields(raisedAgainAfter('wont-fix'))
+    expect(fields.next).toBe('ask-user')
+    expect(fields.ask?.reason).toBe('wont_fix_recurring')
+    expect(fields.ask?.choices.map((choice) => choice.command)).toContain(
+      'pair-loop reply --finding 2.1 --disposition wont-fix --body-file -',
+    )
+  })
+
+  it('sends the coder to reply when a finding answered fixed comes back', () => {
+    expect(nextFields(raisedAgainAfter('fixed'))).toEqual({ next: 'reply' })
+  })
+
+  it('goes on once the returning finding has its answer', () => {
+    const run = written(
+      recordReply(raisedAgainAfter('wont-fix'), {
+        finding: '2.1',
+        disposition: 'fixed',
+        body: 'the person says fix it',
+        post_pr: false,
+        now: T2,
+      }),
+    )
+    expect(nextFields(run).next).toBe('coder-done')
+  })
+
+  it('asks the person after two reviewer failures in a row', () => {
+    const once = written(recordFailedReview(handOver(fresh()), failure('reviewer_failed')))
+    expect(nextFields(once)).toEqual({ next: 'review' })
+    const twice = written(recordFailedReview(once, failure('reviewer_timeout')))
+    expect(nextFields(twice).next).toBe('ask-user')
+    expect(nextFields(twice).ask?.reason).toBe('reviewer_failed_twice')
+    expect(nextFields(twice).ask?.choices[0]?.command).toBe('pair-loop review')
+  })
+
+  it('does not count a cancelled review as a reviewer failure', () => {
+    const once = written(recordFailedReview(handOver(fresh()), failure('reviewer_failed')))
+    expect(nextFields(written(recordFailedReview(once, failure('cancelled'))))).toEqual({ next: 'review' })
+  })
+
+  it('asks the person at the round cap, with another round, shipping and abandoning as the answers', () => {
+    let run = fresh()
+    for (let n = 0; n < 3; n++) run = written(applyReview(handOver(run), { review: review([]), pid: ME }))
+    expect(run.phase).toBe('capped')
+    expect(nextFields(run).ask?.choices.map((choice) => choice.command)).toEqual([
+      'pair-loop coder-done --over-cap --summary-file -',
+      'pair-loop finish --verdict CHANGES_REQUESTED',
+      'pair-loop finish --verdict ABANDONED',
+    ])
+  })
+})
