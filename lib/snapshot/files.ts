@@ -17,13 +17,9 @@ export interface ReadFile {
   kind: BlobKind
   /** The bytes, when kept whole. */
   content: Buffer | null
-  /** The file did not change while it was read (its stat after equals its stat before): the hash may be cached. */
+  /** The file was read as long as its stat said (it did not grow or shrink while read): the hash may be cached. */
   steady: boolean
 }
-
-/** The identity of a file's stat data, for the stat cache: equal only if nothing about the file changed. */
-export const statKey = (stats: Stats) =>
-  `${stats.dev}:${stats.ino}:${stats.size}:${stats.mtimeMs}:${stats.ctimeMs}:${stats.mode}`
 
 /** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
 export function readRegularFile(path: string, seen: Stats, format: ObjectFormat): ReadFile | null {
@@ -38,8 +34,9 @@ export function readRegularFile(path: string, seen: Stats, format: ObjectFormat)
     if (!before.isFile() || before.ino !== seen.ino || before.dev !== seen.dev) return null
     const size = Number(before.size)
     const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
-    const after = fstatSync(fd)
-    return { ...read, steady: statKey(after) === statKey(before) && read.complete }
+    // a write while it was read changes its ctime, so its stat no longer matches the one it is cached under (and one
+    // changed in the last instants is never cached: stat-cache.ts): no second fstat is needed to tell
+    return { ...read, steady: read.complete }
   } finally {
     closeSync(fd)
   }
