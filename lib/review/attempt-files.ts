@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import * as v from 'valibot'
 import { writeFileAtomic } from '../fsutil.ts'
 import { runArtifactsDir } from '../paths.ts'
-import { REVIEWER_TOOLS } from '../state.ts'
+import { REVIEWER_TOOLS, type RunState } from '../state.ts'
 
 export const ATTEMPT_KINDS = ['round', 'pr'] as const
 export type AttemptKind = (typeof ATTEMPT_KINDS)[number]
@@ -44,8 +44,8 @@ export const AttemptProgress = v.object({
 export const AttemptOutcome = v.object({
   attempt: v.string(),
   kind: v.picklist(ATTEMPT_KINDS),
-  /** The run's revision once the result was recorded: a later write means the run has moved on since. */
-  revision: v.number(),
+  /** Where the loop stood once the result was recorded (`loopMark`): the run moved on since when it differs. */
+  mark: v.string(),
   at: v.string(),
   document: v.optional(v.record(v.string(), v.unknown())),
   error: v.optional(v.object({ code: v.string(), message: v.string(), details: v.record(v.string(), v.unknown()) })),
@@ -61,6 +61,25 @@ const progressPath = (runId: string) => join(attemptDir(runId), 'progress.json')
 export const outcomePath = (runId: string) => join(attemptDir(runId), 'outcome.json')
 const deliveredPath = (runId: string) => join(attemptDir(runId), 'delivered')
 const cancelPath = (runId: string) => join(attemptDir(runId), 'cancel')
+
+/**
+ * Where the loop stands, as far as a review's result goes: the phase, the rounds, the reviewer's record, the replies
+ * and the failed attempts. A write that is none of these (the ledger's high-water mark) leaves it as it was.
+ */
+export function loopMark(run: RunState): string {
+  const last = run.rounds.at(-1)
+  const replies = Object.keys(run.replies).length
+  return [
+    run.phase,
+    run.rounds.length,
+    last?.reviewer?.at,
+    replies,
+    run.failed_reviews.length,
+    run.final_review?.review.at,
+  ]
+    .map((part) => part ?? '')
+    .join('|')
+}
 
 /** A new attempt claimed: what the previous one left (progress, outcome, a cancel) goes. */
 export function clearAttempt(runId: string): void {

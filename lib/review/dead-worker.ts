@@ -8,7 +8,7 @@ import { configOf, changeRun } from '../run-access.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
 import { readRun } from '../store.ts'
 import { recordFailedReview } from '../transitions.ts'
-import { type AttemptProgress, markDelivered, readProgress, writeOutcome } from './attempt-files.ts'
+import { type AttemptProgress, loopMark, markDelivered, readProgress, writeOutcome } from './attempt-files.ts'
 import { releaseClaim } from './claim.ts'
 import { isHeldElsewhere } from './claim-holder.ts'
 import type { CallRecord } from './conduct.ts'
@@ -51,7 +51,7 @@ export async function settleDeadClaim(run: RunState, settling: Settling): Promis
     writeOutcome(run.run_id, {
       attempt: claim.attempt,
       kind: claim.kind ?? 'round',
-      revision: state.revision,
+      mark: loopMark(state),
       at: new Date().toISOString(),
       error: {
         code: code === 'cancelled' ? 'interrupted' : 'reviewer_failed',

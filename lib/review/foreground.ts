@@ -14,6 +14,7 @@ import {
   clearAttempt,
   isDelivered,
   lastOutcome,
+  loopMark,
   markDelivered,
 } from './attempt-files.ts'
 import { releaseClaim } from './claim.ts'
@@ -56,8 +57,8 @@ export async function runAttempt(
   const current = await settleDeadClaim(run, { log: options.log })
   if (current.review_claim) return attach(current, options)
   const unseen = lastOutcome(current.run_id)
-  // it ended while nobody waited, and nothing was written since: this is the result the agent has not seen
-  if (unseen?.kind === kind && unseen.revision === current.revision && !isDelivered(run.run_id, unseen.attempt)) {
+  // it ended while nobody waited, and the loop has not moved since: this is the result the agent has not seen
+  if (unseen?.kind === kind && unseen.mark === loopMark(current) && !isDelivered(run.run_id, unseen.attempt)) {
     markDelivered(run.run_id, unseen.attempt)
     return outcomeResult(unseen)
   }

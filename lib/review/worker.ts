@@ -16,6 +16,7 @@ import {
   type AttemptKind,
   type AttemptOutcome,
   cancelAsked,
+  loopMark,
   parseJob,
   writeOutcome,
 } from './attempt-files.ts'
@@ -89,7 +90,7 @@ export async function runWorker(
   writeOutcome(runId, {
     attempt,
     kind: job.kind,
-    revision: after.revision,
+    mark: loopMark(after),
     at: new Date().toISOString(),
     ...result,
   })
