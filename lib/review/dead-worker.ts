@@ -1,5 +1,5 @@
 // The claim's liveness check, made by every `review` and `status`: a claim whose process is gone (a worker SIGKILLed,
-// a machine restarted, a `review` killed before its worker took over) is ended. The reviewer it left running is ended
+// a machine restarted, a worker that crashed, or one whose `review` died before sending its job) is ended. The reviewer it left running is ended
 // too, the attempt is kept as a failed one with whatever its transcripts show it cost, and a new review can start: no
 // state says "running" for a process that is gone.
 import { hostname } from 'node:os'

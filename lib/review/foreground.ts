@@ -74,7 +74,8 @@ export async function runAttempt(
   } catch (error) {
     started.worker?.abandon()
     // another `review` claimed it a moment ago: wait for that one
-    if (isPairLoopError(error, 'review_in_progress')) return attach(readRun(run.run_id), options)
+    const now = isPairLoopError(error, 'review_in_progress') ? readRun(run.run_id) : null
+    if (now?.review_claim) return attach(now, options)
     throw error
   }
   const worker = started.worker!
