@@ -124,16 +124,21 @@ export async function runScript<A extends ArgsDef>(
     io.stdout(
       asText
         ? (await import('./text-view.ts')).documentText(def.name, document)
-        : `${JSON.stringify({ version: VERSION, ...document })}\n`,
+        : jsonLine({ version: VERSION, ...document }),
     )
     return exit
   } catch (caught) {
     const error = toPairLoopError(caught)
-    io.stdout(asText ? errorText(error) : `${JSON.stringify(errorDocument(error))}\n`)
+    io.stdout(asText ? errorText(error) : jsonLine(errorDocument(error)))
     io.stderr(`pair-loop ${def.name}: ${error.code}: ${oneLine(error.message)}\n`)
     return ERROR_CODES[error.code].exit
   }
 }
+
+/** A document as one JSON line, every fraction rounded to 1e-9: dollars summed show 0.056682, not 0.056681999999999996. */
+const jsonLine = (document: object) => `${JSON.stringify(document, withoutFloatNoise)}\n`
+const withoutFloatNoise = (_key: string, value: unknown) =>
+  typeof value === 'number' && !Number.isInteger(value) && Math.abs(value) < 1e6 ? Math.round(value * 1e9) / 1e9 : value
 
 /** An error for a person: one line, the code and its exit status, then what went wrong. */
 const errorText = (error: PairLoopError) =>

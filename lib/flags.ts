@@ -40,6 +40,7 @@ export function flagGiven(args: ArgsDef, rawArgs: string[], spellings: string[])
 /** citty accepts unknown flags and ignores `required` on enums: check both ourselves so a typo is `usage`, not a silent pass. */
 export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]): ParsedArgs<A> {
   const flags = describeFlags(def.args)
+  const given = new Set<string>() // a flag with a value is given once: the second would silently win
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!
     if (token === '--') fail('usage', `unexpected arguments after --: ${rawArgs.slice(i + 1).join(' ')}`)
@@ -48,6 +49,9 @@ export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]
     const [name, inlineValue] = splitFlag(token)
     const flag = flags.get(name)
     if (!flag) unknownFlag(token.split('=')[0]!, flags)
+    if (flag.takesValue && given.has(flag.name))
+      fail('usage', `--${flag.name} is given twice; give it once`, { flag: `--${flag.name}` })
+    if (flag.takesValue) given.add(flag.name)
     if (flag.takesValue && inlineValue === undefined) {
       const value = rawArgs[i + 1]
       if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0])))

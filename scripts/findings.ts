@@ -3,6 +3,7 @@
 import { defineScript, isMain, main, rawOutput, runArgs, type RawOutput } from '../lib/cli.ts'
 import { toRdjsonl } from '../lib/export/rdjsonl.ts'
 import { toSarif } from '../lib/export/sarif.ts'
+import { fail } from '../lib/errors.ts'
 import { resolveRun } from '../lib/run-access.ts'
 import { allFindings } from '../lib/run-queries.ts'
 import { packageRoot, projectUrl } from '../lib/package.ts'
@@ -24,6 +25,11 @@ const findings = defineScript({
     },
   },
   async run(args, io) {
+    // another tool's format is printed as it is: a view for a person of it would be neither
+    if ((args as { text?: boolean }).text && args.format !== 'json')
+      fail('usage', `--text shows the findings for a person; --format ${args.format} is for another tool: give one`, {
+        flag: '--text',
+      })
     const run = resolveRun(args, { allowFinished: true })
     if (args.format === 'sarif') return rawOutput(JSON.stringify(toSarif(run, packageInfo())))
     if (args.format === 'rdjsonl') {

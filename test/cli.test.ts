@@ -64,6 +64,13 @@ describe('parseFlags', () => {
     ['a missing required string', ['--disposition', 'ack'], /missing required .*--body-file/i, undefined],
     ['a positional argument', [...ok, 'stray'], /unexpected argument "stray"/, undefined],
     ['arguments after --', [...ok, '--', 'x'], /after --/, undefined],
+    ['a flag with a value given twice', [...ok, '--run', 'a', '--run', 'b'], /--run is given twice/, '--run'],
+    [
+      'a flag given twice in two spellings',
+      ['--body-file', 'f', '--bodyFile=g', '--disposition', 'ack'],
+      /twice/,
+      '--body-file',
+    ],
   ]
   for (const [name, rawArgs, message, flag] of rejected) {
     it(`rejects ${name} as usage`, () => {
@@ -139,6 +146,20 @@ describe('runScript', () => {
     expect(out.stderr.split('\n')).toHaveLength(2)
   })
 
+  it('prints money without float noise, rounded to a billionth of a dollar', async () => {
+    const { out, io } = capture()
+    const sums = defineScript({
+      name: 'sums',
+      description: 'x',
+      args: {},
+      async run() {
+        return { spent: 0.1 + 0.2, rounds: [{ usd: 0.036682 + 0.02 }], tokens: 1234, tiny: 1.23456789012e-7 }
+      },
+    })
+    expect(await runScript(sums, [], io)).toBe(0)
+    expect(out.stdout).toBe('{"version":1,"spent":0.3,"rounds":[{"usd":0.056682}],"tokens":1234,"tiny":1.23e-7}\n')
+  })
+
   it('keeps a success document with its own exit status', async () => {
     const { out, io } = capture()
     const atLimit = defineScript({
@@ -174,6 +195,7 @@ describe('flag errors from the command line', () => {
     ['a missing required flag', ['finish']],
     ['a malformed number', ['start', '--task', 'x', '--max-rounds', 'three']],
     ['a malformed run id', ['status', '--run', '../x']],
+    ['a repeated --task', ['start', '--task', 'one thing', '--task', 'another']],
   ]
   for (const [name, args] of cases) {
     it(`reports ${name} as usage, exit 2, with JSON on stdout`, async () => {
