@@ -49,14 +49,6 @@ const start = defineScript({
   async run(args) {
     const repo = await topLevel(args.cwd ?? process.cwd())
     checkHomeOutside(repo)
-    const dirty = await dirtyPaths(repo)
-    if (dirty.length > 0) {
-      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, {
-        repo,
-        paths: dirty.slice(0, 100),
-        count: dirty.length,
-      })
-    }
     // the base first: the repository's config is honoured by itself only as git tracks it there
     const { sha: baseSha, branch: baseBranch } = await reviewBase(repo, args.base ?? null)
     const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
@@ -72,6 +64,14 @@ const start = defineScript({
         limit: MAX_TASK_BYTES,
       })
 
+    const dirty = await dirtyPaths(repo)
+    if (dirty.length > 0) {
+      fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, {
+        repo,
+        paths: dirty.slice(0, 100),
+        count: dirty.length,
+      })
+    }
     checkNoActiveRun(repo)
     const theirs = foreignHandoff(repo)
     if (theirs)

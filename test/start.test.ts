@@ -247,7 +247,7 @@ describe('start', () => {
   it('does not write state or HANDOFF.md when a later check fails', async () => {
     const sb = sandbox()
     writeFileSync(join(sb.repo, 'untracked.txt'), 'x')
-    expectError(await sb.cli(['start', '--task', 't', '--base', 'nope']), 'dirty_tree')
+    expectError(await sb.cli(['start', '--task', 't']), 'dirty_tree')
     expect(existsSync(join(sb.repo, 'HANDOFF.md'))).toBe(false)
     expect(existsSync(runsDir(sb.home))).toBe(false)
   })
