@@ -77,8 +77,7 @@ export async function repoGit(repo: string): Promise<RepoGit> {
 /** A commit's tree id, from the verified commit object. */
 export async function commitTreeOf(git: RepoGit, commit: string, what: string): Promise<string> {
   const object = (await readVerified(git, [commit], what)).get(commit)
-  if (object?.type !== 'commit')
-    fail('git_error', `${what} is not a commit in ${git.repo}`, { repo: git.repo, commit })
+  if (object?.type !== 'commit') fail('git_error', `${what} is not a commit in ${git.repo}`, { repo: git.repo, commit })
   return commitTree(object.content)
 }
 
