@@ -42,7 +42,7 @@ async function coderSandbox(port: number, config: Record<string, unknown> = {}) 
   const quoted = CLI_COMMAND.map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ')
   writeFileSync(join(bin, 'pair-loop'), `#!/bin/sh\nexec ${quoted} "$@"\n`)
   chmodSync(join(bin, 'pair-loop'), 0o755)
-  const env = {
+  const env: Record<string, string> = {
     ...base,
     PATH: `${bin}:${base.PATH}`,
     BASH_DEFAULT_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
