@@ -25,7 +25,7 @@ export interface ReviewerInstructions {
 /** Instruction text the CLIs read from a repository: Claude Code's memory files and rules, Codex's project docs. */
 const DOC_NAMES = new Set(['CLAUDE.md', 'CLAUDE.local.md', 'AGENTS.md', 'AGENTS.override.md'])
 export const isInstructionDoc = (path: string) =>
-  DOC_NAMES.has(basename(path)) || /(^|\/)\.claude\/rules\/.+\.md$/.test(path)
+  path.endsWith('.md') && (DOC_NAMES.has(basename(path)) || /(^|\/)\.claude\/rules\/.+\.md$/.test(path))
 
 /** Anything a reviewer CLI loads from a repository: the docs above, .claude/ (settings, hooks, agents, commands,
  * skills), .codex/ (config, hooks), .agents/ (skills), .mcp.json (MCP servers). */

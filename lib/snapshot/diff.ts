@@ -118,7 +118,7 @@ async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[])
 function whyUnreviewed(snap: RepoSnapshot, change: Change, oldKinds: Map<string, BlobKind | 'missing'>): string | null {
   const afterKind = (leaf: Leaf) => {
     const kind = snap.kinds.get(leaf.oid)
-    return kind !== 'big' && !hasObject(snap.store, leaf.oid) ? 'missing' : kind
+    return kind !== 'big' && kind !== 'binary' && !hasObject(snap.store, leaf.oid) ? 'missing' : kind
   }
   const sides: [Leaf | null, BlobKind | 'missing' | undefined][] = [
     [change.before, change.before ? oldKinds.get(change.before.oid) : undefined],

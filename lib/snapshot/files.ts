@@ -1,7 +1,7 @@
 // One file read from the disk for the snapshot: lstat first, never a symlink followed, never anything but a regular
 // file opened (a FIFO would hang the read), read once, hashed from the bytes read. What the reviewer is shown of it
 // comes from those same bytes.
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
 import { extname } from 'node:path'
 import { objectHasher, type ObjectFormat } from './objects.ts'
 
@@ -22,7 +22,7 @@ export interface ReadFile {
 }
 
 /** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
-export function readRegularFile(path: string, seen: Stats, format: ObjectFormat): ReadFile | null {
+export function readRegularFile(path: string, seen: BigIntStats, format: ObjectFormat): ReadFile | null {
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
@@ -30,12 +30,12 @@ export function readRegularFile(path: string, seen: Stats, format: ObjectFormat)
     return null // gone, or replaced by a link since lstat
   }
   try {
-    const before = fstatSync(fd)
+    const before = fstatSync(fd, { bigint: true })
     if (!before.isFile() || before.ino !== seen.ino || before.dev !== seen.dev) return null
     const size = Number(before.size)
     const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
     // a write while it was read changes its ctime, so its stat no longer matches the one it is cached under (and one
-    // changed in the last instants is never cached: stat-cache.ts): no second fstat is needed to tell
+    // changed in the last instants is never entered in the private index: snapshot.ts): no second fstat is needed
     return { ...read, steady: read.complete }
   } finally {
     closeSync(fd)

@@ -30,9 +30,16 @@ const sortName = (entry: TreeEntry) => (entry.mode === '40000' ? `${entry.name}/
 
 /** Byte order; for names all ASCII (nearly always) JavaScript's own string order is the same and cheaper. */
 function byGitOrder(entries: TreeEntry[]): TreeEntry[] {
-  const keyed = entries.map((entry) => ({ entry, key: sortName(entry) }))
-  if (keyed.every(({ key }) => /^[\x00-\x7f]*$/.test(key)))
-    keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+  const keys = entries.map(sortName)
+  let ascii = true
+  let sorted = true
+  for (let i = 0; i < keys.length; i++) {
+    if (ascii && !/^[\x00-\x7f]*$/.test(keys[i]!)) ascii = false
+    if (i > 0 && keys[i - 1]! > keys[i]!) sorted = false
+  }
+  if (ascii && sorted) return entries // the listing's order, usually: nothing to sort
+  const keyed = entries.map((entry, i) => ({ entry, key: keys[i]! }))
+  if (ascii) keyed.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
   else keyed.sort((a, b) => Buffer.compare(Buffer.from(a.key, 'utf8'), Buffer.from(b.key, 'utf8')))
   return keyed.map(({ entry }) => entry)
 }

@@ -1,4 +1,4 @@
-// The snapshot store and its caches kept from growing for good: an object, a tree's manifest or a stat cache not
+// The snapshot store and its caches kept from growing for good: an object, a tree's manifest or a private index not
 // written for 30 days goes (an object is written again by the next snapshot that needs it), except the manifests of
 // the trees the kept runs handed over and had reviewed (verify names a PR head's differing paths from them).
 import { readdirSync, rmSync, statSync } from 'node:fs'
@@ -7,7 +7,7 @@ import type { RunState } from '../state.ts'
 
 const KEEP_MS = 30 * 86_400_000
 
-/** Files removed: objects, manifests, stat caches. */
+/** Files removed: objects, manifests, private indexes. */
 export function pruneSnapshots(runs: RunState[], home: string, now: number): number {
   const trees = new Set(runs.flatMap((run) => run.rounds.flatMap((round) => [round.coder.tree, round.reviewer?.tree])))
   let removed = 0
@@ -32,7 +32,9 @@ export function pruneSnapshots(runs: RunState[], home: string, now: number): num
   for (const name of list(manifests))
     if (!trees.has(name.replace(/\.json$/, '')) && old(join(manifests, name))) drop(join(manifests, name))
   const caches = join(home, 'cache', 'snapshot')
-  for (const name of list(caches)) if (name.endsWith('.json') && old(join(caches, name))) drop(join(caches, name))
+  // the private indexes and the kinds beside them (snapshot.ts): a stale one is rebuilt by the next snapshot
+  for (const name of list(caches))
+    if ((name.endsWith('.index') || name.endsWith('.json')) && old(join(caches, name))) drop(join(caches, name))
   return removed
 }
 

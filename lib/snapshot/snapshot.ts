@@ -2,17 +2,20 @@
 // bytes on disk into its own object store, its tree id the fingerprint of the change. Nothing the coder wrote into
 // .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
 // attribute converts a byte, and the base is read object by object, each verified against its id.
-import { existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs'
+import { type BigIntStats, existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../errors.ts'
-import { gitTry, isOwnFile, SUBMODULE_DEPTH } from '../git.ts'
-import { type BlobKind, readRegularFile } from './files.ts'
+import { hexDigest } from '../digest.ts'
+import { nulRecords } from '../exec.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import { gitTry, isOwnFile, SUBMODULE_DEPTH, safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
+import { type BlobKind, type ReadFile, readRegularFile } from './files.ts'
+import { type IndexEntry, indexEntry, readPrivateIndex, writePrivateIndex } from './private-index.ts'
 import { listCommittable } from './listing.ts'
 import { type Leaf, type Manifest, manifestTree, treeManifest } from './manifest.ts'
 import { commitTree, type ObjectFormat, objectId } from './objects.ts'
-import { openStatCache } from './stat-cache.ts'
 import { hasObject, type ObjectStore, objectStore, writeObject } from './store.ts'
-import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
+import { cleanGitEnv, pinned, readVerified, type RepoGit } from './verified.ts'
 
 export interface Change {
   /** From the top of the repository the change is in. */
@@ -86,7 +89,14 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const store = objectStore(options.home, git.format)
   const listing = listCommittable(git) // asked first: git walks for untracked files while the base is read
   const base = await treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
-  const cache = openStatCache(options.home, `${git.format}:${git.repo}`, Date.now())
+  const startNs = BigInt(Date.now()) * 1_000_000n
+  const indexFile = privateIndexPath(options.home, git)
+  const known = readPrivateIndex(indexFile, git.format)
+  const knownKinds = known ? readKinds(indexFile) : {}
+  const dirtyNow = known ? statDirty(git, indexFile) : Promise.resolve(new Set<string>())
+  const nextIndex = new Map<string, IndexEntry>()
+  const nextKinds: Record<string, BlobKind> = {}
+  let rehashed = 0
   const manifest: Manifest = new Map()
   const changes: Change[] = []
   const kinds = new Map<string, BlobKind>()
@@ -94,6 +104,7 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const skipped: RepoSnapshot['skipped'] = []
 
   const { paths, gitlinks } = await listing.cached
+  const dirty = await dirtyNow
   const repositories: { path: string; full: string; before: Leaf | null }[] = [] // checked out inside: after the files
   for (const path of paths) take(path)
   for (const path of await listing.others) take(path) // never in the index: never listed twice
@@ -104,7 +115,11 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
     record(path, before, sub.folded ? { mode: '40000', oid: sub.snapshot.tree } : { mode: '160000', oid: sub.head! })
   }
   for (const [path, leaf] of base) if (!manifest.has(path)) changes.push({ path, before: leaf, after: null })
-  cache.save()
+  // rewritten once enough files were hashed again (the few left out are hashed again next time, which is cheap)
+  if (known === null || rehashed > REWRITE_AFTER) {
+    writePrivateIndex(indexFile, nextIndex, git.format)
+    writeKinds(indexFile, nextKinds)
+  }
   changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   const tree = manifestTree(manifest, git.format)
   return { git, store, tree, baseTree, base, manifest, changes, kinds, submodules, skipped }
@@ -120,21 +135,26 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
         { path },
       )
     const full = `${git.repo}/${path}`
+    const before = base.get(path) ?? null
+    if (stillKnown(path, before)) return
     const stats = lstatOrNull(full)
     if (!stats) return // deleted: not in the tree
-    const before = base.get(path) ?? null
     let leaf: Leaf | null = null
     if (stats.isFile()) {
-      const mode = stats.mode & 0o100 ? '100755' : '100644'
-      const oid = hashedFile(path, full, stats, before)
-      if (oid === null) skipped.push({ path, what: 'changed while it was read' })
-      else leaf = before && before.oid === oid && before.mode === mode ? before : { mode, oid }
+      const mode = stats.mode & 0o100n ? '100755' : '100644'
+      const read = hashedFile(full, stats, before)
+      if (read === null) skipped.push({ path, what: 'changed while it was read' })
+      else {
+        leaf = before && before.oid === read.oid && before.mode === mode ? before : { mode, oid: read.oid }
+        remember(path, stats, read.oid, mode, read.kind)
+      }
     } else if (stats.isSymbolicLink()) {
       const target = readlinkSync(full, { encoding: 'buffer' })
       const oid = objectId(git.format, 'blob', target)
       if (oid !== before?.oid) writeObject(store, 'blob', target)
       kinds.set(oid, 'text')
       leaf = before?.mode === '120000' && before.oid === oid ? before : { mode: '120000', oid }
+      remember(path, stats, oid, '120000', 'text')
     } else if (stats.isDirectory()) {
       if (existsSync(join(full, '.git'))) repositories.push({ path, full, before })
       else if (gitlinks.has(path)) leaf = { mode: '160000', oid: gitlinks.get(path)! } // not checked out
@@ -148,16 +168,36 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
       changes.push({ path, before, after: leaf })
   }
 
-  /** A file's blob id: from the stat cache, or read; a changed file's bytes go to the store. Null: it changed under us. */
-  function hashedFile(path: string, full: string, stats: Stats, before: Leaf | null): string | null {
-    const known = cache.get(path, stats)
-    if (known) {
-      if (known.oid === before?.oid) return known.oid // unchanged: nothing about it is needed but its id
-      if (known.kind === 'big' || hasObject(store, known.oid)) {
-        kinds.set(known.oid, known.kind)
-        return known.oid
-      }
-    }
+  /**
+   * A path whose entry in the private index git calls stat-clean: its blob id is known without reading it (nor, for an
+   * unchanged file, even lstat-ing it). False: it must be looked at.
+   */
+  function stillKnown(path: string, before: Leaf | null): boolean {
+    const entry = known?.get(path)
+    if (!entry || dirty.has(path)) return false
+    const kind = knownKinds[entry.oid] ?? 'text'
+    // a changed file's bytes must be in the store for the diff (a binary or too big one is named only)
+    if (entry.oid !== before?.oid && kind !== 'big' && kind !== 'binary' && !hasObject(store, entry.oid)) return false
+    nextIndex.set(path, entry)
+    if (kind !== 'text') nextKinds[entry.oid] = kind
+    const leaf =
+      before && before.oid === entry.oid && before.mode === entry.mode ? before : { mode: entry.mode, oid: entry.oid }
+    if (leaf !== before) kinds.set(entry.oid, kind)
+    record(path, before, leaf)
+    return true
+  }
+
+  /** Enter a file just read into the next private index, unless it changed too recently to be trusted (racy). */
+  function remember(path: string, stats: BigIntStats, oid: string, mode: IndexEntry['mode'], kind: BlobKind): void {
+    rehashed++
+    const changed = stats.ctimeNs > stats.mtimeNs ? stats.ctimeNs : stats.mtimeNs
+    if (changed >= startNs - RACY_NS) return
+    nextIndex.set(path, indexEntry(path, stats, oid, mode, git.format))
+    if (kind !== 'text') nextKinds[oid] = kind
+  }
+
+  /** A file read and hashed; a changed file's bytes go to the store. Null: it changed under us. */
+  function hashedFile(full: string, stats: BigIntStats, before: Leaf | null): ReadFile | null {
     let read = readRegularFile(full, stats, git.format)
     // replaced between lstat and open (an editor's rename-over): look again, a few times
     for (let again = 0; !read && again < 3; again++) {
@@ -170,8 +210,7 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
       kinds.set(read.oid, read.kind)
       if (read.content) writeObject(store, 'blob', read.content)
     }
-    if (read.steady) cache.set(path, stats, read.oid, read.kind)
-    return read.oid
+    return read
   }
 
   async function submodule(
@@ -202,13 +241,50 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   }
 }
 
-function lstatOrNull(path: string): Stats | null {
-  return lstatSync(path, { throwIfNoEntry: false }) ?? null
+function lstatOrNull(path: string): BigIntStats | null {
+  return lstatSync(path, { bigint: true, throwIfNoEntry: false }) ?? null
+}
+
+/** A file changed this close to the snapshot's start may not yet show a write made in the same instant (coarse clocks). */
+const RACY_NS = 2_000_000_000n
+/** Hashed files past which the private index is written again. */
+const REWRITE_AFTER = 20
+
+const privateIndexPath = (home: string, git: RepoGit) =>
+  join(home, 'cache', 'snapshot', `${hexDigest(`${git.format}:${git.repo}`).slice(0, 24)}.index`)
+
+/** The kinds of the index's blobs that are not plain text (binary, too big, text with NULs), beside it. */
+function readKinds(indexFile: string): Record<string, BlobKind> {
+  try {
+    const parsed = JSON.parse(readFileSync(`${indexFile}.kinds.json`, 'utf8'))
+    return parsed && typeof parsed === 'object' ? parsed : {}
+  } catch {
+    return {}
+  }
+}
+
+function writeKinds(indexFile: string, kinds: Record<string, BlobKind>): void {
+  writeFileAtomic(`${indexFile}.kinds.json`, JSON.stringify(kinds), 0o600, { durable: false })
+}
+
+/** The private index's paths whose stat data git finds changed (or too recent to trust): git's own stat check. */
+async function statDirty(git: RepoGit, indexFile: string): Promise<Set<string>> {
+  const dirty = new Set<string>()
+  const records = nulRecords((path) => {
+    if (path) dirty.add(path)
+  })
+  const flags = ['-c', 'core.fileMode=true', '-c', 'core.symlinks=true', 'diff-files', '-z', '--name-only']
+  await safeGitStream(git.repo, [...flags, '--no-renames', '--no-ext-diff', '--no-textconv'], records.onData, {
+    env: pinned(git, { GIT_INDEX_FILE: indexFile }),
+    timeoutMs: TREE_WALK_TIMEOUT_MS,
+  })
+  records.end()
+  return dirty
 }
 
 export const emptyTreeId = (format: ObjectFormat) => objectId(format, 'tree', Buffer.alloc(0))
 
-function fileType(stats: Stats): string {
+function fileType(stats: BigIntStats): string {
   if (stats.isFIFO()) return 'a named pipe (FIFO)'
   if (stats.isSocket()) return 'a socket'
   if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device'

@@ -1,0 +1,107 @@
+// pair-loop's own git index under $PAIR_LOOP_HOME, used only so git can tell, at C speed, which files' stat data moved
+// since pair-loop last hashed them (`git diff-files`, the same stat check `git status` makes). Its ids are pair-loop's
+// raw blob ids XORed with a fixed mask: no content hashes to such an id, so git's content check of a stat-dirty entry
+// never calls it clean (an attribute that converts bytes cannot make a changed file look unchanged). The coder cannot
+// write it; the repository's own index is never read for stat data.
+import { closeSync, openSync, readFileSync, renameSync, writeSync, type BigIntStats } from 'node:fs'
+import { createDigest } from '../digest.ts'
+import type { ObjectFormat } from './objects.ts'
+
+export interface IndexEntry {
+  /** The real blob id (unmasked). */
+  oid: string
+  mode: '100644' | '100755' | '120000'
+  /** The entry as it is on disk in the index file (kept whole when carried over). */
+  raw: Buffer
+}
+
+const SIGNATURE = 0x44495243 // "DIRC"
+
+function mask(format: ObjectFormat): Buffer {
+  return createDigest(format).update('pair-loop private index: never a content hash').digest()
+}
+
+const xorHex = (hex: string, key: Buffer) => {
+  const bytes = Buffer.from(hex, 'hex')
+  for (let i = 0; i < bytes.length; i++) bytes[i]! ^= key[i]!
+  return bytes
+}
+
+/** The entries of a private index file by path; null when it is missing or not one pair-loop wrote. */
+export function readPrivateIndex(file: string, format: ObjectFormat): Map<string, IndexEntry> | null {
+  let data: Buffer
+  try {
+    data = readFileSync(file)
+  } catch {
+    return null
+  }
+  const idBytes = format === 'sha1' ? 20 : 32
+  if (data.length < 12 + idBytes || data.readUInt32BE(0) !== SIGNATURE || data.readUInt32BE(4) !== 2) return null
+  const key = mask(format)
+  const count = data.readUInt32BE(8)
+  const entries = new Map<string, IndexEntry>()
+  const id = Buffer.allocUnsafe(idBytes) // one buffer for every id: unmasked in place, then read as hex
+  let at = 12
+  for (let n = 0; n < count; n++) {
+    const nameAt = at + 40 + idBytes + 2
+    const end = data.indexOf(0, nameAt)
+    if (end < 0) return null
+    data.copy(id, 0, at + 40, at + 40 + idBytes)
+    for (let i = 0; i < idBytes; i++) id[i]! ^= key[i]!
+    const mode = data.readUInt32BE(at + 24)
+    const size = Math.ceil((end - at + 1) / 8) * 8
+    entries.set(data.toString('utf8', nameAt, end), {
+      oid: id.toString('hex'),
+      mode: mode === 0o120000 ? '120000' : mode & 0o100 ? '100755' : '100644',
+      raw: data.subarray(at, at + size),
+    })
+    at += size
+  }
+  return entries
+}
+
+/** One entry, from a file's stat data (with nanoseconds) and its real blob id. */
+export function indexEntry(
+  path: string,
+  stats: BigIntStats,
+  oid: string,
+  mode: IndexEntry['mode'],
+  format: ObjectFormat,
+): IndexEntry {
+  const idBytes = format === 'sha1' ? 20 : 32
+  const name = Buffer.from(path, 'utf8')
+  const size = Math.ceil((40 + idBytes + 2 + name.length + 1) / 8) * 8
+  const raw = Buffer.alloc(size)
+  const u32 = (value: bigint) => Number(value & 0xffffffffn)
+  const sec = (ns: bigint) => u32(ns / 1_000_000_000n)
+  const nsec = (ns: bigint) => u32(ns % 1_000_000_000n)
+  const fields = [sec(stats.ctimeNs), nsec(stats.ctimeNs), sec(stats.mtimeNs), nsec(stats.mtimeNs)]
+  fields.push(u32(stats.dev), u32(stats.ino), Number.parseInt(mode, 8), u32(stats.uid), u32(stats.gid), u32(stats.size))
+  fields.forEach((value, i) => raw.writeUInt32BE(value, i * 4))
+  xorHex(oid, mask(format)).copy(raw, 40)
+  raw.writeUInt16BE(Math.min(name.length, 0xfff), 40 + idBytes)
+  name.copy(raw, 40 + idBytes + 2)
+  return { oid, mode, raw }
+}
+
+/** Write the index (entries sorted by path bytes, as git requires), whole or not at all. */
+export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>, format: ObjectFormat): void {
+  const sorted = [...entries.entries()]
+    .map(([path, entry]) => ({ key: Buffer.from(path, 'utf8'), entry }))
+    .sort((a, b) => Buffer.compare(a.key, b.key))
+  const header = Buffer.alloc(12)
+  header.writeUInt32BE(SIGNATURE, 0)
+  header.writeUInt32BE(2, 4)
+  header.writeUInt32BE(sorted.length, 8)
+  const body = Buffer.concat([header, ...sorted.map(({ entry }) => entry.raw)])
+  const trailer = createDigest(format).update(body).digest()
+  const temp = `${file}.${process.pid}.tmp`
+  const fd = openSync(temp, 'w', 0o600)
+  try {
+    writeSync(fd, body)
+    writeSync(fd, trailer)
+  } finally {
+    closeSync(fd)
+  }
+  renameSync(temp, file)
+}
