@@ -51,6 +51,7 @@ const coderDone = defineScript({
     const now = await changeNow(run)
     const changedSinceReview = movedSinceApproval(run, now.tree)
     checkCanOpenRound(run, overCap, changedSinceReview) // before the costly parts; again under the lock, where it counts
+    if (now.diff.files === 0) refuseEmpty(run.run_id, run.phase, run.base_sha)
     const { override } = await checkBudgetBrake(run, configOf(run), {
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
@@ -76,6 +77,15 @@ const coderDone = defineScript({
     return { run_id: state.run_id, round: state.rounds.length, session_id: sessionId, diff, ...nextFields(state) }
   },
 })
+
+/** Nothing changed against the base: a reviewer would approve nothing, so there is nothing to hand over yet. */
+function refuseEmpty(runId: string, phase: string, base: string): never {
+  fail(
+    'wrong_phase',
+    `coder-done has nothing to hand over: the working tree is the same as the base commit ${base.slice(0, 12)}; make the change, then run coder-done again`,
+    { run_id: runId, phase, expected: 'a change against the base', files: 0, base_sha: base, next: 'coder-done' },
+  )
+}
 
 export default coderDone
 if (isMain(import.meta)) void main(coderDone)

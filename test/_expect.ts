@@ -1,9 +1,9 @@
 // Assertions shared by the CLI tests: the one-document output contract, and "nothing changed on disk".
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
+import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
 import { ERROR_CODES, type ErrorCode } from '../lib/errors.ts'
-import type { CliResult, sandbox } from './_helpers.ts'
+import { type CliResult, git, type sandbox } from './_helpers.ts'
 
 export type Sandbox = ReturnType<typeof sandbox>
 
@@ -63,8 +63,20 @@ export const runDisk = (sb: Sandbox) => {
   )
 }
 
+/**
+ * A small change against the base, committed (the tree stays clean, so a second `start` still sees no dirty tree):
+ * `coder-done` refuses to hand over a tree that is the same as the base.
+ */
+export function writeChange(sb: Sandbox, name = 'change.txt', text = 'a small change\n'): void {
+  appendFileSync(join(sb.repo, name), text) // appended: a second call (a second run) is a change again
+  git(sb.repo, ['add', '--', name])
+  git(sb.repo, ['commit', '-q', '-m', `a small change: ${name}`])
+}
+
+/** A started run with a small change committed on its branch (`change.txt`), ready for `coder-done`. */
 export async function startRun(sb: Sandbox, extra: string[] = []): Promise<string> {
   const started = expectOk(await sb.cli(['start', '--task', 'demo task', ...extra]))
+  writeChange(sb)
   return started.run_id as string
 }
 

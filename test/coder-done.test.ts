@@ -17,7 +17,7 @@ describe('coder-done', () => {
       run_id: runId,
       round: 1,
       session_id: null,
-      diff: { files: 0, insertions: 0, deletions: 0 },
+      diff: { files: 1, insertions: 1, deletions: 0 }, // startRun's change.txt
       next: 'review',
     })
     const state = sb.state(runId)
@@ -42,12 +42,24 @@ describe('coder-done', () => {
 
   it('measures the diff against the base, untracked files included and HANDOFF.md left out', async () => {
     const sb = sandbox({ 'a.txt': 'one\ntwo\nthree\n', 'b.txt': 'keep\n' })
-    const runId = await startRun(sb)
+    const runId = expectOk(await sb.cli(['start', '--task', 'demo task'])).run_id // no change.txt: only these
     writeFiles(sb.repo, { 'a.txt': 'one\nTWO\nthree\nfour\n', 'new/c.txt': 'c1\nc2\nc3' })
     const doc = expectOk(await sb.cli(['coder-done', '--summary', 's']))
     // a.txt: two lines in, one out; new/c.txt: three lines in (the last without a newline)
     expect(doc.diff).toEqual({ files: 2, insertions: 5, deletions: 1 })
     expect(sb.state(runId).rounds[0]!.coder.diff).toEqual(doc.diff)
+  })
+
+  it('refuses a change that is empty against the base with wrong_phase, coder-done next, and changes nothing', async () => {
+    const sb = sandbox()
+    const runId = expectOk(await sb.cli(['start', '--task', 'nothing yet'])).run_id
+    const before = runDisk(sb)
+    const error = expectError(await sb.cli(['coder-done', '--summary', 'did nothing']), 'wrong_phase')
+    expect(error).toMatchObject({ run_id: runId, phase: 'coding', files: 0, next: 'coder-done' })
+    expect(error.message).toContain('the working tree is the same as the base commit')
+    expect(runDisk(sb)).toEqual(before)
+    writeFiles(sb.repo, { 'made.txt': 'now there is a change\n' })
+    expect(expectOk(await sb.cli(['coder-done', '--summary', 'did it'])).diff.files).toBe(1)
   })
 
   const summaries: Array<[string, string[], string | undefined]> = [

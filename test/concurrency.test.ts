@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { renderHandoff } from '../lib/handoff.ts'
 import { runsDir } from '../lib/paths.ts'
 import { recordReview, sandbox } from './_helpers.ts'
-import { expectError, expectOk, reviewWith, runInReview } from './_expect.ts'
+import { expectError, expectOk, reviewWith, runInReview, writeChange } from './_expect.ts'
 
 const N = 8
 
@@ -53,6 +53,7 @@ describe('concurrent writers', () => {
   it('let exactly one of two coder-done processes open the round', async () => {
     const sb = sandbox()
     const runId = expectOk(await sb.cli(['start', '--task', 't'])).run_id
+    writeChange(sb)
     const results = await Promise.all([
       sb.cli(['coder-done', '--summary', 'a']),
       sb.cli(['coder-done', '--summary', 'b']),

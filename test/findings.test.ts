@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url'
 import AjvDraft04 from 'ajv-draft-04'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ROOT, recordReview, sandbox } from './_helpers.ts'
-import { expectError, expectOk, type Sandbox } from './_expect.ts'
+import { expectError, expectOk, type Sandbox, writeChange } from './_expect.ts'
 
 const schema = JSON.parse(
   readFileSync(join(ROOT, 'node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json'), 'utf8'),
@@ -41,6 +41,7 @@ const WONT_FIX_STORED = 'Not a real risk: the "token" is\npublic anyway. <script
 
 async function startRun(sb: Sandbox): Promise<string> {
   const runId = expectOk(await sb.cli(['start', '--task', 'export findings'])).run_id
+  writeChange(sb)
   expectOk(await sb.cli(['coder-done', '--summary', 'first pass']))
   return runId
 }
@@ -243,6 +244,14 @@ describe('findings', () => {
   it('refuses an unknown format as usage', async () => {
     const error = expectError(await sb.cli(['findings', '--format', 'bogus']), 'usage')
     expect(error.message).toMatch(/bogus/)
+  })
+
+  it("refuses --text with another tool's format as usage, saying to give one of them", async () => {
+    for (const format of ['sarif', 'rdjsonl']) {
+      const refused = await sb.cli(['findings', '--format', format, '--text'])
+      expect(refused.code, refused.stdout).toBe(2)
+      expect(refused.stdout).toMatch(/^error: usage \(exit 2\): --text shows the findings for a person/)
+    }
   })
 })
 

@@ -23,7 +23,7 @@ describe('HANDOFF.md belongs to the active run', () => {
     const sb = sandbox()
     const first = await approvedRun(sb)
     expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
-    await startRun(sb)
+    expectOk(await sb.cli(['start', '--task', 'the next one'])) // no commit: PR #7's head stays the approved tree
     const active = handoffText(sb)
     expectOk(
       await sb.cli(['finish', '--run', first, '--verdict', 'APPROVED', '--pr', '7'], {

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { workingDiff } from '../lib/review/diff.ts'
 import { git, makeRepo, sandbox, tempDir, writeFiles } from './_helpers.ts'
-import { expectError, expectOk, startRun } from './_expect.ts'
+import { expectError, expectOk } from './_expect.ts'
 import { reviewArgs, SLOW } from './_review.ts'
 
 // workingDiff runs here, in the test's own process: keep the developer's git config out of it
@@ -56,7 +56,7 @@ describe('the review diff: submodules', () => {
     'shows a submodule whose commit moved, with its own diff (committed, uncommitted and untracked) against the recorded commit',
     async () => {
       const { sb, sub } = withSubmodule()
-      await startRun(sb)
+      expectOk(await sb.cli(['start', '--task', 'demo task'])) // the test's own change only
       const recorded = git(sb.repo, ['rev-parse', 'HEAD:vendor/lib']).trim()
       writeFiles(sub, { 'lib.txt': 'one\nCOMMITTED-IN-SUB-31a0\n' })
       git(sub, ['commit', '-qam', 'inside the submodule'], sb.env)
@@ -80,7 +80,7 @@ describe('the review diff: submodules', () => {
     'shows an uncommitted edit inside a submodule whose commit did not move',
     async () => {
       const { sb, sub } = withSubmodule()
-      await startRun(sb)
+      expectOk(await sb.cli(['start', '--task', 'demo task'])) // the test's own change only
       writeFiles(sub, { 'lib.txt': 'one\nEDIT-ONLY-5e7f\n' })
       const done = expectOk(await sb.cli(['coder-done', '--summary', 'edited inside the submodule']))
       expect(done.diff).toEqual({ files: 1, insertions: 1, deletions: 0 })
@@ -110,7 +110,7 @@ describe('the review diff: what it writes and what it reads', () => {
     "writes nothing of an untracked file into .git/objects (the secret's blob does not exist after review)",
     async () => {
       const sb = sandbox()
-      await startRun(sb)
+      expectOk(await sb.cli(['start', '--task', 'demo task'])) // the test's own change only
       writeFiles(sb.repo, { 'secret.env': 'API_KEY=SECRET-VALUE-9f2e\n' })
       const blob = git(sb.repo, ['hash-object', 'secret.env']).trim() // hashed, not written
       expectOk(await sb.cli(['coder-done', '--summary', 'added a secret']))
@@ -226,7 +226,7 @@ describe('the review diff: large files', () => {
     "counts a 60 MB untracked file as one changed file in coder-done's diff stat, its lines unread (named only)",
     async () => {
       const sb = sandbox()
-      await startRun(sb)
+      expectOk(await sb.cli(['start', '--task', 'demo task'])) // the test's own change only
       writeFileSync(join(sb.repo, 'data.csv'), numberedLines(1_000_000, 60))
       const done = expectOk(await sb.cli(['coder-done', '--summary', 'a large data file']))
       expect(done.diff).toEqual({ files: 1, insertions: 0, deletions: 0 })

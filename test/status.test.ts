@@ -4,7 +4,16 @@ import { describe, expect, it } from 'vitest'
 import { changeRun } from '../lib/run-access.ts'
 import { runStatePath } from '../lib/paths.ts'
 import { recordReview, sandbox, tempDir } from './_helpers.ts'
-import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun, type Sandbox } from './_expect.ts'
+import {
+  expectError,
+  expectOk,
+  reviewWith,
+  runDisk,
+  runInReview,
+  startRun,
+  type Sandbox,
+  writeChange,
+} from './_expect.ts'
 
 /** Keep changing a run from this process (not the one waiting) until `done` settles. */
 async function keepChanging(sb: Sandbox, runId: string, done: Promise<unknown>): Promise<number> {
@@ -109,6 +118,7 @@ describe('status', () => {
       const other = sandbox()
       const first = await startRun(sb)
       const second = expectOk(await sb.cli(['start', '--task', 'other'], { cwd: other.repo })).run_id
+      writeChange(other)
       expect(expectOk(await sb.cli(['status'])).run_id).toBe(first)
       expect(expectOk(await sb.cli(['status'], { cwd: other.repo })).run_id).toBe(second)
       // and the commands that change a run change the one here

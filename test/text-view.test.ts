@@ -6,7 +6,7 @@ import { cell, table } from '../lib/text-layout.ts'
 import { documentText } from '../lib/text-view.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 import { CLI_COMMAND, type CliResult, sandbox } from './_helpers.ts'
-import { expectOk } from './_expect.ts'
+import { expectOk, writeChange } from './_expect.ts'
 
 /** Text for a person: exit as expected, something printed, no JSON document, no escape or control character. */
 function expectText(result: CliResult, exit = 0): string {
@@ -85,6 +85,7 @@ describe('--text on every command of a loop', () => {
   })
 
   it('coder-done: the round and the diff stat', async () => {
+    writeChange(sb, 'sum.js', 'export const sum = (xs) => xs.reduce((a, b) => a + b, 0) // fixed\n')
     const text = expectText(await sb.cli(['coder-done', '--summary', 'first pass', '--text']))
     expect(text).toMatch(/^round +1$/m)
     expect(text).toMatch(/^next +review$/m)

@@ -3,6 +3,7 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { claudeProjectFolder } from '../../lib/cost/locate.ts'
+import { writeChange } from '../_expect.ts'
 import { sandbox } from '../_helpers.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 
@@ -148,6 +149,7 @@ describe('the brake in coder-done', () => {
     const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '0.5'])
     const runId = start.json.run_id
     spend(sb, [0.5])
+    writeChange(sb)
     const refused = await sb.cli(['coder-done', '--summary', 'did it'])
     expect(refused.code).toBe(13)
     expect(refused.json.errors[0]).toMatchObject({
@@ -180,6 +182,7 @@ describe('the brake in coder-done', () => {
     const sb = sandbox()
     const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '5'])
     spend(sb, [0.5])
+    writeChange(sb)
     expect((await sb.cli(['coder-done', '--summary', 'x', '--over-budget'])).code).toBe(0)
     const state = sb.state(start.json.run_id)
     expect(state.budget_overrides).toEqual([])

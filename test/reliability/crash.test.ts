@@ -178,9 +178,10 @@ describe('crash: temp files left behind', () => {
     const second = await startRun(sb) // not dirty_tree
     expect(second).not.toBe(first)
     leftover()
-    expect(expectOk(await sb.cli(['coder-done', '--summary', 'nothing changed'])).diff).toEqual({
-      files: 0,
-      insertions: 0,
+    // startRun's one committed line only: the temp file is no changed file
+    expect(expectOk(await sb.cli(['coder-done', '--summary', 'one line changed'])).diff).toEqual({
+      files: 1,
+      insertions: 1,
       deletions: 0,
     })
     // and the write just made swept it
