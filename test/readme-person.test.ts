@@ -2,7 +2,7 @@
 // clone (linked) and from its packed tarball into a prefix of their own, npx from the clone, the skill installed, and
 // the commands to watch a run. Only `npm ci` is not run: this checkout is what it leaves (node_modules, dist/ built).
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './_build.ts'
@@ -89,6 +89,7 @@ describe('README: How you use it', () => {
           : repo
       if (command === 'pair-loop status --text') {
         agent("start --task 'Fix sum()'")
+        writeFileSync(join(repo, 'sum.js'), 'export const sum = (xs) => xs.reduce((a, b) => a + b, 0)\n') // the fix
         agent("coder-done --summary 'first pass'")
         agent('review --reviewer-cmd builtin:changes')
       }
