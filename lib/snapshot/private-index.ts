@@ -17,8 +17,12 @@ export interface IndexEntry {
 
 const SIGNATURE = 0x44495243 // "DIRC"
 
+const masks = new Map<ObjectFormat, Buffer>()
 function mask(format: ObjectFormat): Buffer {
-  return createDigest(format).update('pair-loop private index: never a content hash').digest()
+  let key = masks.get(format)
+  if (!key)
+    masks.set(format, (key = createDigest(format).update('pair-loop private index: never a content hash').digest()))
+  return key
 }
 
 const xorHex = (hex: string, key: Buffer) => {
