@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest'
+import { expectOk, reviewWith, runInReview } from './_expect.ts'
+import { recordReview, sandbox } from './_helpers.ts'
 import { claimReview } from '../lib/review/claim.ts'
 import type { ParsedFinding } from '../lib/review/grammar.ts'
 import { nextFields } from '../lib/run-queries.ts'
@@ -13,7 +15,7 @@ import {
   type ReviewInput,
 } from '../lib/transitions.ts'
 
-// The stops are in `next`: `ask-user` with an `ask` saying why and the command for each answer. Pure, no process.
+// The stops are in `next`: `ask-user` with an `ask` saying why and the command for each answer. Pure, then one CLI run.
 
 const T0 = '2026-11-30T05:00:00.000Z'
 const T1 = '2026-11-30T05:10:00.000Z'
@@ -158,5 +160,19 @@ describe('next and ask', () => {
       'pair-loop finish --verdict CHANGES_REQUESTED',
       'pair-loop finish --verdict ABANDONED',
     ])
+  })
+})
+
+describe("status of a run whose won't-fix finding came back", () => {
+  it('names the person, not reply, as the next step, with the ask', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    await recordReview(sb.home, runId, reviewWith(1))
+    const answer = ['reply', '--finding', '1.1', '--disposition', 'wont-fix', '--body-file', '-']
+    expectOk(await sb.cli(answer, { input: 'not in scope\n' }))
+    expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
+    await recordReview(sb.home, runId, reviewWith(1))
+    const status = expectOk(await sb.cli(['status']))
+    expect(status).toMatchObject({ next: 'ask-user', ask: { reason: 'wont_fix_recurring' } })
   })
 })
