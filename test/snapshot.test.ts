@@ -3,7 +3,7 @@
 // attack a coder (same user, writes the working tree, .git and $TMPDIR) made on the earlier design; the expected tree
 // ids come from git itself (`git add -A` into a temporary index, `git write-tree`), never from lib/snapshot/.
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, readdirSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -157,6 +157,20 @@ describe('nothing in .git the coder wrote moves what is read', () => {
       process.env.TMPDIR = previous
     }
     expect(readdirSync(tmp)).toEqual([])
+  })
+})
+
+describe("pair-loop's private index (its stat cache)", () => {
+  it('is rebuilt, the snapshot still right, when its file under PAIR_LOOP_HOME is damaged', async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'b.txt': 'two\n' })
+    await t.snap() // writes the index
+    const dir = join(t.home, 'cache', 'snapshot')
+    const index = readdirSync(dir).find((name) => name.endsWith('.index'))!
+    const bytes = readFileSync(join(dir, index))
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 0xff // its checksum no longer matches: git refuses it
+    writeFileSync(join(dir, index), bytes)
+    writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
+    expect((await t.snap()).tree).toBe(gitTree(t.repo))
   })
 })
 

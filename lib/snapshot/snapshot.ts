@@ -91,9 +91,10 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const base = await treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
   const startNs = BigInt(Date.now()) * 1_000_000n
   const indexFile = privateIndexPath(options.home, git)
-  const known = readPrivateIndex(indexFile, git.format)
+  let known = readPrivateIndex(indexFile, git.format)
   const knownKinds = known ? readKinds(indexFile) : {}
-  const dirtyNow = known ? statDirty(git, indexFile) : Promise.resolve(new Set<string>())
+  // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
+  const dirtyNow = known ? statDirty(git, indexFile).catch(() => null) : Promise.resolve(new Set<string>())
   const nextIndex = new Map<string, IndexEntry>()
   const nextKinds: Record<string, BlobKind> = {}
   let rehashed = 0
@@ -104,7 +105,9 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const skipped: RepoSnapshot['skipped'] = []
 
   const { paths, gitlinks } = await listing.cached
-  const dirty = await dirtyNow
+  const checked = await dirtyNow
+  if (checked === null) known = null
+  const dirty = checked ?? new Set<string>()
   const repositories: { path: string; full: string; before: Leaf | null }[] = [] // checked out inside: after the files
   for (const path of paths) take(path)
   for (const path of await listing.others) take(path) // never in the index: never listed twice
