@@ -104,7 +104,7 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
     return { error: { code, message, details } }
   }
   const late = `run ${run.run_id} was finished while this review ran: its verdict was not recorded, its cost was`
-  const recorded = await changeRun<RunState | null>(run.run_id, (state) =>
+  const recorded = await changeRun<RunState | { tooLate: RunState['phase'] }>(run.run_id, (state) =>
     state.phase === 'finished'
       ? // the verdict comes too late to count, but the call was paid for
         {
@@ -112,12 +112,12 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
             failure: failureOf(choice.tool, 'finished_during_review', late, conducted.calls),
             pid: process.pid,
           }).state,
-          result: null,
+          result: { tooLate: state.phase },
         }
       : applyReview(state, { pid: process.pid, review: reviewInputOf(choice, conducted, job.over_budget) }),
   )
-  if (recorded === null)
-    throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: 'finished', next: null })
+  if ('tooLate' in recorded)
+    throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: recorded.tooLate, next: null })
   return { document: reviewDocument(recorded) }
 }
 

@@ -3,8 +3,14 @@
 // raw blob ids XORed with a fixed mask: no content hashes to such an id, so git's content check of a stat-dirty entry
 // never calls it clean (an attribute that converts bytes cannot make a changed file look unchanged). The coder cannot
 // write it; the repository's own index is never read for stat data.
-import { closeSync, openSync, readFileSync, renameSync, writeSync, type BigIntStats } from 'node:fs'
-import { createDigest } from '../digest.ts'
+import { type BigIntStats, closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
+import { join } from 'node:path'
+import { createDigest, hexDigest } from '../digest.ts'
+import { nulRecords } from '../exec.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import { safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
+import type { BlobKind } from './files.ts'
+import { pinned, type RepoGit } from './verified.ts'
 import type { ObjectFormat } from './objects.ts'
 
 export interface IndexEntry {
@@ -108,4 +114,36 @@ export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>
     closeSync(fd)
   }
   renameSync(temp, file)
+}
+
+export const privateIndexPath = (home: string, git: RepoGit) =>
+  join(home, 'cache', 'snapshot', `${hexDigest(`${git.format}:${git.repo}`).slice(0, 24)}.index`)
+
+/** The kinds of the index's blobs that are not plain text (binary, too big, text with NULs), beside it. */
+export function readKinds(indexFile: string): Record<string, BlobKind> {
+  try {
+    const parsed = JSON.parse(readFileSync(`${indexFile}.kinds.json`, 'utf8'))
+    return parsed && typeof parsed === 'object' ? parsed : {}
+  } catch {
+    return {}
+  }
+}
+
+export function writeKinds(indexFile: string, kinds: Record<string, BlobKind>): void {
+  writeFileAtomic(`${indexFile}.kinds.json`, JSON.stringify(kinds), 0o600, { durable: false })
+}
+
+/** The private index's paths whose stat data git finds changed (or too recent to trust): git's own stat check. */
+export async function statDirty(git: RepoGit, indexFile: string): Promise<Set<string>> {
+  const dirty = new Set<string>()
+  const records = nulRecords((path) => {
+    if (path) dirty.add(path)
+  })
+  const flags = ['-c', 'core.fileMode=true', '-c', 'core.symlinks=true', 'diff-files', '-z', '--name-only']
+  await safeGitStream(git.repo, [...flags, '--no-renames', '--no-ext-diff', '--no-textconv'], records.onData, {
+    env: pinned(git, { GIT_INDEX_FILE: indexFile }),
+    timeoutMs: TREE_WALK_TIMEOUT_MS,
+  })
+  records.end()
+  return dirty
 }

@@ -2,20 +2,26 @@
 // bytes on disk into its own object store, its tree id the fingerprint of the change. Nothing the coder wrote into
 // .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
 // attribute converts a byte, and the base is read object by object, each verified against its id.
-import { type BigIntStats, existsSync, lstatSync, readFileSync, readlinkSync } from 'node:fs'
+import { type BigIntStats, existsSync, lstatSync, readlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../errors.ts'
-import { hexDigest } from '../digest.ts'
-import { nulRecords } from '../exec.ts'
-import { writeFileAtomic } from '../fsutil.ts'
-import { gitTry, isOwnFile, SUBMODULE_DEPTH, safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
+import { gitTry, isOwnFile, SUBMODULE_DEPTH } from '../git.ts'
 import { type BlobKind, type ReadFile, readRegularFile } from './files.ts'
-import { type IndexEntry, indexEntry, readPrivateIndex, writePrivateIndex } from './private-index.ts'
+import {
+  type IndexEntry,
+  indexEntry,
+  privateIndexPath,
+  readKinds,
+  readPrivateIndex,
+  statDirty,
+  writeKinds,
+  writePrivateIndex,
+} from './private-index.ts'
 import { listCommittable } from './listing.ts'
 import { type Leaf, type Manifest, manifestTree, treeManifest } from './manifest.ts'
 import { commitTree, type ObjectFormat, objectId } from './objects.ts'
 import { hasObject, type ObjectStore, objectStore, writeObject } from './store.ts'
-import { cleanGitEnv, pinned, readVerified, type RepoGit } from './verified.ts'
+import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
 
 export interface Change {
   /** From the top of the repository the change is in. */
@@ -252,38 +258,6 @@ function lstatOrNull(path: string): BigIntStats | null {
 const RACY_NS = 2_000_000_000n
 /** Hashed files past which the private index is written again. */
 const REWRITE_AFTER = 20
-
-const privateIndexPath = (home: string, git: RepoGit) =>
-  join(home, 'cache', 'snapshot', `${hexDigest(`${git.format}:${git.repo}`).slice(0, 24)}.index`)
-
-/** The kinds of the index's blobs that are not plain text (binary, too big, text with NULs), beside it. */
-function readKinds(indexFile: string): Record<string, BlobKind> {
-  try {
-    const parsed = JSON.parse(readFileSync(`${indexFile}.kinds.json`, 'utf8'))
-    return parsed && typeof parsed === 'object' ? parsed : {}
-  } catch {
-    return {}
-  }
-}
-
-function writeKinds(indexFile: string, kinds: Record<string, BlobKind>): void {
-  writeFileAtomic(`${indexFile}.kinds.json`, JSON.stringify(kinds), 0o600, { durable: false })
-}
-
-/** The private index's paths whose stat data git finds changed (or too recent to trust): git's own stat check. */
-async function statDirty(git: RepoGit, indexFile: string): Promise<Set<string>> {
-  const dirty = new Set<string>()
-  const records = nulRecords((path) => {
-    if (path) dirty.add(path)
-  })
-  const flags = ['-c', 'core.fileMode=true', '-c', 'core.symlinks=true', 'diff-files', '-z', '--name-only']
-  await safeGitStream(git.repo, [...flags, '--no-renames', '--no-ext-diff', '--no-textconv'], records.onData, {
-    env: pinned(git, { GIT_INDEX_FILE: indexFile }),
-    timeoutMs: TREE_WALK_TIMEOUT_MS,
-  })
-  records.end()
-  return dirty
-}
 
 export const emptyTreeId = (format: ObjectFormat) => objectId(format, 'tree', Buffer.alloc(0))
 
