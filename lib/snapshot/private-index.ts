@@ -25,9 +25,10 @@ const SIGNATURE = 0x44495243 // "DIRC"
 
 const masks = new Map<ObjectFormat, Buffer>()
 function mask(format: ObjectFormat): Buffer {
-  let key = masks.get(format)
-  if (!key)
-    masks.set(format, (key = createDigest(format).update('pair-loop private index: never a content hash').digest()))
+  const known = masks.get(format)
+  if (known) return known
+  const key = createDigest(format).update('pair-loop private index: never a content hash').digest()
+  masks.set(format, key)
   return key
 }
 
@@ -87,7 +88,7 @@ export function indexEntry(
   const nsec = (ns: bigint) => u32(ns % 1_000_000_000n)
   const fields = [sec(stats.ctimeNs), nsec(stats.ctimeNs), sec(stats.mtimeNs), nsec(stats.mtimeNs)]
   fields.push(u32(stats.dev), u32(stats.ino), Number.parseInt(mode, 8), u32(stats.uid), u32(stats.gid), u32(stats.size))
-  fields.forEach((value, i) => raw.writeUInt32BE(value, i * 4))
+  for (const [i, value] of fields.entries()) raw.writeUInt32BE(value, i * 4)
   xorHex(oid, mask(format)).copy(raw, 40)
   raw.writeUInt16BE(Math.min(name.length, 0xfff), 40 + idBytes)
   name.copy(raw, 40 + idBytes + 2)
