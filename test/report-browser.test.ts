@@ -8,7 +8,7 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
 import { claudeProjectFolder } from '../lib/cost/locate.ts'
 import { browserAvailable, chromiumDescendants, launchChromium } from './_browser.ts'
-import { expectOk, type Sandbox } from './_expect.ts'
+import { expectOk, type Sandbox, writeChange } from './_expect.ts'
 import { sandbox, tempDir } from './_helpers.ts'
 import { goneWithin, reviewArgs } from './_review.ts'
 import { claudeAssistant, writeLines } from './cost/_gen.ts'
@@ -62,10 +62,12 @@ interface Loop {
 async function twoRoundLoop(sb: Sandbox): Promise<Loop> {
   const { run_id: runId } = expectOk(await sb.cli(['start', '--task', TASK, '--budget-usd', '1']))
   spend(sb, 'aaaaaaaa-0000-4000-8000-000000000001', [0.15, 0.1])
+  writeChange(sb, 'src.ts', 'export const sum = 1\n')
   expectOk(await sb.cli(['coder-done', '--summary', 'Loop bound fixed in sum().']))
   expect(expectOk(await sb.cli(reviewArgs('changes'))).verdict).toBe('CHANGES_REQUESTED')
   for (const r of REPLIES) expectOk(await reply(sb, r.finding, r.disposition, r.body))
   spend(sb, 'aaaaaaaa-0000-4000-8000-000000000001', [0.15])
+  writeChange(sb, 'src.ts', 'export const sum = 2\n')
   expectOk(await sb.cli(['coder-done', '--summary', 'Test for the empty list added.']))
   expect(expectOk(await sb.cli(reviewArgs('approve'))).verdict).toBe('APPROVED')
   const budget = await budgetCheck(sb)
@@ -77,9 +79,11 @@ async function twoRoundLoop(sb: Sandbox): Promise<Loop> {
 async function cappedLoop(sb: Sandbox): Promise<Loop> {
   const { run_id: runId } = expectOk(await sb.cli(['start', '--task', 'Speed up the parser', '--max-rounds', '2']))
   spend(sb, 'bbbbbbbb-0000-4000-8000-000000000002', [0.05])
+  writeChange(sb, 'src.ts', 'export const parse = 1\n')
   expectOk(await sb.cli(['coder-done', '--summary', 'Parser rewritten.']))
   expectOk(await sb.cli(reviewArgs('changes')))
   for (const r of REPLIES) expectOk(await reply(sb, r.finding, r.disposition, r.body))
+  writeChange(sb, 'src.ts', 'export const parse = 2\n')
   expectOk(await sb.cli(['coder-done', '--summary', 'Second try.']))
   expect(expectOk(await sb.cli(reviewArgs('changes'))).next).toBe('ask-user')
   const budget = await budgetCheck(sb)
@@ -90,6 +94,7 @@ async function cappedLoop(sb: Sandbox): Promise<Loop> {
 /** Run C: hostile agent text everywhere (task, finding, reply), abandoned after one round. */
 async function hostileLoop(sb: Sandbox): Promise<Loop> {
   const { run_id: runId } = expectOk(await sb.cli(['start', '--task', HOSTILE_TASK]))
+  writeChange(sb, 'src.ts', 'export const x = 1\n')
   expectOk(await sb.cli(['coder-done', '--summary', '<iframe src="x"></iframe>']))
   expectOk(await sb.cli(reviewArgs('changes'), { env: { STUB_FINDINGS: HOSTILE_FINDING } }))
   expectOk(await reply(sb, '1.1', 'wont-fix', '</div><script>window.__pwned = "reply"</script>'))
