@@ -50,7 +50,7 @@ export async function prTick(run: RunState, options: TickOptions) {
     run_id: run.run_id,
     ...result,
     snapshot_path: path,
-    stopped,
+    ...(stopped ? { stopped } : {}), // only once the person ended the watch (pr-stop)
     next: stopped ? null : nextAfter(result.decision),
     ...(!stopped && result.decision === 'escalate' ? { ask: askPrEscalated() } : {}),
   }

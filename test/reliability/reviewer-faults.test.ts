@@ -245,10 +245,11 @@ describe('reviewer faults: pair-loop itself interrupted while the reviewer runs'
       process.kill(claim.pid, 'SIGKILL') // the worker: SIGKILL can't be relayed, so its reviewer still runs
       review.child.kill('SIGTERM')
       await review.done
-      expect(liveInGroup(claim.reviewer_pgid!).length).toBeGreaterThan(0)
+      // the waiting review may itself have found the worker dead and ended its reviewer; else the next one does
+      const leftRunning = liveInGroup(claim.reviewer_pgid!).length > 0
       const next = await sb.cli(faultArgs({ stub: 'approve' }, `${pidFile}.2`))
       expect(expectOk(next)).toMatchObject({ verdict: 'APPROVED', round: 1 })
-      expect(next.stderr).toContain(`process group ${claim.reviewer_pgid}`)
+      if (leftRunning) expect(next.stderr).toContain(`process group ${claim.reviewer_pgid}`)
       const after = sb.state(runId)
       expect(after.review_claim).toBeNull()
       expect(after.failed_reviews.map((f) => f.code)).toEqual(['reviewer_failed'])
