@@ -21,6 +21,15 @@ import { basename, dirname, join } from 'node:path'
 import { fail } from './errors.ts'
 import { toStderr } from './stdio.ts'
 
+/** A folder's names; none when it is missing or cannot be read (a cache folder not made yet). */
+export function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir)
+  } catch {
+    return []
+  }
+}
+
 /**
  * A private temp folder (`$TMPDIR/<prefix>XXXXXX`) for `use`, removed after it, whatever happens. Others can write in
  * `$TMPDIR`: what they drop in the folder while it is removed is retried, then left with a note, never an error.

@@ -110,25 +110,29 @@ export const gitStreamTry = (
  * A hardened git call that converts no content (ls-files, cat-file without --filters, rev-parse): the filter and
  * diff drivers need no blanking, so the config is not listed first (one process fewer). `git_error` on failure.
  */
-export async function plainGitStream(
+export const plainGitStream = (
   cwd: string,
   args: string[],
   onData: (chunk: Buffer) => boolean,
   options: GitOptions = {},
-): Promise<StreamResult> {
-  const result = await spawnGit(cwd, args, onData, options, false)
-  if (!result.ok && !result.stopped) gitFailed(cwd, args, result)
-  return result
-}
+): Promise<StreamResult> => streamOrFail(cwd, args, onData, options, false)
 
 /** A hardened git call read as a stream (execStream): `git_error` on failure, unless the reader stopped it. */
-export async function safeGitStream(
+export const safeGitStream = (
   cwd: string,
   args: string[],
   onData: (chunk: Buffer) => boolean,
   options: GitOptions = {},
+): Promise<StreamResult> => streamOrFail(cwd, args, onData, options, true)
+
+async function streamOrFail(
+  cwd: string,
+  args: string[],
+  onData: (chunk: Buffer) => boolean,
+  options: GitOptions,
+  drivers: boolean,
 ): Promise<StreamResult> {
-  const result = await spawnGit(cwd, args, onData, options)
+  const result = await spawnGit(cwd, args, onData, options, drivers)
   if (!result.ok && !result.stopped) gitFailed(cwd, args, result)
   return result
 }

@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { afterAll } from 'vitest'
+import { afterAll, beforeAll } from 'vitest'
 import { parseFindings, parseVerdict, reviewerProse } from '../lib/review/grammar.ts'
 import { changeRun } from '../lib/run-access.ts'
 import type { RunState } from '../lib/state.ts'
@@ -241,4 +241,21 @@ export function githubWithPrs(repo: string, prs: number[]): NodeJS.ProcessEnv {
   const head = git(repo, ['rev-parse', 'HEAD']).trim()
   for (const pr of prs) writeFileSync(join(dir, `pr-${pr}.json`), JSON.stringify({ head }))
   return { PATH: `${join(ROOT, 'fixtures', 'gh')}:${process.env.PATH ?? '/usr/bin:/bin'}`, FAKE_GH_DIR: dir }
+}
+
+/** For tests that run lib's git calls in their own process: the developer's git config kept out for the file's tests. */
+export function withoutUserGitConfig(): void {
+  const saved = {
+    GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL,
+    GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM,
+  }
+  beforeAll(() => {
+    process.env.GIT_CONFIG_GLOBAL = '/dev/null'
+    process.env.GIT_CONFIG_NOSYSTEM = '1'
+  })
+  afterAll(() => {
+    for (const [key, value] of Object.entries(saved))
+      if (value === undefined) delete process.env[key]
+      else process.env[key] = value
+  })
 }

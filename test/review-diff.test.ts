@@ -3,23 +3,14 @@
 import { createHash } from 'node:crypto'
 import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { workingDiff } from '../lib/review/diff.ts'
-import { git, makeRepo, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { git, makeRepo, sandbox, tempDir, writeFiles, withoutUserGitConfig } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 import { reviewArgs, SLOW } from './_review.ts'
 
 // workingDiff runs here, in the test's own process: keep the developer's git config out of it
-const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM }
-beforeAll(() => {
-  process.env.GIT_CONFIG_GLOBAL = '/dev/null'
-  process.env.GIT_CONFIG_NOSYSTEM = '1'
-})
-afterAll(() => {
-  for (const [key, value] of Object.entries(saved))
-    if (value === undefined) delete process.env[key]
-    else process.env[key] = value
-})
+withoutUserGitConfig()
 
 const head = (repo: string) => git(repo, ['rev-parse', 'HEAD']).trim()
 /** The tree `git add -A` would commit, as git itself computes it (a temporary index: the repository's is untouched). */

@@ -6,24 +6,15 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { PairLoopError } from '../lib/errors.ts'
 import { workingDiff } from '../lib/review/diff.ts'
 import { reviewerInstructions } from '../lib/review/instructions.ts'
 import { takeSnapshot } from '../lib/snapshot/snapshot.ts'
-import { git, makeRepo, tempDir, writeFiles } from './_helpers.ts'
+import { git, makeRepo, tempDir, writeFiles, withoutUserGitConfig } from './_helpers.ts'
 
 // the snapshot runs in the test's own process: keep the developer's git config out of it
-const saved = { GIT_CONFIG_GLOBAL: process.env.GIT_CONFIG_GLOBAL, GIT_CONFIG_NOSYSTEM: process.env.GIT_CONFIG_NOSYSTEM }
-beforeAll(() => {
-  process.env.GIT_CONFIG_GLOBAL = '/dev/null'
-  process.env.GIT_CONFIG_NOSYSTEM = '1'
-})
-afterAll(() => {
-  for (const [key, value] of Object.entries(saved))
-    if (value === undefined) delete process.env[key]
-    else process.env[key] = value
-})
+withoutUserGitConfig()
 
 const head = (repo: string) => git(repo, ['rev-parse', 'HEAD']).trim()
 

@@ -1,8 +1,9 @@
 // Caches under $PAIR_LOOP_HOME/cache/ kept from growing for good: a transcript's cache goes with its transcript, a
 // run's cost snapshot with the run (or 30 days after it finished); once a day at most, from `start` and `finish`.
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { cacheDir, pairLoopHome } from '../paths.ts'
+import { listDir } from '../fsutil.ts'
 import type { RunState } from '../state.ts'
 import { listRuns } from '../store.ts'
 import { pruneSnapshots } from '../snapshot/prune.ts'
@@ -46,7 +47,7 @@ export function pruneCaches(runs: RunState[], home = pairLoopHome(), now = Date.
   const cache = cacheDir(home)
   const pruned = { transcripts: 0, summaries: 0, snapshots: pruneSnapshots(runs, home, now) }
   const transcripts = join(cache, 'transcripts')
-  for (const name of list(transcripts)) {
+  for (const name of listDir(transcripts)) {
     const file = join(transcripts, name)
     // a delta goes with its base; a base (or an older cache format) whose transcript is gone goes
     const base = name.endsWith('.delta') ? file.replace(/\.delta$/, '.bin') : file
@@ -61,18 +62,10 @@ export function pruneCaches(runs: RunState[], home = pairLoopHome(), now = Date.
       .map((run) => `${run.run_id}.json`),
   )
   const summaries = join(cache, 'summaries')
-  for (const name of list(summaries)) {
+  for (const name of listDir(summaries)) {
     if (keep.has(name)) continue
     rmSync(join(summaries, name), { force: true })
     pruned.summaries++
   }
   return pruned
-}
-
-function list(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-  } catch {
-    return []
-  }
 }

@@ -1,24 +1,16 @@
 // Setting a PR item aside as a suspected prompt injection: the item (a thread, a conversation comment, a review) is
 // looked up in the last pr-check snapshot, then recorded on the run under its lock. Flagged items are listed in
 // `threads.flagged_injection[]`, no longer block success, and their text is never acted on.
-import { existsSync } from 'node:fs'
 import { fail } from '../errors.ts'
-import { prSnapshotPath } from '../paths.ts'
 import { changeRun, nowIso } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { flagKey } from './classify.ts'
 import { recordFlag } from './moves.ts'
 import type { PrFlagRecord } from './schema.ts'
-import { readSnapshot } from './tick.ts'
+import { lastSnapshot } from './tick.ts'
 
 export async function flagItem(run: RunState, wanted: { thread?: string; comment?: number }, reason: string) {
-  const path = prSnapshotPath(run.run_id)
-  if (!existsSync(path))
-    fail('usage', `run ${run.run_id} has no pr-check snapshot yet; run \`pair-loop pr-check\` first`, {
-      run_id: run.run_id,
-      next: 'pr-check',
-    })
-  const snapshot = readSnapshot(path)
+  const snapshot = lastSnapshot(run)
   let record: PrFlagRecord
   if (wanted.thread !== undefined) {
     if (!snapshot.threads.some((t) => t.id === wanted.thread))

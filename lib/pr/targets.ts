@@ -1,12 +1,10 @@
 // What a `pr-reply` answers, found in the snapshot the last `pr-check` wrote: the reviewer comment answered (the key),
 // where the answer goes on GitHub, and whether it answers a review bot.
-import { existsSync } from 'node:fs'
 import { fail } from '../errors.ts'
-import { prSnapshotPath } from '../paths.ts'
 import type { RunState } from '../state.ts'
 import { authorClass, conversationKey, type People, reviewKey, threadKey, versionOf } from './classify.ts'
 import type { PrReplyRecord } from './schema.ts'
-import { readSnapshot } from './tick.ts'
+import { lastSnapshot } from './tick.ts'
 
 export type AnswerKind = Exclude<PrReplyRecord['kind'], 'review-findings'>
 
@@ -25,13 +23,7 @@ export function findTarget(
   bots: readonly string[],
   wanted: { thread?: string; comment?: number; review?: number },
 ): AnswerTarget {
-  const path = prSnapshotPath(run.run_id)
-  if (!existsSync(path))
-    fail('usage', `run ${run.run_id} has no pr-check snapshot yet; run \`pair-loop pr-check\` first`, {
-      run_id: run.run_id,
-      next: 'pr-check',
-    })
-  const snapshot = readSnapshot(path)
+  const snapshot = lastSnapshot(run)
   if (snapshot.pr.number !== pr)
     fail(
       'usage',

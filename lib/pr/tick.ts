@@ -2,14 +2,14 @@
 // of the PR and persist it with the snapshot beside the state. Collecting happens before the lock is taken, so a tick's
 // network time never holds up another command; the reduce reads the state as it is under the lock.
 import { askPrEscalated } from '../ask.ts'
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from '../config.ts'
 import { fail } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { pairLoopHome, prSnapshotPath } from '../paths.ts'
 import { approvedTree } from '../run-queries.ts'
-import { commitTreeOnGitHub, compareHead, onBranchOnGitHub } from '../snapshot/ship.ts'
+import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { parseJson, validate } from '../validate.ts'
@@ -34,7 +34,19 @@ export async function prTick(run: RunState, options: TickOptions) {
   const path = prSnapshotPath(run.run_id)
   // what ships is what was approved: the head's tree as GitHub reports it (a replayed snapshot is not compared)
   const approved = approvedTree(run)
-  const shipped = approved && !options.snapshotIn ? await headAgainstApproval(run, snapshot, approved) : null
+  const shipped =
+    approved && !options.snapshotIn
+      ? await checkHeadCommit(
+          run.repo,
+          {
+            head: snapshot.pr.head,
+            tree: await commitTreeOnGitHub(run.repo, snapshot.pr.head),
+            target: snapshot.pr.base,
+          },
+          { tree: approved, base: run.base_sha },
+          pairLoopHome(),
+        )
+      : null
   const result = await changeRun(run.run_id, (state) => {
     const { watch, result } = reducePr(snapshot, watchOf(state), {
       now: options.now(),
@@ -56,17 +68,20 @@ export async function prTick(run: RunState, options: TickOptions) {
   }
 }
 
-/** GitHub's head tree against the approved one, and the review's base against GitHub's base branch. */
-async function headAgainstApproval(run: RunState, snapshot: Snapshot, approved: string) {
-  const tree = await commitTreeOnGitHub(run.repo, snapshot.pr.head)
-  const check = await compareHead(run.repo, { head: snapshot.pr.head, tree }, approved, pairLoopHome())
-  const baseOnTarget = await onBranchOnGitHub(run.repo, run.base_sha, snapshot.pr.base)
-  return { ...check, matches: check.matches && baseOnTarget }
-}
-
 /** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */
 const nextAfter = (decision: Decision) =>
   decision === 'keep_going' ? 'pr-check' : decision === 'escalate' ? 'ask-user' : null
+
+/** The snapshot the last pr-check wrote beside the state (what pr-reply and pr-flag take ids from); none is `usage`. */
+export function lastSnapshot(run: RunState): Snapshot {
+  const path = prSnapshotPath(run.run_id)
+  if (!existsSync(path))
+    fail('usage', `run ${run.run_id} has no pr-check snapshot yet; run \`pair-loop pr-check\` first`, {
+      run_id: run.run_id,
+      next: 'pr-check',
+    })
+  return readSnapshot(path)
+}
 
 /** A snapshot file in DESIGN.md's shape; anything else is `usage`, naming the file and the issues. */
 export function readSnapshot(path: string): Snapshot {

@@ -15,21 +15,9 @@ export interface ClaimInput {
 /** One review at a time: a claim held by a live review is `review_in_progress`; a dead one is taken over. */
 export function claimReview(run: RunState, input: ClaimInput): Step<RunState> {
   expectPhase(run, ['reviewing'], 'review')
-  const held = run.review_claim
-  if (held && held.pid !== input.claim.pid && input.heldElsewhere) {
-    fail(
-      'review_in_progress',
-      `another review of run ${run.run_id} is running (pid ${held.pid} since ${held.started_at})`,
-      {
-        run_id: run.run_id,
-        claim: held,
-      },
-    )
-  }
-  const next = structuredClone(run)
-  next.review_claim = input.claim
-  if (input.override) next.budget_overrides.push(input.override)
-  return { state: next, result: next }
+  const step = claimFinalRound(run, input)
+  if (input.override) step.state!.budget_overrides.push(input.override)
+  return step
 }
 
 /** The final round (`review --pr`) is one attempt at a time too; the run is finished, so no phase is asked for. */

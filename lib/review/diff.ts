@@ -2,7 +2,7 @@
 // path named, the text diff capped. The snapshot's tree id is recorded with the review: what it names is what was shown.
 import { pairLoopHome } from '../paths.ts'
 import { snapshotDiff } from '../snapshot/diff.ts'
-import { hasManifest, saveManifest } from '../snapshot/manifest.ts'
+import { keepManifest } from '../snapshot/manifest.ts'
 import { type RepoSnapshot, takeSnapshot } from '../snapshot/snapshot.ts'
 import { type ReviewerInstructions, reviewerInstructions } from './instructions.ts'
 
@@ -44,8 +44,7 @@ export async function reviewedChange(
 
 async function diffOf(snap: RepoSnapshot, maxBytes: number, home: string): Promise<WorkingDiff> {
   const diff = await snapshotDiff(snap, maxBytes)
-  // kept by tree id, so a PR head that differs from an approved tree can be told by path (ship.ts)
-  if (!hasManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
+  keepManifest(home, snap.tree, snap.manifest)
   return {
     stat: diff.stat,
     diff: diff.diff,

@@ -50,7 +50,11 @@ export async function treeManifest(git: RepoGit, tree: string, home: string, wha
   return manifest
 }
 
-export const hasManifest = (home: string, tree: string) => existsSync(manifestFile(home, tree))
+/** A snapshot's leaves kept by its tree id (once: an id names its leaves), so a head that differs from a tree handed
+ * over or approved can be told by path (ship.ts). */
+export function keepManifest(home: string, tree: string, manifest: Manifest): void {
+  if (!existsSync(manifestFile(home, tree))) saveManifest(home, tree, manifest)
+}
 
 export function readManifest(home: string, tree: string): Manifest | null {
   try {

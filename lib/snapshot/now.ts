@@ -2,7 +2,7 @@
 import { pairLoopHome } from '../paths.ts'
 import type { DiffStat, RunState } from '../state.ts'
 import { snapshotDiff } from './diff.ts'
-import { hasManifest, saveManifest } from './manifest.ts'
+import { keepManifest } from './manifest.ts'
 import { takeSnapshot } from './snapshot.ts'
 
 export interface ChangeNow {
@@ -15,8 +15,7 @@ export interface ChangeNow {
 export async function changeNow(run: Pick<RunState, 'repo' | 'base_sha'>, home = pairLoopHome()): Promise<ChangeNow> {
   const snap = await takeSnapshot(run.repo, run.base_sha, { home })
   const { counts } = await snapshotDiff(snap, 0)
-  // kept by tree id, so a head that differs from a tree handed over and approved can be told by path (ship.ts)
-  if (!hasManifest(home, snap.tree)) saveManifest(home, snap.tree, snap.manifest)
+  keepManifest(home, snap.tree, snap.manifest)
   return { tree: snap.tree, diff: counts }
 }
 

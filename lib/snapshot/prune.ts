@@ -1,8 +1,9 @@
 // The snapshot store and its caches kept from growing for good: an object, a tree's manifest or a private index not
 // written for 30 days goes (an object is written again by the next snapshot that needs it), except the manifests of
 // the trees the kept runs handed over and had reviewed (verify names a PR head's differing paths from them).
-import { readdirSync, rmSync, statSync } from 'node:fs'
+import { rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { listDir } from '../fsutil.ts'
 import type { RunState } from '../state.ts'
 
 const KEEP_MS = 30 * 86_400_000
@@ -22,26 +23,18 @@ export function pruneSnapshots(runs: RunState[], home: string, now: number): num
     rmSync(file, { force: true })
     removed++
   }
-  for (const format of list(join(home, 'store')))
-    for (const fan of list(join(home, 'store', format, 'objects')))
-      for (const name of list(join(home, 'store', format, 'objects', fan))) {
+  for (const format of listDir(join(home, 'store')))
+    for (const fan of listDir(join(home, 'store', format, 'objects')))
+      for (const name of listDir(join(home, 'store', format, 'objects', fan))) {
         const file = join(home, 'store', format, 'objects', fan, name)
         if (old(file)) drop(file)
       }
   const manifests = join(home, 'cache', 'snapshot', 'trees')
-  for (const name of list(manifests))
+  for (const name of listDir(manifests))
     if (!trees.has(name.replace(/\.json$/, '')) && old(join(manifests, name))) drop(join(manifests, name))
   const caches = join(home, 'cache', 'snapshot')
   // the private indexes and the kinds beside them (snapshot.ts): a stale one is rebuilt by the next snapshot
-  for (const name of list(caches))
+  for (const name of listDir(caches))
     if ((name.endsWith('.index') || name.endsWith('.json')) && old(join(caches, name))) drop(join(caches, name))
   return removed
-}
-
-function list(dir: string): string[] {
-  try {
-    return readdirSync(dir)
-  } catch {
-    return []
-  }
 }

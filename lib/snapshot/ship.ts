@@ -103,6 +103,16 @@ export async function checkShipped(
   home: string,
 ): Promise<ShipCheck> {
   const { head, tree, target } = await prHeadTree(cwd, pr)
+  return checkHeadCommit(cwd, { head, tree, target }, approved, home)
+}
+
+/** A PR head (GitHub's) against the approval: its tree, and the review's base on the PR's base branch (`target`). */
+export async function checkHeadCommit(
+  cwd: string,
+  { head, tree, target }: { head: string; tree: string; target: string | null },
+  approved: { tree: string; base: string },
+  home: string,
+): Promise<ShipCheck> {
   const check = await compareHead(cwd, { head, tree }, approved.tree, home)
   const baseOnTarget = target === null ? null : await onBranchOnGitHub(cwd, approved.base, target)
   return { ...check, matches: check.matches && baseOnTarget !== false, base_on_target: baseOnTarget }
