@@ -3,13 +3,13 @@
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { readBody } from '../lib/body-input.ts'
 import { checkBudgetBrake } from '../lib/cost/brake.ts'
-import { newestCoderSession } from '../lib/cost/sessions.ts'
+import { currentCoderSession } from '../lib/cost/coder.ts'
 import { transcriptEnvOf } from '../lib/cost/transcript-env.ts'
 import { fail } from '../lib/errors.ts'
 import { stripControl } from '../lib/text.ts'
 import { changeNow } from '../lib/snapshot/now.ts'
 import { changeRun, checkBranch, configOf, nowIso, resolveRun } from '../lib/run-access.ts'
-import { movedSinceApproval, nextFields, reviewerSessionIds } from '../lib/run-queries.ts'
+import { movedSinceApproval, nextFields } from '../lib/run-queries.ts'
 import { checkCanOpenRound, openRound } from '../lib/transitions.ts'
 
 const coderDone = defineScript({
@@ -56,9 +56,7 @@ const coderDone = defineScript({
       overBudget: args['over-budget'] ?? false,
       command: 'coder-done',
     })
-    const sessionId =
-      args['session-id'] ??
-      newestCoderSession(run.coder, run.repo, { env: transcriptEnvOf(run), skip: reviewerSessionIds(run) })
+    const sessionId = args['session-id'] ?? currentCoderSession(run, transcriptEnvOf(run))
     const { diff, tree } = now
 
     const state = await changeRun(run.run_id, (current) =>

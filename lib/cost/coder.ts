@@ -45,6 +45,18 @@ export function coderSessions(run: RunState, env: NodeJS.ProcessEnv = process.en
 export const coderSessionIds = (run: RunState, env: NodeJS.ProcessEnv = process.env) =>
   coderSessions(run, env).map((session) => session.id)
 
+/**
+ * The coder's session now (coder-done without --session-id): the newest transcript of its CLI for the repository that
+ * changed in the run's window and that no reviewer ran under. A session that ended before the run began is not it.
+ */
+export function currentCoderSession(run: RunState, env: NodeJS.ProcessEnv = process.env): string | null {
+  const since = Date.parse(run.created_at) - START_SLACK_MS
+  const sessions =
+    run.coder === 'claude' ? claudeSessions(run.repo, env, { since }) : codexSessions(run.repo, env, { since })
+  const reviewerIds = reviewerSessionIds(run)
+  return sessions.find((session) => !reviewerIds.has(session.id))?.id ?? null
+}
+
 /** A transcript to read for a session, or the source saying why there is none. */
 type Planned = { session: string; path: string } | Source
 const isFile = (item: Planned): item is { session: string; path: string } => !('role' in item)

@@ -1,6 +1,6 @@
 // Which transcripts belong to a repository: the Claude Code sessions in its project folders (the top level's and any
-// folder's below it, confirmed by the `cwd` the lines record), the Codex rollouts whose recorded cwd is in it, and
-// the coder's newest session. Where the folders are is locate.ts's.
+// folder's below it, confirmed by the `cwd` the lines record), and the Codex rollouts whose recorded cwd is in it.
+// Where the folders are is locate.ts's; which of them is the coder's, coder.ts's.
 import { closeSync, type Dirent, lstatSync, openSync, readSync, readdirSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { claudeProjectFolder, claudeProjectRoots, codexRollouts, realPath } from './locate.ts'
@@ -186,14 +186,4 @@ function changedAt(path: string): number {
   } catch {
     return Number.NaN
   }
-}
-
-/** The coder's current session: the newest transcript its CLI keeps for this repository that no reviewer ran under. */
-export function newestCoderSession(
-  coder: 'claude' | 'codex',
-  repo: string,
-  { env = process.env, skip = new Set<string>() }: { env?: NodeJS.ProcessEnv; skip?: Set<string> } = {},
-): string | null {
-  const sessions = coder === 'claude' ? claudeSessions(repo, env) : codexSessions(repo, env)
-  return sessions.find((session) => !skip.has(session.id))?.id ?? null
 }

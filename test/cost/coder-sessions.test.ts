@@ -4,8 +4,10 @@
 import { mkdirSync, realpathSync, utimesSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { currentCoderSession } from '../../lib/cost/coder.ts'
 import { computeLedger } from '../../lib/cost/ledger.ts'
 import { claudeProjectDir, claudeProjectFolder } from '../../lib/cost/locate.ts'
+import type { RunState } from '../../lib/state.ts'
 import { sandbox, tempDir } from '../_helpers.ts'
 import { codexMeta, codexTokenCount, codexTurn, coderRound, makeRun, rolloutPath, writeLines } from './_gen.ts'
 import { claudeFolder, HAIKU, handOver, OPUS_41, writeSession } from './_spend.ts'
@@ -56,22 +58,7 @@ describe("the coder's cost is every coder session in the run's window", () => {
       rounds: [
         {
           ...coderRound(1, HI, iso(3)),
-          reviewer: {
-            tool: 'claude',
-            fallback_used: false,
-            verdict: 'CHANGES_REQUESTED',
-            findings: [],
-            summary: '',
-            session_id: REVIEWER,
-            model: HAIKU,
-            usage: null,
-            cost: null,
-            calls: 1,
-            duration_ms: 1,
-            raw_output_path: null,
-            over_budget: false,
-            at: iso(3),
-          },
+          reviewer: reviewerRecord(REVIEWER),
         },
       ],
     })
@@ -120,6 +107,28 @@ describe("the repository's transcript folders include those of the folders below
   })
 })
 
+describe("the session coder-done records as the coder's", () => {
+  it('is never one that ended before the run began', () => {
+    const { repo, env } = homes()
+    writeLines(join(claudeProjectDir(repo, env), `${BIG}.jsonl`), [claudeLine(BIG, repo, { model: HAIKU, input: 1 })])
+    // the transcript was last written now: a run that begins a minute from now cannot count it as its coder's
+    const later = new Date(Date.now() + 60_000).toISOString()
+    expect(currentCoderSession(makeRun({ repo, created_at: later }), env)).toBeNull()
+  })
+
+  it("is the newest transcript written since the run began, a reviewer's excepted", () => {
+    const { repo, env } = homes()
+    const dir = claudeProjectDir(repo, env)
+    writeLines(join(dir, `${BIG}.jsonl`), [claudeLine(BIG, repo, { model: HAIKU, input: 1 })])
+    const reviewer = join(dir, `${REVIEWER}.jsonl`)
+    writeLines(reviewer, [claudeLine(REVIEWER, repo, { model: HAIKU, input: 1 })])
+    const later = new Date(Date.now() + 5_000)
+    utimesSync(reviewer, later, later) // the reviewer's transcript is the newest one
+    const round = { ...coderRound(1, null, iso(3)), reviewer: reviewerRecord(REVIEWER) }
+    expect(currentCoderSession(makeRun({ repo, created_at: iso(1), rounds: [round] }), env)).toBe(BIG)
+  })
+})
+
 /** One response, as Claude Code writes it in `cwd`. */
 function claudeLine(sid: string, cwd: string, spend: { model: string; input?: number; output?: number }) {
   return {
@@ -134,5 +143,25 @@ function claudeLine(sid: string, cwd: string, spend: { model: string; input?: nu
     timestamp: iso(2),
     cwd,
     sessionId: sid,
+  }
+}
+
+/** A reviewer's round record that ran under `sessionId`. */
+function reviewerRecord(sessionId: string): NonNullable<RunState['rounds'][number]['reviewer']> {
+  return {
+    tool: 'claude',
+    fallback_used: false,
+    verdict: 'CHANGES_REQUESTED',
+    findings: [],
+    summary: '',
+    session_id: sessionId,
+    model: HAIKU,
+    usage: null,
+    cost: null,
+    calls: 1,
+    duration_ms: 1,
+    raw_output_path: null,
+    over_budget: false,
+    at: iso(3),
   }
 }
