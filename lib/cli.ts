@@ -2,7 +2,7 @@
 // --text), every failure a code from the table, and SIGINT/SIGTERM an `interrupted` document.
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { renderUsage, type ArgsDef, type ParsedArgs } from 'citty'
+import type { ArgsDef, ParsedArgs } from 'citty'
 import { ERROR_CODES, type PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
 import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
 import { toStderr, toStdout } from './stdio.ts'
@@ -104,8 +104,7 @@ export async function runScript<A extends ArgsDef>(
 ): Promise<number> {
   const args = withCommonArgs(def.args)
   if (flagGiven(args, rawArgs, ['--help', '-h'])) {
-    const meta = { name: `pair-loop ${def.name}`, description: def.description }
-    io.stdout(`${stripControl(await renderUsage({ meta, args }))}\n`)
+    io.stdout((await import('./help.ts')).commandHelp({ ...def, args })) // loaded for --help only
     return 0
   }
   // JSON unless the person asked for text: never decided by a terminal (some agents run commands in a pseudo-terminal)

@@ -40,7 +40,7 @@ export function flagGiven(args: ArgsDef, rawArgs: string[], spellings: string[])
 /** citty accepts unknown flags and ignores `required` on enums: check both ourselves so a typo is `usage`, not a silent pass. */
 export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]): ParsedArgs<A> {
   const flags = describeFlags(def.args)
-  const given = new Set<string>() // a flag with a value is given once: the second would silently win
+  const given = new Set<string>() // the flags given; one with a value is given once: the second would silently win
   for (let i = 0; i < rawArgs.length; i++) {
     const token = rawArgs[i]!
     if (token === '--') fail('usage', `unexpected arguments after --: ${rawArgs.slice(i + 1).join(' ')}`)
@@ -51,7 +51,7 @@ export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]
     if (!flag) unknownFlag(token.split('=')[0]!, flags)
     if (flag.takesValue && given.has(flag.name))
       fail('usage', `--${flag.name} is given twice; give it once`, { flag: `--${flag.name}` })
-    if (flag.takesValue) given.add(flag.name)
+    given.add(flag.name)
     if (flag.takesValue && inlineValue === undefined) {
       const value = rawArgs[i + 1]
       if (value === undefined || (value.startsWith('--') && flags.has(splitFlag(value)[0])))
@@ -64,6 +64,10 @@ export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]
       fail('usage', `--${flag.name} takes no value`, { flag: `--${flag.name}` })
     }
   }
+  // before citty, which says a missing one in its own words ("Missing required argument: --task")
+  for (const [name, arg] of Object.entries(def.args))
+    if (arg.required && arg.type !== 'positional' && !given.has(name))
+      fail('usage', `missing required flag --${name}`, { flag: `--${name}` })
   let parsed: ParsedArgs<A>
   try {
     parsed = parseArgs(rawArgs, def.args)
@@ -85,7 +89,12 @@ export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]
 function unknownFlag(flag: string, flags: Map<string, FlagInfo>): never {
   const known = [...new Set([...flags.values()].map((f) => `--${f.name}`))]
   const suggestion = flag.startsWith('--') ? closest(flag, known) : undefined
-  fail('usage', `unknown flag ${flag}${didYouMean(suggestion, String)}`, {
+  // gh and friends take --json; here JSON is what every command prints unless --text asks for a person's view
+  const why =
+    flag === '--json'
+      ? ': JSON is already the default (one JSON document on stdout), so leave it out; --text prints for a person'
+      : ''
+  fail('usage', `unknown flag ${flag}${didYouMean(suggestion, String)}${why}`, {
     flag,
     known,
     ...(suggestion ? { suggestion } : {}),

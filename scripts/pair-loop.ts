@@ -5,6 +5,7 @@ import { exitWith, isMain, runScript, type ScriptIO } from '../lib/cli.ts'
 import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
 import { closest, didYouMean } from '../lib/suggest.ts'
+import { overviewHelp } from '../lib/help.ts'
 import { toStderr, toStdout } from '../lib/stdio.ts'
 
 const HELP_WORDS = ['--help', '-h', 'help']
@@ -24,25 +25,29 @@ export async function dispatch(argv: string[], out: Out = processOut): Promise<n
     )
     return 0
   }
-  if (command !== undefined && HELP_WORDS.includes(command)) {
+  // bare `pair-loop` is a person finding their way: the help, not an error
+  if (command === undefined || HELP_WORDS.includes(command)) {
     const topic = rest[0] !== undefined && Object.hasOwn(COMMANDS, rest[0]) ? COMMANDS[rest[0]] : undefined
     if (topic) return runScript((await topic()).default, ['--help'])
     out.stdout(await helpText())
     return 0
   }
   // own keys only: `pair-loop toString` is an unknown command, not Object.prototype's method
-  const load = command !== undefined && Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
+  const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
   if (!load) return unknownCommand(command, rest.includes('--text'), out)
   return runScript((await load()).default, rest)
 }
 
-/** No command, or one that does not exist: usage like any other (one document, one stderr line, exit 2). */
-function unknownCommand(command: string | undefined, asText: boolean, out: Out): number {
+/** A command that does not exist: usage like any other (one document, one stderr line, exit 2). */
+function unknownCommand(command: string, asText: boolean, out: Out): number {
   const names = Object.keys(COMMANDS)
-  const suggestion = command === undefined ? undefined : closest(command, names)
-  const what = command === undefined ? 'no command given' : `unknown command ${JSON.stringify(command)}`
-  const error = new PairLoopError('usage', `${what}${didYouMean(suggestion)}; one of: ${names.join(', ')}`, {
-    command: command ?? null,
+  const suggestion = VERSION_TYPOS.has(command) ? '--version' : closest(command, [...names, '--version', '--help'])
+  const what =
+    command === '--json'
+      ? `${JSON.stringify(command)} is not a command: JSON is already the default (one JSON document on stdout), so leave --json out; --text prints for a person`
+      : `unknown command ${JSON.stringify(command)}${didYouMean(suggestion)}`
+  const error = new PairLoopError('usage', `${what}; one of: ${names.join(', ')}`, {
+    command,
     commands: names,
     ...(suggestion ? { suggestion } : {}),
   })
@@ -51,30 +56,15 @@ function unknownCommand(command: string | undefined, asText: boolean, out: Out):
   return 2
 }
 
-const COMMON_FLAGS: Array<[string, string]> = [
-  ['--run <id>', 'the run a command works on (default: the active run of the repository here)'],
-  ['--cwd <dir>', 'work as if started in this directory'],
-  ['--text', 'print the result for a person (aligned tables) instead of one JSON document'],
-  ['--help, -h', 'this help; `pair-loop <command> --help` for a command and its flags'],
-  ['--version', 'print {"version":1,"pair_loop":"<version>"}'],
-]
+/** What people type for --version that is too short or too far for a near-miss guess. */
+const VERSION_TYPOS = new Set(['-v', 'version', '-version', '--v', 'ver', '--ver', 'v'])
 
-/** Every command with what it does (each command's own description), and the flags they share. */
+/** Every command with what it does (each command's own description), the flags they share, and how to begin. */
 async function helpText(): Promise<string> {
   const commands = await Promise.all(
     Object.entries(COMMANDS).map(async ([name, load]) => [name, (await load()).default.description] as const),
   )
-  const rows = (pairs: ReadonlyArray<readonly [string, string]>) => {
-    const width = Math.max(...pairs.map(([name]) => name.length))
-    return pairs.map(([name, text]) => `  ${name.padEnd(width)}  ${text}\n`).join('')
-  }
-  return [
-    'pair-loop: a coder <-> reviewer loop between two AI coding agents, one small command per step.\n\n',
-    'Usage: pair-loop <command> [flags]\n\n',
-    `Commands:\n${rows(commands)}\n`,
-    `Common flags:\n${rows(COMMON_FLAGS)}\n`,
-    'Each command prints one JSON document on stdout and fails with a code from `pair-loop codes`.\n',
-  ].join('')
+  return overviewHelp(commands)
 }
 
 if (isMain(import.meta)) void exitWith(dispatch(process.argv.slice(2)))

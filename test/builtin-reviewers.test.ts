@@ -47,10 +47,21 @@ describe('builtin:NAME', () => {
       const error = usageOf(value)
       expect(error.code).toBe('usage')
       expect(error.details).toMatchObject({ flag: '--reviewer-cmd', builtin: STUBS })
-      expect(error.message).toContain(STUBS.map((name) => `builtin:${name}`).join(', '))
       expect(error.details.suggestion).toBe(suggestion)
     })
   }
+
+  it('names the stubs a person uses, and the faults the tests use apart, each of them in the details', () => {
+    const error = usageOf('builtin:nope')
+    const faults = STUBS.filter((name) => !['approve', 'changes'].includes(name))
+    expect(error.details).toMatchObject({ stubs: ['approve', 'changes'], faults })
+    expect(error.message).toMatch(/; use builtin:approve \(approves\) or builtin:changes \(asks for .*\)/)
+    expect(error.message).toContain(`the other ${faults.length} are faults for pair-loop's own tests`)
+    expect(error.message).toContain('fixtures/reviewers/README.md')
+    // the faults are not offered as reviewers: a few named as examples, never the whole list
+    expect(error.message).not.toContain(faults.map((name) => `builtin:${name}`).join(', '))
+    expect(error.message.indexOf('builtin:hang')).toBeGreaterThan(error.message.indexOf('faults'))
+  })
 
   it('keeps JSON arrays as they were', () => {
     expect(parseReviewerCmd('["sh","review.sh"]')).toEqual(['sh', 'review.sh'])

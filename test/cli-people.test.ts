@@ -7,6 +7,8 @@ import { parseArgs } from 'citty'
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
 import { ConfigFile, REPO_CONFIG_NAME } from '../lib/config.ts'
+import { runScript, textInput } from '../lib/cli.ts'
+import { parseFlags, withCommonArgs } from '../lib/flags.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 import { ROOT, git, isolatedEnv, runCli, sandbox, tempDir } from './_helpers.ts'
 import { expectError } from './_expect.ts'
@@ -30,15 +32,27 @@ describe('pair-loop --help', () => {
     const result = await sandbox().cli(['--help'])
     expect(result.code).toBe(0)
     expect(result.stderr).toBe('')
-    const lines = result.stdout.split('\n')
+    // a description too long for its line goes on under itself: join a command's lines back into one
+    const entries = result.stdout.split(/\n(?! {3,})/).map((entry) => entry.replace(/\n +/g, ' '))
     for (const [name, load] of Object.entries(COMMANDS)) {
       const { description } = (await load()).default
       expect(description.includes('\n'), `${name}'s description is one line`).toBe(false)
-      expect(lines, `${name} and what it does`).toContainEqual(expect.stringMatching(new RegExp(`^  ${name} +\\S`)))
-      expect(lines.find((line) => line.startsWith(`  ${name} `))).toContain(description)
+      expect(entries, `${name} and what it does`).toContainEqual(expect.stringMatching(new RegExp(`^  ${name} +\\S`)))
+      expect(entries.find((entry) => entry.startsWith(`  ${name} `))).toContain(description)
     }
     for (const flag of ['--run <id>', '--cwd <dir>', '--text', '--help', '--version'])
       expect(result.stdout).toContain(flag)
+  })
+
+  it('is what bare `pair-loop` and `pair-loop help` print for a person, exit 0, nothing on stderr', async () => {
+    const sb = sandbox()
+    const help = await sb.cli(['--help'])
+    for (const args of [[], ['help']]) {
+      const result = await sb.cli(args)
+      expect(result.code, args.join(' ')).toBe(0)
+      expect(result.stderr).toBe('')
+      expect(result.stdout).toBe(help.stdout)
+    }
   })
 
   it("`help <command>` is that command's --help", async () => {
@@ -48,6 +62,75 @@ describe('pair-loop --help', () => {
     expect(viaHelp.stdout).toBe((await sb.cli(['reply', '--help'])).stdout)
     expect(viaHelp.stdout).toContain('--disposition')
     expect(viaHelp.stdout).toContain('--text')
+  })
+
+  it('says JSON is the default and --text is for a person', async () => {
+    const result = await sandbox().cli(['--help'])
+    expect(result.stdout.replace(/\s+/g, ' ')).toContain('JSON is the default, there is no --json')
+  })
+})
+
+/** A command's --help, as the command prints it (in-process: the same runScript a process runs). */
+async function commandHelpOf(name: string): Promise<string> {
+  let stdout = ''
+  const io = { stdin: textInput(''), stdout: (text: string) => (stdout += text), stderr: () => {} }
+  expect(await runScript((await COMMANDS[name]!()).default, ['--help'], io)).toBe(0)
+  return stdout
+}
+
+/** The words of one shell command line (quotes honoured; no expansion): enough for the examples. */
+const shellWords = (line: string) => [...line.matchAll(/"([^"]*)"|'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2] ?? m[3]!)
+
+describe("each command's --help", () => {
+  const names = Object.keys(COMMANDS)
+  const helps = new Map<string, string>()
+  const helpOf = async (name: string) => helps.get(name) ?? helps.set(name, await commandHelpOf(name)).get(name)!
+
+  it('fits 100 columns with no line ending in a space, like the overview', async () => {
+    const texts = [...(await Promise.all(names.map(helpOf))), (await sandbox().cli(['--help'])).stdout]
+    for (const text of texts) {
+      for (const line of text.split('\n')) {
+        expect([...line].length, line).toBeLessThanOrEqual(100)
+        expect(line, 'a trailing space').not.toMatch(/\s$/)
+      }
+    }
+  })
+
+  it("speaks one voice: none of the argument library's own markers", async () => {
+    for (const name of names) {
+      const help = await helpOf(name)
+      expect(help, name).not.toMatch(/\(Required\)|\(Default:|^USAGE|^OPTIONS|=<|\x1b/m)
+      expect(help, name).toMatch(/^Usage: pair-loop /)
+    }
+  })
+
+  it('lists the required flags apart, and in the usage line', async () => {
+    const help = await helpOf('reply')
+    const required = help.slice(help.indexOf('Required:'), help.indexOf('Flags:'))
+    for (const flag of ['--finding <R.N>', '--disposition <fixed|wont-fix|question|ack>', '--body-file <file>']) {
+      expect(required).toContain(flag)
+      expect(help.split('\n\n')[0]!.replace(/\s+/g, ' ')).toContain(flag)
+    }
+    expect(required).not.toContain('--post-pr')
+  })
+
+  it('shows an example of every command, a command line its flags accept', async () => {
+    for (const name of names) {
+      const help = await helpOf(name)
+      const examples = help
+        .slice(help.indexOf('Examples:'))
+        .split('\n\n')[0]!
+        .split('\n')
+        .slice(1)
+        .map((line) => /pair-loop .*/.exec(line.replace(/ +#.*$/, ''))?.[0].split(/ [|<>] /)[0])
+      expect(examples.length, `${name} has an example`).toBeGreaterThan(0)
+      for (const example of examples) {
+        const [, command, ...flags] = shellWords(example!)
+        expect(command, example).toBe(name)
+        const { default: def } = await COMMANDS[name]!()
+        expect(() => parseFlags({ args: withCommonArgs(def.args) }, flags), example).not.toThrow()
+      }
+    }
   })
 })
 
@@ -79,6 +162,37 @@ describe('did you mean', () => {
     expect(error.message).toBe('--disposition takes fixed, wont-fix, question, ack, not "fixd" (did you mean "fixed"?)')
     expect(error.suggestion).toBe('fixed')
     expect(error.message).not.toContain(cittySaid.split(':')[0])
+  })
+
+  it('suggests --version for --verison, -v and version', async () => {
+    for (const typed of ['--verison', '-v', 'version']) {
+      const error = expectError(await sb.cli([typed]), 'usage')
+      expect(error.message, typed).toContain(`unknown command ${JSON.stringify(typed)} (did you mean "--version"?)`)
+      expect(error.suggestion).toBe('--version')
+    }
+  })
+
+  it('says JSON is the default to --json, as a command or as a flag', async () => {
+    for (const args of [['--json'], ['status', '--json']]) {
+      const error = expectError(await sb.cli(args), 'usage')
+      expect(error.message, args.join(' ')).toMatch(
+        /JSON is already the default.*leave .* out; --text prints for a person/,
+      )
+    }
+  })
+
+  it("says a missing required flag in pair-loop's words, not the argument library's", async () => {
+    let cittySaid = ''
+    try {
+      parseArgs([], { task: { type: 'string', required: true } })
+    } catch (error) {
+      cittySaid = (error as Error).message
+    }
+    expect(cittySaid).toContain('--task')
+    const error = expectError(await sb.cli(['start']), 'usage')
+    expect(error.message).toBe('missing required flag --task')
+    expect(error.flag).toBe('--task')
+    expect(error.message).not.toBe(cittySaid)
   })
 
   it('suggests nothing when no command or flag is near', async () => {

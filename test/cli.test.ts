@@ -222,9 +222,10 @@ describe('the dispatcher', () => {
     )
   })
 
-  it('refuses a missing command as usage with one JSON document', async () => {
-    const error = expectError(await sb.cli([]), 'usage')
-    expect(error.commands).toEqual(expect.arrayContaining(['start', 'status']))
+  it('prints its help for no command at all, exit 0: a person finding their way (test/cli-people.test.ts)', async () => {
+    const result = await sb.cli([])
+    expect(result.code).toBe(0)
+    expect(result.stdout).toContain('coder-done')
   })
 
   it('prints its help for --help and exits 0', async () => {

@@ -25,21 +25,49 @@ export function builtinReviewerNames(): string[] {
     .sort()
 }
 
+/** The stubs a person tries the loop with; the others stand in for failures in pair-loop's own tests. */
+export const PEOPLE_STUBS: Record<string, string> = {
+  approve: 'approves',
+  changes: 'asks for the same two changes every time',
+}
+
 /** `builtin:changes` as the command that runs it: `sh <package>/fixtures/reviewers/changes.sh`; else `usage`. */
 export function builtinReviewer(value: string): string[] {
   const name = value.slice(BUILTIN_PREFIX.length)
   const names = builtinReviewerNames()
-  if (!names.includes(name)) {
-    const suggestion = closest(name, names)
-    fail(
-      'usage',
-      `--reviewer-cmd ${value}: no built-in reviewer ${JSON.stringify(name)}${didYouMean(suggestion && `${BUILTIN_PREFIX}${suggestion}`)}; the built-in ones are ${names.map((n) => `${BUILTIN_PREFIX}${n}`).join(', ') || 'missing from this installation'}`,
-      {
-        flag: '--reviewer-cmd',
-        builtin: names,
-        ...(suggestion ? { suggestion: `${BUILTIN_PREFIX}${suggestion}` } : {}),
-      },
-    )
-  }
+  if (!names.includes(name)) unknownBuiltin(value, name, names)
   return ['sh', join(stubsDir()!, `${name}.sh`)]
+}
+
+/** The faults an error names as examples of the rest (the details list them all). */
+const FAULTS_NAMED = ['hang', 'quota']
+
+/** `usage` naming the stubs a person uses, and the test faults apart (a few named, all in the details). */
+function unknownBuiltin(value: string, name: string, names: string[]): never {
+  const suggestion = closest(name, names)
+  const stubs = names.filter((stub) => Object.hasOwn(PEOPLE_STUBS, stub))
+  const faults = names.filter((stub) => !Object.hasOwn(PEOPLE_STUBS, stub))
+  const shown = (stub: string) => `${BUILTIN_PREFIX}${stub} (${PEOPLE_STUBS[stub]})`
+  const others =
+    faults.length > 0
+      ? `; the other ${faults.length} are faults for pair-loop's own tests (${faults
+          .filter((stub) => FAULTS_NAMED.includes(stub))
+          .map((stub) => BUILTIN_PREFIX + stub)
+          .join(', ')}, …), listed in fixtures/reviewers/README.md`
+      : ''
+  const known =
+    names.length === 0
+      ? 'the built-in ones are missing from this installation'
+      : `use ${stubs.map(shown).join(' or ')}${others}`
+  fail(
+    'usage',
+    `--reviewer-cmd ${value}: no built-in reviewer ${JSON.stringify(name)}${didYouMean(suggestion && `${BUILTIN_PREFIX}${suggestion}`)}; ${known}`,
+    {
+      flag: '--reviewer-cmd',
+      builtin: names,
+      stubs,
+      faults,
+      ...(suggestion ? { suggestion: `${BUILTIN_PREFIX}${suggestion}` } : {}),
+    },
+  )
 }
