@@ -76,41 +76,64 @@ export function notAnObject(file: string): ConfigProblem {
  * What a key of the repository's config would do with its value, for `config_untrusted`: in the person's words,
  * against `personal`, the value in force without it (theirs, or the default).
  */
-export function trustEffect(key: string, value: unknown, personal: unknown): string {
+export const trustEffect = (key: string, value: unknown, personal: unknown): string =>
+  `would ${effectOf(key, value, personal)}`
+
+/** What a key of the config does with its value, for `pair-loop trust`: "raises the budget from $5 to $100". */
+export const keyEffect = (key: string, value: unknown, personal: unknown): string =>
+  thirdPerson(effectOf(key, value, personal))
+
+/** The effect with its verb in the base form ("run `sh review.sh` as the reviewer"): `would` or a tense goes before. */
+function effectOf(key: string, value: unknown, personal: unknown): string {
   const json = shownValue(value)
   switch (key) {
     case 'pair_loop.reviewer_cmd':
-      return `would run ${Array.isArray(value) ? value.join(' ') : json} as the reviewer`
+      return Array.isArray(value)
+        ? `run \`${value.join(' ')}\` as the reviewer`
+        : 'run the reviewer CLI itself (codex or claude), not a command'
     case 'pair_loop.claude_bin':
     case 'pair_loop.codex_bin':
-      return `would run ${json} wherever pair-loop runs ${key.slice('pair_loop.'.length, -'_bin'.length)}`
+      return `run \`${value}\` wherever pair-loop runs ${key.slice('pair_loop.'.length, -'_bin'.length)}`
     case 'pair_loop.coder':
-      return `would count the coder's spending from ${value === 'codex' ? "Codex's" : "Claude Code's"} transcripts only`
+      return `count the coder's spending from ${value === 'codex' ? "Codex's" : "Claude Code's"} transcripts only`
     case 'pair_loop.reviewer_model':
-      return value === null ? "would give the reviewer its CLI's default model" : `would have the reviewer use ${json}`
+      return value === null ? "give the reviewer its CLI's default model" : `have the reviewer use ${json}`
     case 'pair_loop.pr_bots':
       return Array.isArray(value) && value.length === 0
-        ? "would read no bot's review on the PR (a bot's requested changes would no longer block)"
-        : `would read only ${json} as review bots on the PR`
+        ? "read no bot's review on the PR (so a bot's requested changes no longer block)"
+        : `read only ${json} as review bots on the PR`
     case 'pricing':
-      return `would price ${Object.keys(value as object).join(', ') || 'no model'} at its own rates`
+      return `price ${Object.keys(value as object).join(', ') || 'no model'} at its own rates`
     case 'budget.per_run_usd':
-      if (value === null)
-        return personal === null ? 'would keep the run without a limit' : `would lift your limit of $${personal}`
-      return personal === null
-        ? `would set the run's limit to $${value}`
-        : `would set the run's limit to $${value} (yours: $${personal})`
+      return budgetEffect(value as number | null, personal as number | null)
     case 'pair_loop.max_diff_bytes':
-      return `would show the reviewer at most ${value} bytes of the diff (yours: ${personal})`
+      return typeof value === 'number' && typeof personal === 'number' && value < personal
+        ? `cut the diff the reviewer sees from ${personal} to ${value} bytes`
+        : `let the reviewer see ${value} bytes of the diff (yours: ${personal})`
     case 'pair_loop.reviewer':
-      return `would have ${json} review`
+      return `have ${value} review`
     case 'pair_loop.max_rounds':
-      return `would allow ${value} review rounds before asking you (yours: ${personal})`
+      return `allow ${value} review rounds before asking you (yours: ${personal})`
     case 'pair_loop.reviewer_timeout_s':
-      return `would give the reviewer ${value} s (yours: ${personal} s)`
+      return `give the reviewer ${value} s (yours: ${personal} s)`
     default:
-      return `would set it to ${json} (yours: ${shownValue(personal)})`
+      return `set it to ${json} (yours: ${shownValue(personal)})`
   }
+}
+
+/** A run's limit against the person's: raised, lowered, lifted or set, in dollars as they wrote them. */
+function budgetEffect(value: number | null, personal: number | null): string {
+  if (value === null) return personal === null ? 'keep the run without a limit' : `lift your limit of $${personal}`
+  if (personal === null) return `set the run's budget to $${value}`
+  if (value === personal) return `keep the budget at $${value}`
+  return `${value > personal ? 'raise' : 'lower'} the budget from $${personal} to $${value}`
+}
+
+/** "run ..." as "runs ...": the first word of a phrase in the third person. */
+function thirdPerson(phrase: string): string {
+  const [verb, ...rest] = phrase.split(' ')
+  const said = verb === 'have' ? 'has' : /(s|sh|ch|x|z)$/.test(verb!) ? `${verb}es` : `${verb}s`
+  return [said, ...rest].join(' ')
 }
 
 function lineAndColumn(text: string, offset: number): string {

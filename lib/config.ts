@@ -16,6 +16,7 @@ import {
   notJson,
   notRegular,
   shownPath,
+  keyEffect,
   trustEffect,
 } from './config-issues.ts'
 
@@ -170,7 +171,7 @@ function untrustedConfig(
 ): never {
   const effects = keys.map((key) => {
     const value = valueAt(file.parsed, key)
-    return { key, value, effect: trustEffect(key, value, valueAt(own, key) ?? valueAt(DEFAULTS, key) ?? null) }
+    return { key, value, effect: trustEffect(key, value, inForce(own, key)) }
   })
   const untracked = tracked
     ? ''
@@ -188,6 +189,25 @@ function untrustedConfig(
       ask: askUntrusted(repo),
     },
   )
+}
+
+/** A key's value without the repository file: the person's own, else the default (null when neither sets it). */
+const inForce = (own: ConfigFile | undefined, key: string) => valueAt(own, key) ?? valueAt(DEFAULTS, key) ?? null
+
+/** One key a repository file sets: its value, what it does with it, and whether only the person's trust honours it. */
+export interface Setting {
+  key: string
+  value: unknown
+  needs_trust: boolean
+  effect: string
+}
+
+/** Every key `file` sets, with its value and its effect against the person's own config (`pair-loop trust`). */
+export function settingsOf(file: ConfigFile, own: ConfigFile | undefined, needingTrust: string[]): Setting[] {
+  return keysSet(file).map((key) => {
+    const value = valueAt(file, key)
+    return { key, value, needs_trust: needingTrust.includes(key), effect: keyEffect(key, value, inForce(own, key)) }
+  })
 }
 
 /** The value at a dotted key (`pair_loop.coder`, `pricing`) of a config. */

@@ -5,7 +5,7 @@
 import { join } from 'node:path'
 import { defineScript, isMain, main } from '../lib/cli.ts'
 import { blobAtBase } from '../lib/config-base.ts'
-import { type ConfigText, DEFAULTS, keysNeedingTrust, readConfig, REPO_CONFIG_NAME } from '../lib/config.ts'
+import { type ConfigText, DEFAULTS, keysNeedingTrust, readConfig, REPO_CONFIG_NAME, settingsOf } from '../lib/config.ts'
 import { fail, isPairLoopError } from '../lib/errors.ts'
 import { headSha, topLevel } from '../lib/git.ts'
 import { gitObjectId } from '../lib/git-object-id.ts'
@@ -47,6 +47,8 @@ const trust = defineScript({
       trusted,
       trusted_keys: trusted ? keys : [],
       keys_needing_trust: keys,
+      // what each key does with its value, in the person's words: what trusting the file lets it do
+      settings: file ? settingsOf(file.parsed, own, keys) : [],
       tracked_at_head: file ? tracked : null,
       programs: programs.map((program) => ({ ...program, trusted: programTrusted(program) })),
       changed,

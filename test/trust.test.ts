@@ -122,6 +122,38 @@ describe('start under a repository config', () => {
     expectError(await sb.cli(['start', '--task', 'x']), 'config_untrusted')
   })
 
+  it('says what the file does with each value: "runs `sh review.sh`", "raises the budget from $5 to $100"', async () => {
+    const config = { pair_loop: { reviewer_cmd: ['sh', 'review.sh'] }, budget: { per_run_usd: 100 } }
+    const sb = withRepoConfig(config, { budget: { per_run_usd: 5 } }, { 'review.sh': 'echo VERDICT: APPROVED\n' })
+    const expected = [
+      {
+        key: 'pair_loop.reviewer_cmd',
+        value: ['sh', 'review.sh'],
+        needs_trust: true,
+        effect: 'runs `sh review.sh` as the reviewer',
+      },
+      { key: 'budget.per_run_usd', value: 100, needs_trust: true, effect: 'raises the budget from $5 to $100' },
+    ]
+    expect(expectOk(await sb.cli(['trust'])).settings).toEqual(expected)
+    expect(expectOk(await sb.cli(['trust', '--show'])).settings).toEqual(expected)
+  })
+
+  it('lists with --show every key the file sets with its value, those it may set freely too', async () => {
+    const sb = withRepoConfig(
+      { pair_loop: { max_rounds: 5 }, budget: { per_run_usd: 1 } },
+      { budget: { per_run_usd: 5 } },
+    )
+    expect(expectOk(await sb.cli(['trust', '--show'])).settings).toEqual([
+      {
+        key: 'pair_loop.max_rounds',
+        value: 5,
+        needs_trust: false,
+        effect: 'allows 5 review rounds before asking you (yours: 3)',
+      },
+      { key: 'budget.per_run_usd', value: 1, needs_trust: false, effect: 'lowers the budget from $5 to $1' },
+    ])
+  })
+
   it('has nothing to trust without a .pair-loop.json', async () => {
     const sb = sandbox()
     const error = expectError(await sb.cli(['trust']), 'usage')
