@@ -3,10 +3,11 @@
 // attack a coder (same user, writes the working tree, .git and $TMPDIR) made on the earlier design; the expected tree
 // ids come from git itself (`git add -A` into a temporary index, `git write-tree`), never from lib/snapshot/.
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, readdirSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
+import { processContext, withContext } from '../lib/context.ts'
 import { PairLoopError } from '../lib/errors.ts'
 import { workingDiff } from '../lib/review/diff.ts'
 import { reviewerInstructions } from '../lib/review/instructions.ts'
@@ -162,6 +163,76 @@ describe("pair-loop's private index (its stat cache)", () => {
     writeFileSync(join(dir, index), bytes)
     writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
     expect((await t.snap()).tree).toBe(gitTree(t.repo))
+  })
+})
+
+/** `work` with the clock 3 s ahead: files written just now are old enough to be entered in the private index. */
+const later = <T>(work: () => Promise<T>) =>
+  withContext(processContext(quietIO, { now: () => Date.now() + 3_000 }), work)
+const quietIO = { stdin: (async function* () {})(), stdout: () => {}, stderr: () => {} }
+
+/** Ten files in three folders, snapshotted once with every file entered in the private index. */
+async function snapshottedOnce() {
+  const files: Record<string, string> = {}
+  for (let i = 0; i < 10; i++) files[`dir${i % 3}/f${i}.txt`] = `file ${i}\n`
+  const t = scenario(files)
+  writeFiles(t.repo, { 'new.txt': 'untracked\n' })
+  expect((await later(t.snap)).tree).toBe(gitTree(t.repo))
+  return t
+}
+
+describe("a snapshot taken again reads only what git's stat check names, and sees every change", () => {
+  it.each<[string, (repo: string) => void]>([
+    [
+      'a same-size edit with its mtime put back',
+      (repo) => {
+        const file = join(repo, 'dir1/f4.txt')
+        const { mtime } = statSync(file)
+        writeFileSync(file, 'FILE 4\n')
+        utimesSync(file, mtime, mtime)
+      },
+    ],
+    ['a tracked file deleted', (repo) => rmSync(join(repo, 'dir2/f5.txt'))],
+    ['a file made executable', (repo) => chmodSync(join(repo, 'dir0/f3.txt'), 0o755)],
+    [
+      'a file replaced by a symlink',
+      (repo) => {
+        rmSync(join(repo, 'dir0/f6.txt'))
+        symlinkSync('f3.txt', join(repo, 'dir0/f6.txt'))
+      },
+    ],
+    ['a new untracked file', (repo) => writeFiles(repo, { 'dir1/added.txt': 'more\n' })],
+    [
+      'a file added to the index and then changed',
+      (repo) => {
+        git(repo, ['add', 'new.txt'])
+        writeFileSync(join(repo, 'new.txt'), 'UNTRACKED\n')
+      },
+    ],
+    ['an untracked file deleted', (repo) => rmSync(join(repo, 'new.txt'))],
+  ])('%s gives the tree git writes', async (_, edit) => {
+    const t = await snapshottedOnce()
+    edit(t.repo)
+    expect((await later(t.snap)).tree).toBe(gitTree(t.repo))
+    expect((await later(t.snap)).tree).toBe(gitTree(t.repo)) // and once more, from what the second one kept
+  })
+
+  it('a kept snapshot from before its private index was written again is not used (the index it was taken with)', async () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 30; i++) files[`f${i}.txt`] = `file ${i}\n`
+    const t = scenario(files)
+    await later(t.snap)
+    const dir = join(t.home, 'cache', 'snapshot')
+    const kept = join(dir, readdirSync(dir).find((name) => name.endsWith('.last.json'))!)
+    const first = readFileSync(kept)
+    const past = new Date(Date.now() - 60_000) // not racily clean to git: its stat check trusts them
+    for (let i = 0; i < 30; i++) {
+      writeFileSync(join(t.repo, `f${i}.txt`), `FILE ${i}\n`) // enough to write the index again
+      utimesSync(join(t.repo, `f${i}.txt`), past, past)
+    }
+    await later(t.snap)
+    writeFileSync(kept, first) // the first snapshot's record, beside the second one's index
+    expect((await later(t.snap)).tree).toBe(gitTree(t.repo))
   })
 })
 

@@ -1,8 +1,8 @@
 // The change as the reviewer reads it: the working tree's snapshot (lib/snapshot/) against the base, every changed
 // path named, the text diff capped. The snapshot's tree id is recorded with the review: what it names is what was shown.
 import { pairLoopHome } from '../paths.ts'
+import { byTree } from '../snapshot/by-tree.ts'
 import { snapshotDiff } from '../snapshot/diff.ts'
-import { keepManifest } from '../snapshot/manifest.ts'
 import { type RepoSnapshot, takeSnapshot } from '../snapshot/snapshot.ts'
 import { type ReviewerInstructions, reviewerInstructions } from './instructions.ts'
 
@@ -39,12 +39,27 @@ export async function reviewedChange(
   home = pairLoopHome(),
 ): Promise<{ diff: WorkingDiff; instructions: ReviewerInstructions }> {
   const snap = await takeSnapshot(repo, base, { home })
-  return { diff: await diffOf(snap, maxBytes, home), instructions: await reviewerInstructions(snap) }
+  return byTree(home, snap, `review:${maxBytes}`, isReviewedChange, async () => ({
+    diff: await diffOf(snap, maxBytes),
+    instructions: await reviewerInstructions(snap),
+  }))
 }
 
-async function diffOf(snap: RepoSnapshot, maxBytes: number, home: string): Promise<WorkingDiff> {
+/** The shape of a kept reviewed change (by-tree.ts): one that is not this is computed again. */
+function isReviewedChange(value: unknown): value is { diff: WorkingDiff; instructions: ReviewerInstructions } {
+  const kept = value as { diff?: Partial<WorkingDiff>; instructions?: Partial<ReviewerInstructions> } | null
+  return (
+    typeof kept?.diff?.stat === 'string' &&
+    typeof kept.diff.diff === 'string' &&
+    typeof kept.diff.tree === 'string' &&
+    Array.isArray(kept.diff.unreviewed) &&
+    Array.isArray(kept.instructions?.base) &&
+    Array.isArray(kept.instructions.touched)
+  )
+}
+
+async function diffOf(snap: RepoSnapshot, maxBytes: number): Promise<WorkingDiff> {
   const diff = await snapshotDiff(snap, maxBytes)
-  keepManifest(home, snap.tree, snap.manifest)
   return {
     stat: diff.stat,
     diff: diff.diff,

@@ -42,7 +42,7 @@ const MAX_FILES = 24
  * the diff was taken against, byte for byte.
  */
 export async function reviewerInstructions(snap: RepoSnapshot): Promise<ReviewerInstructions> {
-  const base = snap.base
+  const base = await snap.base()
   const touched = snap.changes.map((change) => change.path).filter(isReviewerConfig)
   const docs = [...base.entries()]
     .filter(([path, leaf]) => isInstructionDoc(path) && /^100/.test(leaf.mode))

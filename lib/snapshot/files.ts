@@ -15,7 +15,7 @@ export type BlobKind = 'text' | 'nul-text' | 'binary' | 'big'
 export interface ReadFile {
   oid: string
   kind: BlobKind
-  /** The bytes, when kept whole. */
+  /** The bytes, when kept whole: a view of a buffer the next read reuses, so used (stored) before any other read. */
   content: Buffer | null
   /** The file was read as long as its stat said (it did not grow or shrink while read): the hash may be cached. */
   steady: boolean
@@ -42,9 +42,13 @@ export function readRegularFile(path: string, seen: BigIntStats, format: ObjectF
   }
 }
 
+/** One buffer for every file read whole (a fresh one per file costs more in garbage collection than the hash). */
+let scratch = Buffer.allocUnsafe(1 << 16)
+
 /** The whole file: the size fstat gave, then a look for more (a file that grew while read is hashed as read). */
 function readWhole(fd: number, size: number, format: ObjectFormat, path: string) {
-  const first = Buffer.allocUnsafe(size + 1)
+  if (scratch.length < size + 1) scratch = Buffer.allocUnsafe(Math.max(size + 1, scratch.length * 2))
+  const first = scratch.subarray(0, size + 1)
   let total = 0
   for (let got = 1; got > 0 && total < first.length; total += got)
     got = readSync(fd, first, total, first.length - total, null)

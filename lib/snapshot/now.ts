@@ -1,8 +1,8 @@
 // The run's change now, as the commands that compare it need it: its snapshot's tree id, and its counts.
 import { pairLoopHome } from '../paths.ts'
 import type { DiffStat, RunState } from '../state.ts'
+import { byTree } from './by-tree.ts'
 import { snapshotDiff } from './diff.ts'
-import { keepManifest } from './manifest.ts'
 import { takeSnapshot } from './snapshot.ts'
 
 export interface ChangeNow {
@@ -14,8 +14,7 @@ export interface ChangeNow {
 /** The working tree of the run's repository against its base: tree id and counts (no diff body). */
 export async function changeNow(run: Pick<RunState, 'repo' | 'base_sha'>, home = pairLoopHome()): Promise<ChangeNow> {
   const snap = await takeSnapshot(run.repo, run.base_sha, { home })
-  const { counts } = await snapshotDiff(snap, 0)
-  keepManifest(home, snap.tree, snap.manifest)
+  const counts = await byTree(home, snap, 'counts', isCounts, async () => (await snapshotDiff(snap, 0)).counts)
   return { tree: snap.tree, diff: counts }
 }
 
@@ -23,3 +22,8 @@ export async function changeNow(run: Pick<RunState, 'repo' | 'base_sha'>, home =
 export async function treeNow(run: Pick<RunState, 'repo' | 'base_sha'>, home = pairLoopHome()): Promise<string> {
   return (await takeSnapshot(run.repo, run.base_sha, { home })).tree
 }
+
+const isCounts = (value: unknown): value is DiffStat =>
+  ['files', 'insertions', 'deletions'].every(
+    (key) => typeof (value as Record<string, unknown> | null)?.[key] === 'number',
+  )

@@ -3,6 +3,7 @@
 // raw blob ids XORed with a fixed mask: no content hashes to such an id, so git's content check of a stat-dirty entry
 // never calls it clean (an attribute that converts bytes cannot make a changed file look unchanged). The coder cannot
 // write it; the repository's own index is never read for stat data.
+import { context } from '../context.ts'
 import { type BigIntStats, closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { createDigest, hexDigest } from '../digest.ts'
@@ -95,8 +96,8 @@ export function indexEntry(
   return { oid, mode, raw }
 }
 
-/** Write the index (entries sorted by path bytes, as git requires), whole or not at all. */
-export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>, format: ObjectFormat): void {
+/** Write the index (entries sorted by path bytes, as git requires), whole or not at all; its checksum (hex). */
+export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>, format: ObjectFormat): string {
   const sorted = [...entries.entries()]
     .map(([path, entry]) => ({ key: Buffer.from(path, 'utf8'), entry }))
     .sort((a, b) => Buffer.compare(a.key, b.key))
@@ -106,7 +107,7 @@ export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>
   header.writeUInt32BE(sorted.length, 8)
   const body = Buffer.concat([header, ...sorted.map(({ entry }) => entry.raw)])
   const trailer = createDigest(format).update(body).digest()
-  const temp = `${file}.${process.pid}.tmp`
+  const temp = `${file}.${context().pid}.tmp`
   const fd = openSync(temp, 'w', 0o600)
   try {
     writeSync(fd, body)
@@ -115,6 +116,7 @@ export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>
     closeSync(fd)
   }
   renameSync(temp, file)
+  return trailer.toString('hex')
 }
 
 export const privateIndexPath = (home: string, git: RepoGit) =>

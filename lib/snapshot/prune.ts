@@ -32,8 +32,13 @@ export function pruneSnapshots(runs: RunState[], home: string, now: number): num
   const manifests = join(home, 'cache', 'snapshot', 'trees')
   for (const name of listDir(manifests))
     if (!trees.has(name.replace(/\.json$/, '')) && old(join(manifests, name))) drop(join(manifests, name))
+  // diffs kept by tree ids (by-tree.ts) and base commits' trees (snapshot.ts): computed again when needed
+  for (const kept of ['by-tree', 'commits']) {
+    const dir = join(home, 'cache', 'snapshot', kept)
+    for (const name of listDir(dir)) if (old(join(dir, name))) drop(join(dir, name))
+  }
   const caches = join(home, 'cache', 'snapshot')
-  // the private indexes and the kinds beside them (snapshot.ts): a stale one is rebuilt by the next snapshot
+  // the private indexes, the kinds and last snapshots beside them (snapshot.ts): a stale one is rebuilt next time
   for (const name of listDir(caches))
     if ((name.endsWith('.index') || name.endsWith('.json')) && old(join(caches, name))) drop(join(caches, name))
   return removed

@@ -2,14 +2,18 @@
 // bytes on disk into its own object store, its tree id the fingerprint of the change. Nothing the coder wrote into
 // .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
 // attribute converts a byte, and the base is read object by object, each verified against its id.
-import { type BigIntStats, existsSync, lstatSync, readlinkSync } from 'node:fs'
+import { context } from '../context.ts'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../errors.ts'
-import { gitTry, isOwnFile, SUBMODULE_DEPTH } from '../git.ts'
-import { type BlobKind, type ReadFile, readRegularFile } from './files.ts'
+import { writeFileAtomic } from '../fsutil.ts'
+import type { BlobKind } from './files.ts'
+import { gitTry, SUBMODULE_DEPTH } from '../git.ts'
+import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
+import { listCommittable } from './listing.ts'
+import { keepManifest, type Leaf, type Manifest, manifestTree, readManifest, treeManifest } from './manifest.ts'
+import { commitTree, type ObjectFormat, objectId } from './objects.ts'
 import {
-  type IndexEntry,
-  indexEntry,
   privateIndexPath,
   readKinds,
   readPrivateIndex,
@@ -17,18 +21,11 @@ import {
   writeKinds,
   writePrivateIndex,
 } from './private-index.ts'
-import { listCommittable } from './listing.ts'
-import { type Leaf, type Manifest, manifestTree, treeManifest } from './manifest.ts'
-import { commitTree, type ObjectFormat, objectId } from './objects.ts'
-import { hasObject, type ObjectStore, objectStore, writeObject } from './store.ts'
+import { hasObject, type ObjectStore, objectStore } from './store.ts'
+import { type Change, record, take, type Taking, taking } from './take.ts'
 import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
 
-export interface Change {
-  /** From the top of the repository the change is in. */
-  path: string
-  before: Leaf | null
-  after: Leaf | null
-}
+export type { Change } from './take.ts'
 
 export interface SubmoduleSnapshot {
   path: string
@@ -47,9 +44,8 @@ export interface RepoSnapshot {
   /** The fingerprint: git's tree id for these files (with a folded tree for a submodule with uncommitted changes). */
   tree: string
   baseTree: string
-  /** The base tree's leaves, every object verified. */
-  base: Manifest
-  manifest: Manifest
+  /** The base tree's leaves, every object verified (read when asked: a snapshot known unchanged never needs them). */
+  base: () => Promise<Manifest>
   changes: Change[]
   /** How each blob this snapshot read from the disk reads (text, binary…), by id. */
   kinds: Map<string, BlobKind>
@@ -66,7 +62,7 @@ export interface SnapshotOptions {
 /** The working tree of `repo` against the base commit, snapshotted. */
 export async function takeSnapshot(repo: string, baseCommit: string, options: SnapshotOptions): Promise<RepoSnapshot> {
   const git = await repoGit(repo)
-  const baseTree = await commitTreeOf(git, baseCommit, `the base commit ${baseCommit.slice(0, 12)}`)
+  const baseTree = await verifiedTreeOf(git, baseCommit, options.home)
   return snapshotAgainst(git, baseTree, options)
 }
 
@@ -83,6 +79,16 @@ export async function repoGit(repo: string): Promise<RepoGit> {
   return { repo, gitDir, format }
 }
 
+/** The base commit's tree id, verified once and then kept by commit id (an id names its content for good). */
+async function verifiedTreeOf(git: RepoGit, commit: string, home: string): Promise<string> {
+  const file = join(home, 'cache', 'snapshot', 'commits', `${git.format}-${commit}`)
+  const kept = existsSync(file) ? readFileSync(file, 'latin1') : ''
+  if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(kept)) return kept
+  const tree = await commitTreeOf(git, commit, `the base commit ${commit.slice(0, 12)}`)
+  writeFileAtomic(file, tree, 0o600, { durable: false })
+  return tree
+}
+
 /** A commit's tree id, from the verified commit object. */
 export async function commitTreeOf(git: RepoGit, commit: string, what: string): Promise<string> {
   const object = (await readVerified(git, [commit], what)).get(commit)
@@ -93,133 +99,126 @@ export async function commitTreeOf(git: RepoGit, commit: string, what: string): 
 async function snapshotAgainst(git: RepoGit, baseTree: string, options: SnapshotOptions): Promise<RepoSnapshot> {
   const depth = options.depth ?? 0
   const store = objectStore(options.home, git.format)
-  const listing = listCommittable(git) // asked first: git walks for untracked files while the base is read
-  const base = await treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
-  const startNs = BigInt(Date.now()) * 1_000_000n
   const indexFile = privateIndexPath(options.home, git)
-  let known = readPrivateIndex(indexFile, git.format)
-  const knownKinds = known ? readKinds(indexFile) : {}
+  const idBytes = git.format === 'sha1' ? 20 : 32
+  const startNs = BigInt(context().now()) * 1_000_000n
+  const listing = listCommittable(git) // asked first: git walks for untracked files while the rest is read
+  const checksum = indexChecksum(indexFile, idBytes)
   // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
-  const dirtyNow = known ? statDirty(git, indexFile).catch(() => null) : Promise.resolve(new Set<string>())
-  const nextIndex = new Map<string, IndexEntry>()
-  const nextKinds: Record<string, BlobKind> = {}
-  let rehashed = 0
-  const manifest: Manifest = new Map()
-  const changes: Change[] = []
-  const kinds = new Map<string, BlobKind>()
-  const submodules: SubmoduleSnapshot[] = []
-  const skipped: RepoSnapshot['skipped'] = []
+  const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
+  const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
+  const last = depth === 0 && checked ? readLastSnapshot(indexFile) : null
+  const listed = await listing
+  const digest = listed.digest
+  const loadBase = () => treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
+  const done = (t: Taking, tree: string, submodules: SubmoduleSnapshot[] = []): RepoSnapshot => ({
+    git,
+    store,
+    tree,
+    baseTree,
+    base: loadBase,
+    changes: t.changes,
+    kinds: t.kinds,
+    submodules,
+    skipped: t.skipped,
+  })
 
-  const { paths, gitlinks } = await listing.cached
-  const checked = await dirtyNow
-  if (checked === null) known = null
-  const dirty = checked ?? new Set<string>()
-  const repositories: { path: string; full: string; before: Leaf | null }[] = [] // checked out inside: after the files
-  for (const path of paths) take(path)
-  for (const path of await listing.others) take(path) // never in the index: never listed twice
-  for (const { path, full, before } of repositories) {
+  if (last && last.base_tree === baseTree && last.listing === digest && last.index === checksum) {
+    const again = new Set([...dirty!, ...last.unindexed])
+    const stored = last.changes.every(({ after }) => !after || !/^100/.test(after.mode) || storedOrNamed(last, after))
+    if (again.size === 0 && stored) return done(fromLast(last), last.tree)
+    const manifest = again.size <= REWRITE_AFTER && stored ? readManifest(options.home, last.tree) : null
+    if (manifest) {
+      // a few paths to look at again: the last snapshot's leaves for the rest (the private index is left as it is)
+      const t = taking({ git, store, depth, base: await loadBase(), gitlinks: new Map(), startNs })
+      const changes = fromLast(last)
+      t.manifest = manifest
+      t.kinds = changes.kinds
+      t.changes = changes.changes.filter((change) => !again.has(change.path))
+      for (const path of again) {
+        manifest.delete(path)
+        take(t, path)
+        const before = t.base.get(path)
+        if (before && !manifest.has(path)) t.changes.push({ path, before, after: null })
+      }
+      // the index is not written again, so each of these is looked at again next time too
+      if (t.repositories.length === 0) return finish(t, [...again], checksum)
+    }
+  }
+
+  const t = taking({ git, store, depth, base: await loadBase(), gitlinks: new Map(), startNs })
+  t.known = dirty === null ? null : readPrivateIndex(indexFile, git.format)
+  t.knownKinds = t.known ? readKinds(indexFile) : {}
+  t.dirty = dirty ?? new Set()
+  const { paths, gitlinks } = listed.cached()
+  t.gitlinks = gitlinks
+  for (const path of paths) take(t, path)
+  for (const path of listed.others()) take(t, path) // never in the index: never listed twice
+  const submodules: SubmoduleSnapshot[] = []
+  for (const { path, full, before } of t.repositories) {
     const sub = await submodule(path, full, before, depth)
     if (!sub) continue
     submodules.push(sub)
-    record(path, before, sub.folded ? { mode: '40000', oid: sub.snapshot.tree } : { mode: '160000', oid: sub.head! })
+    const leaf: Leaf = sub.folded ? { mode: '40000', oid: sub.snapshot.tree } : { mode: '160000', oid: sub.head! }
+    record(t, path, before, leaf)
   }
-  for (const [path, leaf] of base) if (!manifest.has(path)) changes.push({ path, before: leaf, after: null })
+  for (const [path, leaf] of t.base) if (!t.manifest.has(path)) t.changes.push({ path, before: leaf, after: null })
   // rewritten once enough files were hashed again (the few left out are hashed again next time, which is cheap)
-  if (known === null || rehashed > REWRITE_AFTER) {
-    writePrivateIndex(indexFile, nextIndex, git.format)
-    writeKinds(indexFile, nextKinds)
+  let written = checksum
+  if (t.known === null || t.rehashed > REWRITE_AFTER) {
+    written = writePrivateIndex(indexFile, t.nextIndex, git.format)
+    writeKinds(indexFile, t.nextKinds)
   }
-  changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-  const tree = manifestTree(manifest, git.format)
-  return { git, store, tree, baseTree, base, manifest, changes, kinds, submodules, skipped }
+  const onDisk = written === checksum && t.known ? t.known : t.nextIndex
+  const unindexed = [...t.manifest.keys(), ...t.skipped.map((s) => s.path)].filter((path) => !onDisk.has(path))
+  return finish(t, unindexed, written, submodules, gitlinks.size > 0 || t.repositories.length > 0)
 
-  /** One path of the listing into the manifest (or the skipped list), its change against the base noted. */
-  function take(path: string): void {
-    if (depth === 0 && isOwnFile(path)) return
-    if (path.includes('\uFFFD'))
-      // git's bytes were not UTF-8: no file of that name could be opened
-      fail(
-        'git_error',
-        `${JSON.stringify(path)} in ${git.repo} is not a UTF-8 file name: pair-loop cannot snapshot it`,
-        { path },
-      )
-    const full = `${git.repo}/${path}`
-    const before = base.get(path) ?? null
-    if (stillKnown(path, before)) return
-    const stats = lstatOrNull(full)
-    if (!stats) return // deleted: not in the tree
-    let leaf: Leaf | null = null
-    if (stats.isFile()) {
-      const mode = stats.mode & 0o100n ? '100755' : '100644'
-      const read = hashedFile(full, stats, before)
-      if (read === null) skipped.push({ path, what: 'changed while it was read' })
-      else {
-        leaf = before && before.oid === read.oid && before.mode === mode ? before : { mode, oid: read.oid }
-        remember(path, stats, read.oid, mode, read.kind)
-      }
-    } else if (stats.isSymbolicLink()) {
-      const target = readlinkSync(full, { encoding: 'buffer' })
-      const oid = objectId(git.format, 'blob', target)
-      if (oid !== before?.oid) writeObject(store, 'blob', target)
-      kinds.set(oid, 'text')
-      leaf = before?.mode === '120000' && before.oid === oid ? before : { mode: '120000', oid }
-      remember(path, stats, oid, '120000', 'text')
-    } else if (stats.isDirectory()) {
-      if (existsSync(join(full, '.git'))) repositories.push({ path, full, before })
-      else if (gitlinks.has(path)) leaf = { mode: '160000', oid: gitlinks.get(path)! } // not checked out
-    } else skipped.push({ path, what: fileType(stats) })
-    if (leaf) record(path, before, leaf)
-  }
-
-  function record(path: string, before: Leaf | null, leaf: Leaf): void {
-    manifest.set(path, leaf)
-    if (leaf !== before && (leaf.oid !== before?.oid || leaf.mode !== before.mode))
-      changes.push({ path, before, after: leaf })
-  }
-
-  /**
-   * A path whose entry in the private index git calls stat-clean: its blob id is known without reading it (nor, for an
-   * unchanged file, even lstat-ing it). False: it must be looked at.
-   */
-  function stillKnown(path: string, before: Leaf | null): boolean {
-    const entry = known?.get(path)
-    if (!entry || dirty.has(path)) return false
-    const kind = knownKinds[entry.oid] ?? 'text'
-    // a changed file's bytes must be in the store for the diff (a binary or too big one is named only)
-    if (entry.oid !== before?.oid && kind !== 'big' && kind !== 'binary' && !hasObject(store, entry.oid)) return false
-    nextIndex.set(path, entry)
-    if (kind !== 'text') nextKinds[entry.oid] = kind
-    const leaf =
-      before && before.oid === entry.oid && before.mode === entry.mode ? before : { mode: entry.mode, oid: entry.oid }
-    if (leaf !== before) kinds.set(entry.oid, kind)
-    record(path, before, leaf)
-    return true
-  }
-
-  /** Enter a file just read into the next private index, unless it changed too recently to be trusted (racy). */
-  function remember(path: string, stats: BigIntStats, oid: string, mode: IndexEntry['mode'], kind: BlobKind): void {
-    rehashed++
-    const changed = stats.ctimeNs > stats.mtimeNs ? stats.ctimeNs : stats.mtimeNs
-    if (changed >= startNs - RACY_NS) return
-    nextIndex.set(path, indexEntry(path, stats, oid, mode, git.format))
-    if (kind !== 'text') nextKinds[oid] = kind
-  }
-
-  /** A file read and hashed; a changed file's bytes go to the store. Null: it changed under us. */
-  function hashedFile(full: string, stats: BigIntStats, before: Leaf | null): ReadFile | null {
-    let read = readRegularFile(full, stats, git.format)
-    // replaced between lstat and open (an editor's rename-over): look again, a few times
-    for (let again = 0; !read && again < 3; again++) {
-      const now = lstatOrNull(full)
-      if (!now?.isFile()) return null
-      read = readRegularFile(full, now, git.format)
+  /** The snapshot's tree and record: kept for next time unless it holds repositories (those are always walked). */
+  function finish(
+    t: Taking,
+    unindexed: string[],
+    index: string,
+    submodules: SubmoduleSnapshot[] = [],
+    nested = false,
+  ): RepoSnapshot {
+    t.changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
+    const tree = manifestTree(t.manifest, git.format)
+    if (depth === 0) {
+      keepManifest(options.home, tree, t.manifest)
+      if (!nested) writeLastSnapshot(indexFile, lastOf(t, tree, index, [...new Set(unindexed)]))
     }
-    if (!read) return null
-    if (read.oid !== before?.oid) {
-      kinds.set(read.oid, read.kind)
-      if (read.content) writeObject(store, 'blob', read.content)
+    return done(t, tree, submodules)
+  }
+
+  function lastOf(t: Taking, tree: string, index: string, unindexed: string[]): LastSnapshot {
+    const kinds: LastSnapshot['kinds'] = {}
+    for (const { after } of t.changes) if (after && t.kinds.has(after.oid)) kinds[after.oid] = t.kinds.get(after.oid)!
+    return {
+      version: 1,
+      base_tree: baseTree,
+      listing: digest,
+      index,
+      tree,
+      changes: t.changes,
+      kinds,
+      skipped: t.skipped,
+      unindexed,
     }
-    return read
+  }
+
+  /** The last snapshot's changes and kinds, as a snapshot taken now would have them. */
+  function fromLast(last: LastSnapshot): Taking {
+    const t = taking({ git, store, depth, base: new Map(), gitlinks: new Map(), startNs })
+    t.changes = last.changes.map((change) => ({ ...change }))
+    t.kinds = new Map(Object.entries(last.kinds))
+    t.skipped = last.skipped
+    return t
+  }
+
+  /** A changed file's bytes are still in the store (the diff needs them), or it is one named only. */
+  function storedOrNamed(last: LastSnapshot, leaf: Leaf): boolean {
+    const kind = last.kinds[leaf.oid]
+    return kind === 'big' || kind === 'binary' || hasObject(store, leaf.oid)
   }
 
   async function submodule(
@@ -250,23 +249,10 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   }
 }
 
-function lstatOrNull(path: string): BigIntStats | null {
-  return lstatSync(path, { bigint: true, throwIfNoEntry: false }) ?? null
-}
-
-/** A file changed this close to the snapshot's start may not yet show a write made in the same instant (coarse clocks). */
-const RACY_NS = 2_000_000_000n
 /** Hashed files past which the private index is written again. */
 const REWRITE_AFTER = 20
 
 export const emptyTreeId = (format: ObjectFormat) => objectId(format, 'tree', Buffer.alloc(0))
-
-function fileType(stats: BigIntStats): string {
-  if (stats.isFIFO()) return 'a named pipe (FIFO)'
-  if (stats.isSocket()) return 'a socket'
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device'
-  return 'not a regular file'
-}
 
 /** The leaves that differ between two manifests, by path. */
 export function changesBetween(before: Manifest, after: Manifest): Change[] {

@@ -1,6 +1,7 @@
 // pair-loop's own object store: a bare git repository under $PAIR_LOOP_HOME, which the coder cannot write. The
 // snapshot's changed files and the base's verified blobs are written here, and the reviewer's diff is computed here,
 // by git reading these objects only, with no configuration, attributes or hooks but the store's own.
+import { context } from '../context.ts'
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
@@ -35,7 +36,7 @@ export function writeObject(store: ObjectStore, type: ObjectType, content: Uint8
   const path = objectPath(store, oid)
   if (existsSync(path)) return oid
   mkdirSync(join(store.dir, 'objects', oid.slice(0, 2)), { recursive: true, mode: 0o700 })
-  const temp = `${path}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`
+  const temp = `${path}.${context().pid}.${Math.random().toString(36).slice(2)}.tmp`
   writeFileSync(temp, deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content]), { level: 1 }))
   renameSync(temp, path)
   return oid
@@ -46,9 +47,8 @@ export const hasObject = (store: ObjectStore, oid: string) => existsSync(objectP
 /** git with nothing of the user's: no system or global config, no attributes, no replace refs, no pager. */
 function storeEnv(store: ObjectStore): NodeJS.ProcessEnv {
   const keep = ['PATH', 'SYSTEMROOT', 'LANG', 'LC_ALL', 'TZ']
-  const env: NodeJS.ProcessEnv = Object.fromEntries(
-    keep.filter((key) => process.env[key]).map((key) => [key, process.env[key]]),
-  )
+  const outside = context().env
+  const env: NodeJS.ProcessEnv = Object.fromEntries(keep.filter((key) => outside[key]).map((key) => [key, outside[key]]))
   return {
     ...env,
     GIT_DIR: store.dir,

@@ -1,6 +1,7 @@
 // Objects read from the user's repository, each checked against its id. git does not verify a loose object when it
 // reads one, and the coder can write .git/objects: a base blob rewritten to hold the change would hide it from the
 // diff. So every object pair-loop takes from the repository is hashed again here; a mismatch is an error naming it.
+import { context } from '../context.ts'
 import { fail } from '../errors.ts'
 import { plainGitStream } from '../git.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
@@ -22,7 +23,7 @@ export const pinned = (git: RepoGit, extra: NodeJS.ProcessEnv = {}): NodeJS.Proc
 
 /** The environment without any GIT_* variable of the caller's (GIT_DIR, GIT_INDEX_FILE… would move what git reads). */
 export function cleanGitEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_')))
+  return Object.fromEntries(Object.entries(context().env).filter(([key]) => !key.startsWith('GIT_')))
 }
 
 export interface RepoObject {
