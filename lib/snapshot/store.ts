@@ -48,7 +48,9 @@ export const hasObject = (store: ObjectStore, oid: string) => existsSync(objectP
 function storeEnv(store: ObjectStore): NodeJS.ProcessEnv {
   const keep = ['PATH', 'SYSTEMROOT', 'LANG', 'LC_ALL', 'TZ']
   const outside = context().env
-  const env: NodeJS.ProcessEnv = Object.fromEntries(keep.filter((key) => outside[key]).map((key) => [key, outside[key]]))
+  const env: NodeJS.ProcessEnv = Object.fromEntries(
+    keep.filter((key) => outside[key]).map((key) => [key, outside[key]]),
+  )
   return {
     ...env,
     GIT_DIR: store.dir,
