@@ -91,3 +91,48 @@ describe('the source tree', () => {
     expect(reexports).toEqual([])
   })
 })
+
+// lib reads the outside world only through lib/context.ts (issue 19): so a command runs in-process with a test Context
+// exactly as it runs in a process with the real one.
+const CONTEXT_FILE = 'lib/context.ts'
+
+/** The environment, pid, working directory, clock, host, home or temp folder read directly. */
+const OUTSIDE_WORLD =
+  /\bprocess\.env\b|\bprocess\.pid\b|\bprocess\.cwd\(\)|\bDate\.now\(\)|\bnew Date\(\s*\)|\b(hostname|homedir|tmpdir)\(\)/
+
+/** Each line of a lib file (not the Context's, not a comment) that reads the outside world itself, as `file:line`. */
+function outsideWorldReads(files: ReadonlyMap<string, string>): string[] {
+  return [...files].flatMap(([file, source]) =>
+    file === CONTEXT_FILE
+      ? []
+      : source
+          .split('\n')
+          .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
+          .filter(({ line }) => !/^\s*(\/\/|\/?\*)/.test(line) && OUTSIDE_WORLD.test(line))
+          .map(({ at, line }) => `${at}: ${line.trim()}`),
+  )
+}
+
+describe('the outside world', () => {
+  it('is read by no lib file but lib/context.ts', () => {
+    const lib = new Map(SOURCES.filter((file) => file.startsWith('lib/')).map((file) => [file, text(file)]))
+    expect(outsideWorldReads(lib)).toEqual([])
+  })
+
+  it('is found when a lib file reads it (the check itself can fail)', () => {
+    const planted = new Map([
+      ['lib/planted.ts', 'const home = process.env.PAIR_LOOP_HOME\n// process.env in a comment is no read\n'],
+      ['lib/clock.ts', 'const at = new Date()\nconst then = new Date(0)\nconst ms = Date.now()\n'],
+      ['lib/who.ts', 'const me = { pid: process.pid, host: hostname(), dir: process.cwd(), tmp: tmpdir() }\n'],
+      [CONTEXT_FILE, 'const env = process.env\n'],
+      ['lib/snapshot/take.ts', 'const started = Date.now()\n'],
+    ])
+    expect(outsideWorldReads(planted)).toEqual([
+      'lib/planted.ts:1: const home = process.env.PAIR_LOOP_HOME',
+      'lib/clock.ts:1: const at = new Date()',
+      'lib/clock.ts:3: const ms = Date.now()',
+      'lib/who.ts:1: const me = { pid: process.pid, host: hostname(), dir: process.cwd(), tmp: tmpdir() }',
+      'lib/snapshot/take.ts:1: const started = Date.now()',
+    ])
+  })
+})

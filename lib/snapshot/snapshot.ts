@@ -25,8 +25,6 @@ import { hasObject, type ObjectStore, objectStore } from './store.ts'
 import { type Change, record, take, type Taking, taking } from './take.ts'
 import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
 
-export type { Change } from './take.ts'
-
 export interface SubmoduleSnapshot {
   path: string
   /** The commit the outer base records for it (null: new since base). */
