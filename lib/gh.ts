@@ -59,6 +59,9 @@ export async function runGh(args: string[], options: GhOptions): Promise<string>
   return ghFailed(args, result!, failure)
 }
 
+/** What gh says when it has no login, or GitHub refused its token. */
+const NOT_LOGGED_IN = /\bgh auth login\b|not logged in|HTTP 401\b|Bad credentials/i
+
 function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never {
   const missing = result.exitCode === 127
   const said =
@@ -68,8 +71,10 @@ function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never
   fail(
     'gh_error',
     missing
-      ? `gh is not installed or not on PATH (${said})`
-      : `gh ${args[0]} ${args[1] ?? ''} failed: ${said}`.replace(/\s+/g, ' '),
+      ? 'gh is not installed here (or not on PATH): install the GitHub CLI from https://cli.github.com, then run `gh auth login`'
+      : NOT_LOGGED_IN.test(`${result.stderr}\n${result.stdout}`)
+        ? 'gh is not logged in to GitHub: run `gh auth login`'
+        : `gh ${args[0]} ${args[1] ?? ''} failed: ${said}`.replace(/\s+/g, ' '),
     {
       gh_args: args.filter((arg) => !arg.startsWith('body=') && !arg.startsWith('query=')),
       exit: result.exitCode,

@@ -3,7 +3,7 @@
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { rememberHighWater } from '../lib/cost/high-water.ts'
 import { cachedCostSummary } from '../lib/cost/status-snapshot.ts'
-import { fail } from '../lib/errors.ts'
+import { fail, isPairLoopError, PairLoopError } from '../lib/errors.ts'
 import { writeFileAtomic } from '../lib/fsutil.ts'
 import { createPr } from '../lib/gh.ts'
 import { claimPrCreation, isClaimLive, ownSideClaim, PR_CREATE_KEY, releaseSideClaim } from '../lib/claims.ts'
@@ -99,7 +99,7 @@ const finish = defineScript({
       await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: PR_CREATE_KEY, pid: process.pid })).catch(
         () => {},
       )
-      throw error
+      throw prNotOpened(error, closed, { draft: args.draft ?? false })
     }
     const withPr = await changeRun(run.run_id, (state) => {
       const step = attachPr(state, created)
@@ -132,6 +132,21 @@ const finish = defineScript({
     }
   },
 })
+
+/**
+ * gh failed to open the PR: the run is finished all the same and its PR body written, so the way on is the same
+ * command once gh is fixed. Said first, since a person reading "gh failed" would think nothing happened.
+ */
+function prNotOpened(error: unknown, run: RunState, { draft }: { draft: boolean }): unknown {
+  if (!isPairLoopError(error)) return error
+  const again = `pair-loop finish --verdict ${run.outcome!.verdict} --create-pr${draft ? ' --draft' : ''}`
+  const bodyPath = prBodyPath(run.run_id)
+  return new PairLoopError(
+    error.code,
+    `the PR was not opened: ${error.message}. Run ${run.run_id} is finished (${run.outcome!.verdict}) and its PR body is written (${bodyPath}); run the same command again to open the PR: \`${again}\``,
+    { ...error.details, run_id: run.run_id, finished: true, pr_body_path: bodyPath, next: 'finish', command: again },
+  )
+}
 
 /** The claim on opening the run's PR; while another call holds it, wait (bounded) for the PR it opens. */
 async function claimCreation(runId: string): Promise<{ pr: RunState } | { claimed: true }> {
