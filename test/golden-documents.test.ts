@@ -336,10 +336,13 @@ async function playScenario(): Promise<Recorded[]> {
   appendFileSync(join(repo, 'sum.js'), '// round 2\n')
   await run('coder-done past the round cap', ['coder-done', '--summary', 'two'])
   const coder = { repo, env: env as NodeJS.ProcessEnv } as Parameters<typeof claudeFolder>[0]
-  writeSession(claudeFolder(coder), 'c0000000-0000-4000-8000-0000000000b1', [{ model: HAIKU, input: 500_000 }]) // $0.50
+  const spent = writeSession(claudeFolder(coder), 'c0000000-0000-4000-8000-0000000000b1', [
+    { model: HAIKU, input: 500_000 }, // $0.50
+  ])
   await run('budget-check at the limit', ['budget-check'])
   await run('coder-done at the budget', ['coder-done', '--summary', 'two', '--over-cap'])
   await run('finish the capped run', ['finish', '--verdict', 'CHANGES_REQUESTED', '--run', cappedId])
+  rmSync(spent) // a later run would take it as its coder's session or not, by how long ago it was written
   at('checkout', '-q', '--', 'sum.js')
 
   // ---- a repository config that needs trust
