@@ -67,4 +67,7 @@ async function helpText(): Promise<string> {
   return overviewHelp(commands)
 }
 
-if (isMain(import.meta)) void exitWith(dispatch(process.argv.slice(2)))
+/** The program: the command line's command, its exit status set (bin/pair-loop.cjs calls it once dist/ is built). */
+export const runMain = (argv = process.argv.slice(2)): Promise<void> => exitWith(dispatch(argv))
+
+if (isMain(import.meta)) void runMain()

@@ -73,8 +73,9 @@ beforeAll(() => {
 }, 180_000)
 
 describe('bins', () => {
-  it('package.json maps pair-loop and pair-loop-<command> for each command, onto dist/', () => {
-    const expected: Record<string, string> = { 'pair-loop': './dist/pair-loop.cjs' }
+  it('package.json maps pair-loop-<command> for each command onto dist/, and pair-loop onto bin/, which loads dist/', () => {
+    // bin/pair-loop.cjs is plain JavaScript in git: in a clone before `npm ci` it says what to run (test/readme)
+    const expected: Record<string, string> = { 'pair-loop': './bin/pair-loop.cjs' }
     for (const command of COMMAND_NAMES) expected[`pair-loop-${command}`] = `./dist/${command}.cjs`
     expect(PACKAGE.bin).toEqual(expected)
   })
