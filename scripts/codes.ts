@@ -1,16 +1,16 @@
 #!/usr/bin/env node
-// codes: the closed error-code table, for agents and scripts that branch on exit status.
+// codes: no flags of its own; lib/commands/codes.ts prints the error-code table.
 import { defineScript, isMain, main } from '../lib/cli.ts'
-import { codeTable } from '../lib/errors.ts'
+import * as codes from '../lib/commands/codes.ts'
 
-const codes = defineScript({
+const codesScript = defineScript({
   name: 'codes',
   description: 'Print the error-code table: code, exit status, whether a retry can help, meaning.',
   args: {},
-  async run() {
-    return { codes: codeTable() }
+  async run(_args, _io, ctx) {
+    return codes.run(ctx)
   },
 })
 
-export default codes
-if (isMain(import.meta)) void main(codes)
+export default codesScript
+if (isMain(import.meta)) void main(codesScript)

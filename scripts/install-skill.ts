@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// install-skill: copy skills/pair-loop (SKILL.md + references/) to where Claude Code or Codex looks for skills.
+// install-skill: its flags, read into options for lib/commands/install-skill.ts (the skill, for Claude Code or Codex).
 import { defineScript, isMain, main } from '../lib/cli.ts'
+import * as installSkill from '../lib/commands/install-skill.ts'
 import { fail } from '../lib/errors.ts'
-import { installSkill } from '../lib/skills.ts'
 
 const installSkillScript = defineScript({
   name: 'install-skill',
@@ -25,7 +25,7 @@ const installSkillScript = defineScript({
     },
     cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
   },
-  async run(args) {
+  async run(args, _io, ctx) {
     const claude = args.claude === true
     const codex = args.codex === true
     if (claude === codex) {
@@ -37,7 +37,8 @@ const installSkillScript = defineScript({
       fail('usage', '--commit goes with --project (a skill installed for you is not in any repository)', {
         flag: '--commit',
       })
-    return installSkill(claude ? 'claude' : 'codex', {
+    return installSkill.run(ctx, {
+      agent: claude ? 'claude' : 'codex',
       project: args.project === true,
       commit: args.commit === true,
       cwd: args.cwd,

@@ -1,17 +1,11 @@
 #!/usr/bin/env node
-// reply: the coder answers one finding, once; the next review prompt shows the answer. --post-pr also puts it on the PR, once.
+// reply: its flags, read into options for lib/commands/reply.ts (the coder answers one finding, once).
 import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
-import { readBody } from '../lib/body-input.ts'
+import * as reply from '../lib/commands/reply.ts'
 import { fail } from '../lib/errors.ts'
-import { commentOnPr } from '../lib/gh.ts'
-import { neutraliseInline } from '../lib/neutralise.ts'
-import { claimReplyPost, isClaimLive, ownSideClaim, releaseSideClaim, replyPostKey } from '../lib/claims.ts'
-import { changeRun, nowIso, resolveRun } from '../lib/run-access.ts'
-import { allFindings, replyKey } from '../lib/run-queries.ts'
-import { DISPOSITIONS, type Finding, type Reply } from '../lib/state.ts'
-import { checkReply, notePostedReply, recordReply } from '../lib/transitions.ts'
+import { DISPOSITIONS } from '../lib/state.ts'
 
-const reply = defineScript({
+const replyScript = defineScript({
   name: 'reply',
   description: "Record the coder's answer to one reviewer finding (fixed, wont-fix, question, ack).",
   args: {
@@ -31,67 +25,21 @@ const reply = defineScript({
     },
     'post-pr': { type: 'boolean', description: "also post the answer as a comment on the run's PR (through gh), once" },
   },
-  async run(args, io) {
+  async run(args, _io, ctx) {
     if (!/^\d+\.\d+$/.test(args.finding))
       fail('usage', `--finding must look like 1.2 (round.number), got ${JSON.stringify(args.finding)}`, {
         flag: '--finding',
       })
-    const postPr = args['post-pr'] ?? false
-    const body = await readBody(args['body-file'], 'body-file', { cwd: args.cwd, stdin: io.stdin })
-    const run = resolveRun(args, { allowFinished: postPr })
-    checkReply(run, args.finding, postPr)
-
-    const recorded = await changeRun(run.run_id, (state) =>
-      recordReply(state, {
-        finding: args.finding,
-        disposition: args.disposition,
-        body,
-        post_pr: postPr,
-        now: nowIso(),
-      }),
-    )
-    const document = {
-      run_id: run.run_id,
-      key: replyKey(run, args.finding),
+    return reply.run(ctx, {
+      run: args.run,
+      cwd: args.cwd,
       finding: args.finding,
-      disposition: recorded.disposition,
-      posted: false,
-      comment_url: null as string | null,
-    }
-    if (!postPr) return document
-
-    // keyed and claimed under the lock, posted outside it, recorded under it: two calls never post twice
-    const key = replyPostKey(args.finding)
-    await changeRun(run.run_id, (state) =>
-      claimReplyPost(state, {
-        finding: args.finding,
-        claim: ownSideClaim(),
-        heldLive: isClaimLive(state.claims?.[key]),
-      }),
-    )
-    const finding = allFindings(run).find((f) => f.id === args.finding)!
-    let posted: { url: string }
-    try {
-      posted = await commentOnPr(run.repo, run.pr!, commentBody(finding, recorded))
-    } catch (error) {
-      await changeRun(run.run_id, (state) => releaseSideClaim(state, { key, pid: process.pid })).catch(() => {})
-      throw error
-    }
-    await changeRun(run.run_id, (state) => notePostedReply(state, { finding: args.finding, url: posted.url }))
-    return { ...document, posted: true, comment_url: posted.url }
+      disposition: args.disposition,
+      bodyFile: args['body-file'],
+      postPr: args['post-pr'] ?? false,
+    })
   },
 })
 
-function commentBody(finding: Finding, answer: Reply): string {
-  const where = finding.path ? ` \`${finding.path}${finding.line_start ? `:${finding.line_start}` : ''}\`` : ''
-  return [
-    `**pair-loop** · reply to reviewer finding ${finding.id} (${finding.category}${finding.severity ? `/${finding.severity}` : ''})${where}: **${answer.disposition}**`,
-    '',
-    `> ${neutraliseInline(finding.text)}`,
-    '',
-    answer.body,
-  ].join('\n')
-}
-
-export default reply
-if (isMain(import.meta)) void main(reply)
+export default replyScript
+if (isMain(import.meta)) void main(replyScript)

@@ -1,15 +1,9 @@
 #!/usr/bin/env node
-// verify: is the PR head's tree, as GitHub reports it, the tree the reviewer approved? Exit 0, or head_not_approved
-// naming the paths that differ; for CI. Without a PR, the branch's local head commit is compared instead.
+// verify: its flags, read into options for lib/commands/verify.ts (is the shipped head the approved tree? for CI).
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { fail } from '../lib/errors.ts'
-import { pairLoopHome } from '../lib/paths.ts'
-import { resolveRun } from '../lib/run-access.ts'
-import { approvedTree } from '../lib/run-queries.ts'
-import { checkLocalHead } from '../lib/snapshot/local-head.ts'
-import { checkShipped, headNotApproved } from '../lib/snapshot/ship.ts'
+import * as verify from '../lib/commands/verify.ts'
 
-const verify = defineScript({
+const verifyScript = defineScript({
   name: 'verify',
   description: "Check that the PR head's tree (as GitHub reports it) is the tree the reviewer approved.",
   args: {
@@ -20,31 +14,10 @@ const verify = defineScript({
       valueHint: 'N',
     },
   },
-  async run(args) {
-    const run = resolveRun(args, { allowFinished: true })
-    const approved = approvedTree(run)
-    if (!approved)
-      fail(
-        'wrong_phase',
-        `run ${run.run_id} has no approved tree: no review approved it (or it was approved before snapshots)`,
-        {
-          run_id: run.run_id,
-          phase: run.phase,
-          next: run.phase === 'finished' ? null : 'review',
-        },
-      )
-    const pr = integerFlag(args.pr, 'pr', { min: 1 }) ?? run.pr
-    const check =
-      pr === null
-        ? await checkLocalHead(run, approved)
-        : await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, pairLoopHome())
-    if (!check.matches) {
-      if (pr === null) headNotApproved(check, null, { source: 'local' })
-      headNotApproved(check, pr, { source: 'github', base: run.base_sha })
-    }
-    return { run_id: run.run_id, pr, source: pr === null ? 'local' : 'github', ...check }
+  async run(args, _io, ctx) {
+    return verify.run(ctx, { run: args.run, cwd: args.cwd, pr: integerFlag(args.pr, 'pr', { min: 1 }) })
   },
 })
 
-export default verify
-if (isMain(import.meta)) void main(verify)
+export default verifyScript
+if (isMain(import.meta)) void main(verifyScript)

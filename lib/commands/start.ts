@@ -1,0 +1,111 @@
+// start: open a run in the repository around the working directory, on a clean tree, and record where the work begins.
+import { existsSync } from 'node:fs'
+import { join } from 'node:path'
+import { loadConfig, REPO_CONFIG_NAME } from '../config.ts'
+import { blobAtBase } from '../config-base.ts'
+import type { Context } from '../context.ts'
+import { transcriptEnvNow } from '../cost/transcript-env.ts'
+import { hexDigest } from '../digest.ts'
+import { fail } from '../errors.ts'
+import { currentBranch, dirtyPaths, ensureExcluded, HANDOFF_NAME, reviewBase, topLevel } from '../git.ts'
+import { withLock } from '../lock.ts'
+import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../paths.ts'
+import { activeRunsOf, foreignHandoff, handoffPath, writeHandoff } from '../run-access.ts'
+import { withRunsWindow } from '../run-index-window.ts'
+import { nextFields } from '../run-queries.ts'
+import type { Agent } from '../state.ts'
+import { createRun, ensureRunsDir } from '../store.ts'
+import { stripControl } from '../text.ts'
+import { newRun } from '../transitions.ts'
+
+export interface StartOptions {
+  /** What the coder is to do: a paragraph at most (the script checks its size). */
+  task: string
+  coder?: Agent
+  reviewer?: Agent
+  maxRounds?: number
+  budgetUsd?: number
+  /** The PR's base branch or commit (default: the default branch). */
+  base?: string
+  cwd?: string
+}
+
+export async function run(ctx: Context, options: StartOptions) {
+  const repo = await topLevel(options.cwd ?? ctx.cwd)
+  checkHomeOutside(repo, ctx.home)
+  // the base first: the repository's config is honoured by itself only as git tracks it there
+  const { sha: baseSha, branch: baseBranch } = await reviewBase(repo, options.base ?? null)
+  const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
+  const config = loadConfig({ repo, baseBlob: tracked })
+  await checkCleanTree(repo)
+  checkNoActiveRun(repo, ctx.home)
+  checkNoForeignHandoff(repo)
+
+  const state = newRun({
+    run_id: newRunId(new Date(ctx.now())),
+    task: stripControl(options.task).trim(),
+    repo,
+    branch: await currentBranch(repo),
+    base_sha: baseSha,
+    base_branch: baseBranch,
+    coder: options.coder ?? config.pair_loop.coder,
+    reviewer: options.reviewer ?? config.pair_loop.reviewer,
+    max_rounds: options.maxRounds ?? config.pair_loop.max_rounds,
+    budget_usd: options.budgetUsd ?? config.budget.per_run_usd,
+    config,
+    now: new Date(ctx.now()).toISOString(),
+  })
+  state.transcript_env = transcriptEnvNow(ctx.env) // later commands look for the coder's transcripts where this one would
+  // check and create under one lock per repository: two starts at once must not both open a run
+  ensureRunsDir(ctx.home)
+  // the lock's own directory in runs/ is taken into the runs index with the run (lib/run-index-window.ts)
+  await withRunsWindow(ctx.home, () =>
+    withLock(join(runsDir(ctx.home), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
+      checkNoActiveRun(repo, ctx.home)
+      await ensureExcluded(repo)
+      await createRun(state, { home: ctx.home, afterWrite: writeHandoff })
+    }),
+  )
+  const { pruneHomeDaily } = await import('../cost/prune.ts') // caches do not grow for good
+  pruneHomeDaily(ctx.home)
+  return {
+    run_id: state.run_id,
+    state_path: runStatePath(state.run_id, ctx.home),
+    handoff_path: handoffPath(state),
+    base_sha: state.base_sha,
+    branch: state.branch,
+    coder: state.coder,
+    reviewer: state.reviewer,
+    max_rounds: state.max_rounds,
+    budget_usd: state.budget_usd,
+    ...nextFields(state),
+  }
+}
+
+async function checkCleanTree(repo: string): Promise<void> {
+  const dirty = await dirtyPaths(repo)
+  if (dirty.length > 0)
+    fail('dirty_tree', `${repo} has uncommitted changes; commit or stash them first`, {
+      repo,
+      paths: dirty.slice(0, 100),
+      count: dirty.length,
+    })
+}
+
+/** No run of the repository is active (an unreadable one fails: it may be active). */
+function checkNoActiveRun(repo: string, home: string): void {
+  const active = activeRunsOf(repo, home).map((run) => run.run_id)
+  if (active.length > 0)
+    fail('run_active', `run ${active[0]} is still active in ${repo}; finish it first`, { repo, run_id: active[0] })
+}
+
+/** A HANDOFF.md no run wrote is the person's: start would overwrite it. */
+function checkNoForeignHandoff(repo: string): void {
+  const theirs = foreignHandoff(repo)
+  if (theirs)
+    fail(
+      'dirty_tree',
+      `${theirs} exists and no pair-loop run wrote it; move or rename it first (start would overwrite it)`,
+      { repo, paths: [HANDOFF_NAME], count: 1 },
+    )
+}
