@@ -1,12 +1,24 @@
-// What the package carries and leaves: `npm pack`'s tarball is git-ignored, and the stub reviewers' README (shipped)
-// names no file that is not in the package.
+// What the package carries and leaves: `npm pack`'s tarball is git-ignored, the stub reviewers' README (shipped)
+// names no file that is not in the package, and every file a package.json script runs exists.
 import { spawnSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { join, posix } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from './_helpers.ts'
 
-const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string }
+const PACKAGE = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string
+  version: string
+  scripts: Record<string, string>
+}
+
+/** The words of a script's command line that name a file or folder of the repository: a path, or a name with an extension. */
+function pathsIn(command: string): string[] {
+  return command
+    .split(/\s+|&&|\|\||;/)
+    .filter((word) => word && !word.startsWith('-') && !/^\d+$/.test(word) && word !== '.')
+    .filter((word) => word.includes('/') || /\.(?:[cm]?[jt]s|json|sh|toml)$/.test(word))
+}
 
 /** The files `npm pack` puts in the tarball, as npm itself lists them (nothing is written). */
 function packedFiles(): string[] {
@@ -20,6 +32,17 @@ function packedFiles(): string[] {
 }
 
 describe('the package', () => {
+  it('runs only files that exist from its package.json scripts', () => {
+    const named = Object.entries(PACKAGE.scripts).flatMap(([script, command]) =>
+      pathsIn(command).map((path) => ({ script, path })),
+    )
+    // every bench script names its file (the words are read), and so do the e2e scripts
+    const benches = Object.keys(PACKAGE.scripts).filter((script) => script.startsWith('bench:'))
+    expect(benches.length).toBeGreaterThan(0)
+    for (const script of [...benches, 'test:e2e']) expect(named.map((n) => n.script)).toContain(script)
+    expect(named.filter(({ path }) => !existsSync(join(ROOT, path)))).toEqual([])
+  })
+
   it("git-ignores npm pack's tarball", () => {
     const tarball = `${PACKAGE.name}-${PACKAGE.version}.tgz`
     const out = spawnSync('git', ['check-ignore', '--no-index', '-q', tarball], { cwd: ROOT })
