@@ -6,6 +6,7 @@ import { GITHUB_BODY_LIMIT, renderPrBody } from '../lib/pr-body.ts'
 import type { RunState } from '../lib/state.ts'
 import { ROOT, recordReview, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview } from './_expect.ts'
+import { pathWithout } from './_path.ts'
 
 const FAKE_GH_BIN = join(ROOT, 'fixtures', 'gh')
 
@@ -100,8 +101,10 @@ describe('finish --create-pr', () => {
   it('says gh is missing when it is not on PATH', async () => {
     const sb = ghSandbox({ withGh: false })
     const runId = await approvedRun(sb)
+    // this machine's PATH without gh: a gh installed here (/usr/bin/gh) is not on it
+    const PATH = pathWithout(['gh'])
     const error = expectError(
-      await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: { PATH: '/usr/bin:/bin' } }),
+      await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: { PATH } }),
       'gh_error',
     )
     expect(error.message).toMatch(/gh is not installed/)

@@ -1,7 +1,6 @@
-import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
-import { dirname, join } from 'node:path'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { renderHandoff } from '../lib/handoff.ts'
 import { parseFindings, parseVerdict } from '../lib/review/grammar.ts'
@@ -9,6 +8,7 @@ import { configPath } from '../lib/paths.ts'
 import { updateRun } from '../lib/store.ts'
 import { sandbox, tempDir, writeFiles } from './_helpers.ts'
 import { expectError, expectOk, runDisk, runInReview, startRun, type Sandbox } from './_expect.ts'
+import { pathWithout } from './_path.ts'
 import { approveNow, deadPid, handoffText, reviewArgs, sandboxInReview, SLOW, stubPath, waitFor } from './_review.ts'
 
 const replyArgs = (finding: string, disposition: string) => [
@@ -425,23 +425,14 @@ describe('review: findings that come back', () => {
   )
 })
 
-/** A bin directory holding only the given fake CLIs, and a PATH of it plus what git and sh need. */
+/** A bin directory holding only the given fake CLIs, then this machine's PATH without a claude or codex of its own. */
 function restrictedPath(fakes: Record<string, string>): string {
   const bin = tempDir('pl-bin-')
   for (const [name, script] of Object.entries(fakes)) {
     writeFileSync(join(bin, name), script)
     chmodSync(join(bin, name), 0o755)
   }
-  const gitDir = dirname(spawnSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).stdout.trim())
-  const systemPath = [...new Set([gitDir, '/bin', '/usr/bin'])].join(':')
-  for (const cli of ['claude', 'codex']) {
-    const found = spawnSync('sh', ['-c', `command -v ${cli}`], { encoding: 'utf8', env: { PATH: systemPath } })
-    expect(
-      found.status,
-      `a real ${cli} is on ${systemPath} (${found.stdout.trim()}); this test needs a PATH without it`,
-    ).not.toBe(0)
-  }
-  return `${bin}:${systemPath}`
+  return `${bin}:${pathWithout(['claude', 'codex'])}`
 }
 
 function writeConfig(sb: Sandbox, config: object): void {
