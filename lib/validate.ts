@@ -16,11 +16,30 @@ export function validate<S extends v.GenericSchema>(
     fail(code, `${path}: ${issues[0]}${note}`, { path, issues })
   }
   const result = v.safeParse(schema, json)
+  const listAt = result.success ? arrayReadAsObject(json, result.output, []) : null
+  if (listAt !== null) {
+    // the same rule at any depth: `"replies": []` is not the `{}` it would silently become
+    const issues = [`${listAt}: expected an object, got an array`]
+    fail(code, `${path}: ${issues[0]}${note}`, { path, issues })
+  }
   if (result.success) return result.output
   const first = result.issues.slice(0, 10)
   const issues = first.map((issue) => `${v.getDotPath(issue) ?? '(root)'}: ${issue.message}`)
   const said = first.slice(0, 3).map(inWords).join('; ')
   fail(code, `${path} is not what pair-loop writes there: ${said}${note}`, { path, issues })
+}
+
+/** The dotted path of the first array in `input` that the schema gave back as an object, or null when there is none. */
+function arrayReadAsObject(input: unknown, output: unknown, at: string[]): string | null {
+  if (!input || typeof input !== 'object' || !output || typeof output !== 'object') return null
+  if (Array.isArray(input) && !Array.isArray(output)) return at.join('.') || '(root)'
+  for (const [key, value] of Object.entries(output)) {
+    const found = Object.hasOwn(input, key)
+      ? arrayReadAsObject((input as Record<string, unknown>)[key], value, [...at, key])
+      : null
+    if (found !== null) return found
+  }
+  return null
 }
 
 /** One issue as a person reads it: which key, what it should hold, what it holds (the library's sentence stays in the details). */

@@ -659,16 +659,30 @@ describe('fuzz: config and state schemas', () => {
     return state
   }
 
-  it('read any JSON as a run state or state_malformed, never anything else', async () => {
+  /** The error a state file that is not a run state gives: state_malformed, naming the file. */
+  const malformed = (result: unknown) => {
+    expect(result).toBeInstanceOf(PairLoopError)
+    expect((result as PairLoopError).code).toBe('state_malformed')
+    expect((result as PairLoopError).details.path).toBe('/fuzz/state.json')
+    expect((result as PairLoopError).message).toContain('/fuzz/state.json')
+  }
+
+  it('read no arbitrary JSON or text as a run state (state_malformed naming the file), and a valid state in any layout as itself', async () => {
+    const whole = validState()
     await check(
       'state: arbitrary JSON',
       fc.property(
         fc.oneof(
-          anyJson.map((v) => JSON.stringify(v)),
-          fc.string({ unit: 'binary', maxLength: 200 }),
+          anyJson.map((value) => ({ text: JSON.stringify(value), valid: false })),
+          fc.string({ unit: 'binary', maxLength: 200 }).map((text) => ({ text, valid: false })),
+          fc
+            .constantFrom<string | number>(0, 1, 2, 4, '\t', ' \r\n')
+            .map((indent) => ({ text: JSON.stringify(whole, null, indent), valid: true })),
         ),
-        (text) => {
-          onlyCodes(['state_malformed'], () => parseRunState(text, '/fuzz/state.json'))
+        ({ text, valid }) => {
+          const result = onlyCodes(['state_malformed'], () => parseRunState(text, '/fuzz/state.json'))
+          if (valid) expect(result).toEqual(whole)
+          else malformed(result)
         },
       ),
     )
@@ -687,7 +701,7 @@ describe('fuzz: config and state schemas', () => {
     )
   })
 
-  it('read a valid state with any one value replaced as a run state or state_malformed, never anything else', async () => {
+  it('read a valid state with any one value replaced as exactly that state, or as state_malformed naming that value', async () => {
     const base = validState()
     const paths: string[][] = []
     const walk = (value: unknown, path: string[]) => {
@@ -696,16 +710,30 @@ describe('fuzz: config and state schemas', () => {
         for (const [key, child] of Object.entries(value)) walk(child, [...path, key])
     }
     walk(base, [])
-    await check(
-      'state: one value replaced',
-      fc.property(fc.constantFrom(...paths.filter((p) => p.length > 0)), anyJson, (path, value) => {
-        const copy = structuredClone(base) as any
-        let at = copy
-        for (const key of path.slice(0, -1)) at = at[key]
-        at[path.at(-1)!] = value
-        onlyCodes(['state_malformed'], () => parseRunState(JSON.stringify(copy), '/fuzz/state.json'))
-      }),
-    )
+    const replaced = paths.filter((p) => p.length > 0)
+    const oneReplaced = (path: string[], value: unknown) => {
+      const copy = structuredClone(base) as any
+      let at = copy
+      for (const key of path.slice(0, -1)) at = at[key]
+      at[path.at(-1)!] = value
+      const result = onlyCodes(['state_malformed'], () => parseRunState(JSON.stringify(copy), '/fuzz/state.json'))
+      if (!(result instanceof PairLoopError)) {
+        // nothing dropped, defaulted or coerced: the new value is read as written (an array is no empty object)
+        expect(result).toEqual(copy)
+        return
+      }
+      malformed(result)
+      // the issues name the value replaced, or a key inside it
+      const named = (result.details.issues as string[]).map((issue) => issue.slice(0, issue.indexOf(': ')))
+      const dotted = path.join('.')
+      expect(
+        named.some((at) => at === dotted || at.startsWith(`${dotted}.`)),
+        `${dotted} = ${JSON.stringify(value)}: ${named}`,
+      ).toBe(true)
+    }
+    // every value by each of the shapes a value wrongly takes most often, then arbitrary JSON anywhere
+    for (const path of replaced) for (const value of [[], {}, null, '', 0, -1, 1.5, 'x', true]) oneReplaced(path, value)
+    await check('state: one value replaced', fc.property(fc.constantFrom(...replaced), anyJson, oneReplaced))
   })
 })
 
@@ -750,15 +778,143 @@ async function commandDefs(): Promise<Map<string, ScriptDef<any>>> {
   return defs
 }
 
+/**
+ * A value for a flag that cannot be read as a flag: anything but NUL (argv cannot hold one), not starting with '-',
+ * often one a parser could take for something else (a number, a boolean, an `=`, spaces).
+ */
+const flagValue = fc
+  .oneof(
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+    fc.constantFrom('1', '0', '1e3', '0x10', '12.50', 'true', 'false', 'null', 'a=b', '=', ' ', ' a ', 'a b', '"q"'),
+  )
+  .map((s) => s.replace(/\0/g, ''))
+  .filter((s) => s.length > 0 && !s.startsWith('-'))
+
+interface GivenFlag {
+  flag: string
+  /** What parsing must give for it. */
+  want: string | boolean
+  argv: string[]
+}
+
+/** Some of a command's own flags in any order, each spelt one of its ways: `--f v`, `--f=v`, `--b`, `--no-b`. */
+function givenFlags(def: ScriptDef<any>): fc.Arbitrary<GivenFlag[]> {
+  const flags = Object.entries(def.args as ArgsDef).filter(([, arg]) => arg.type !== 'positional')
+  const one = ([flag, arg]: [string, ArgsDef[string]]): fc.Arbitrary<GivenFlag> =>
+    arg.type === 'boolean'
+      ? fc.boolean().map((on) => ({ flag, want: on, argv: [on ? `--${flag}` : `--no-${flag}`] }))
+      : fc
+          .tuple(arg.type === 'enum' ? fc.constantFrom(...(arg.options as string[])) : flagValue, fc.boolean())
+          .map(([value, inline]) => ({
+            flag,
+            want: value,
+            argv: inline ? [`--${flag}=${value}`] : [`--${flag}`, value],
+          }))
+  return fc.shuffledSubarray(flags).chain((chosen) => (chosen.length ? fc.tuple(...chosen.map(one)) : fc.constant([])))
+}
+
+/** The command's flags a parse must refuse when missing. */
+const requiredFlags = (def: ScriptDef<any>) =>
+  Object.entries(def.args as ArgsDef)
+    .filter(([, arg]) => (arg as { required?: boolean }).required)
+    .map(([flag]) => flag)
+
+/**
+ * Throws a usage error naming one of `what`: in its details (flag, or argument for a stray word), else in its message
+ * (citty's own "Missing required argument: --task" comes before pair-loop's check and carries no details).
+ */
+function usageNaming(run: () => unknown, what: string[]) {
+  const result = onlyCodes(['usage'], run)
+  expect(result, 'refused').toBeInstanceOf(PairLoopError)
+  const { message, details } = result as PairLoopError
+  const { flag, argument } = details as { flag?: string; argument?: string }
+  if (flag === undefined && argument === undefined)
+    expect(
+      what.some((name) => message.includes(name)),
+      message,
+    ).toBe(true)
+  else expect(what).toContain(flag ?? argument)
+}
+
 describe('fuzz: command-line flags', () => {
-  it("parses any argv with each command's own flags, or fails with usage, never anything else", async () => {
+  it("reads back each of a command's own flags as given, in any order and spelling, or refuses a missing required one as usage", async () => {
     const defs = await commandDefs()
-    const { token } = argvTokens([...new Set([...defs.values()].flatMap((def) => Object.keys(def.args)))])
     await check(
-      'flag parser',
-      fc.property(fc.constantFrom(...defs.keys()), fc.array(token, { maxLength: 8 }), (name, argv) => {
-        onlyCodes(['usage'], () => parseFlags(defs.get(name)!, argv))
-      }),
+      'flag parser: given flags',
+      fc.property(
+        fc.constantFrom(...defs.keys()).chain((name) => fc.tuple(fc.constant(name), givenFlags(defs.get(name)!))),
+        ([name, given]) => {
+          const def = defs.get(name)!
+          const argv = given.flatMap((g) => g.argv)
+          const missing = requiredFlags(def).filter((flag) => !given.some((g) => g.flag === flag))
+          if (missing.length)
+            return usageNaming(
+              () => parseFlags(def, argv),
+              missing.map((flag) => `--${flag}`),
+            )
+          const parsed = parseFlags(def, argv) as Record<string, unknown>
+          for (const g of given) expect(parsed[g.flag], `${name} ${JSON.stringify(argv)}`).toBe(g.want)
+        },
+      ),
+    )
+  })
+
+  it('refuses an unknown flag, a stray word, a flag given twice, a flag without its value or an enum value it does not take, as usage naming it', async () => {
+    const defs = await commandDefs()
+    const spellings = (def: ScriptDef<any>) =>
+      new Set(
+        Object.entries(def.args as ArgsDef).flatMap(([name, arg]) => {
+          const kebab = name.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
+          const camel = name.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+          const alias = ([] as string[]).concat((arg as { alias?: string | string[] }).alias ?? [])
+          return [name, kebab, camel, ...alias, ...(arg.type === 'boolean' ? [`no-${name}`] : [])]
+        }),
+      )
+    const defect = (def: ScriptDef<any>) => {
+      const known = spellings(def)
+      const valued = Object.entries(def.args as ArgsDef).filter(
+        ([, arg]) => arg.type === 'string' || arg.type === 'enum',
+      )
+      const enums = valued.filter(([, arg]) => arg.type === 'enum')
+      const kinds: fc.Arbitrary<{ argv: string[]; names: string[] }>[] = [
+        flagValue
+          .filter((word) => !word.includes('=') && !known.has(word))
+          .map((word) => ({ argv: [`--${word}`], names: [`--${word}`] })),
+        flagValue.map((word) => ({ argv: [word], names: [word] })),
+      ]
+      if (valued.length)
+        kinds.push(
+          fc
+            .tuple(fc.constantFrom(...valued.map(([flag]) => flag)), flagValue)
+            .map(([flag, value]) => ({ argv: [`--${flag}`, value, `--${flag}=${value}`], names: [`--${flag}`] })),
+          fc
+            .constantFrom(...valued.map(([flag]) => flag))
+            .map((flag) => ({ argv: [`--${flag}`], names: [`--${flag}`] })),
+        )
+      if (enums.length)
+        kinds.push(
+          fc
+            .tuple(fc.constantFrom(...enums), flagValue)
+            .filter(([[, arg], value]) => !(arg as { options: string[] }).options.includes(value))
+            .map(([[flag], value]) => ({ argv: [`--${flag}=${value}`], names: [`--${flag}`] })),
+        )
+      return fc.oneof(...kinds)
+    }
+    await check(
+      'flag parser: defects',
+      fc.property(
+        fc
+          .constantFrom(...defs.keys())
+          .chain((name) => fc.tuple(fc.constant(name), givenFlags(defs.get(name)!), defect(defs.get(name)!))),
+        ([name, given, bad]) => {
+          const def = defs.get(name)!
+          // the defect goes last, after every given flag: none of its tokens can be read as another flag's value
+          const others = given.filter((g) => !bad.names.includes(`--${g.flag}`))
+          const argv = [...others.flatMap((g) => g.argv), ...bad.argv]
+          const missing = requiredFlags(def).filter((flag) => !others.some((g) => g.flag === flag))
+          usageNaming(() => parseFlags(def, argv), [...bad.names, ...missing.map((flag) => `--${flag}`)])
+        },
+      ),
     )
   })
 })
