@@ -1,6 +1,7 @@
 // Crashes: a writer SIGKILLed at any point leaves the old state or the new one, never a mix; what it leaves
-// behind (temp files, its lock) is cleaned up by the next command, and no command waits past its bound.
-import { existsSync, mkdirSync, readFileSync, readdirSync, utimesSync, writeFileSync } from 'node:fs'
+// behind (temp files, its lock) is cleaned up by the next command, and no command waits past its bound. Each kill's
+// landing is read from what it left, and the killed-writer tests go on until their kills have landed in every phase.
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { renderHandoff } from '../../lib/handoff.ts'
@@ -14,9 +15,51 @@ import { holdLock, prng, seedFor, sleep, spawnCli } from './_util.ts'
 
 const REPLY_TRIALS = 32
 const CODER_DONE_TRIALS = 10
+/** More trials, when the first ones have not landed in every phase (the kills are random). */
+const MORE_TRIALS = 3
 const rand = prng(seedFor('crash'))
 const tally = { trials: 0, before: 0, after: 0, lock_left: 0, temps_left: 0, handoff_stale: 0 }
 afterAll(() => process.stderr.write(`[reliability/crash] ${JSON.stringify(tally)}\n`))
+
+/**
+ * Where a kill landed, read from what it left: the state file (old or new), the lock directory (held or not) and
+ * the temp files (a write between its temp file and the rename). A writer that exited before the kill landed nowhere.
+ */
+const PHASES = [
+  'before the lock',
+  'holding the lock, before the write',
+  'holding the lock, after the write',
+  'between a temp file and its rename',
+  'after the lock',
+] as const
+type Phase = (typeof PHASES)[number]
+
+function phasesOf(killed: boolean, wrote: boolean, lockLeft: boolean, tempsLeft: boolean): Phase[] {
+  if (!killed) return []
+  const phases: Phase[] = [
+    lockLeft
+      ? wrote
+        ? 'holding the lock, after the write'
+        : 'holding the lock, before the write'
+      : wrote
+        ? 'after the lock'
+        : 'before the lock',
+  ]
+  if (tempsLeft) phases.push('between a temp file and its rename')
+  return phases
+}
+
+/** How many kills landed in each phase. */
+function landings() {
+  const count = new Map<Phase, number>(PHASES.map((phase) => [phase, 0]))
+  return {
+    add: (phases: Phase[]) => {
+      for (const phase of phases) count.set(phase, count.get(phase)! + 1)
+    },
+    missing: () => PHASES.filter((phase) => count.get(phase) === 0),
+    toString: () => JSON.stringify(Object.fromEntries(count)),
+  }
+}
 
 const pause = new Int32Array(new SharedArrayBuffer(4))
 /** Block the test's own thread for `ms` (so polling for the lock directory is fine-grained). */
@@ -34,25 +77,34 @@ function temps(sb: Sandbox, runId: string): string[] {
   ]
 }
 
+/** When a trial kills its writer: at a random moment of its life, or just after one of its steps. */
+const KILL_AT = ['random', 'in the lock', 'random', 'after the write', 'random', 'after the lock'] as const
+
 /**
- * Start `args`, kill it with SIGKILL either after a random delay over its whole life or just after it has taken
- * the run's lock (the critical section), then check what is on disk. Returns the state found and whether the
- * writer got as far as its write.
+ * Start `args`, kill it with SIGKILL at the moment KILL_AT picks for the trial: after a random delay over its whole
+ * life, a random moment after it has taken the run's lock (the critical section), just after its rename put the new
+ * state in place, or just after it has let the lock go; then check what is on disk. Returns the state found,
+ * whether the writer got as far as its write, and where the kill landed.
  */
 async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: number, trial: number) {
   const path = runStatePath(runId, sb.home)
   const lock = `${path}.lock`
   const before = parseRunState(readFileSync(path, 'utf8'), path)
+  const inode = statSync(path).ino
   // bodies come from files, not stdin: while this thread polls for the lock it could not feed a pipe
   const writer = spawnCli(args, { cwd: sb.repo, env: sb.env })
-  if (trial % 2 === 0) {
-    await sleep(rand() * lifeMs * 1.1)
-  } else {
-    const until = Date.now() + lifeMs * 3
-    while (!existsSync(lock) && Date.now() < until) block(0.3)
-    block(rand() * 20) // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render
+  const until = Date.now() + lifeMs * 3
+  const waitFor = (done: () => boolean) => {
+    while (!done() && Date.now() < until) block(0.3)
   }
-  writer.child.kill('SIGKILL')
+  const at = KILL_AT[trial % KILL_AT.length]!
+  if (at === 'random') await sleep(rand() * lifeMs * 1.1)
+  else waitFor(() => existsSync(lock))
+  // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render
+  if (at === 'in the lock') block(rand() * 20)
+  if (at === 'after the write') waitFor(() => statSync(path).ino !== inode) // renamed over: HANDOFF.md and the release are left
+  if (at === 'after the lock') waitFor(() => !existsSync(lock)) // released: the runs index and the document are left
+  const killed = writer.child.kill('SIGKILL')
   const result = await writer.done
   tally.trials++
 
@@ -74,7 +126,9 @@ async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: num
   if (readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8') !== renderHandoff(state)) tally.handoff_stale++
   // a lock left by the killed writer is reclaimed once it is stale (10 s; shown in real time below): age it here
   if (lockLeft) utimesSync(lock, new Date(Date.now() - 60_000), new Date(Date.now() - 60_000))
-  return { before, state, wrote }
+  // killed: the signal reached a live writer and ended it (not one that had exited by itself)
+  const phases = phasesOf(killed && result.signal === 'SIGKILL', wrote, lockLeft, leftovers.length > 0)
+  return { before, state, wrote, phases }
 }
 
 /** The next successful write (in process, as any command would): it sweeps the temp files and re-renders HANDOFF.md. */
@@ -95,32 +149,35 @@ async function lifetime(run: () => Promise<unknown>): Promise<number> {
 }
 
 describe('crash: a writer killed with SIGKILL at a random point', () => {
-  it(`leaves a valid state equal to the one before or the one after, over ${REPLY_TRIALS} killed reply processes`, async () => {
+  it(`leaves a valid state equal to the one before or the one after, over ${REPLY_TRIALS} or more killed reply processes that landed in every phase`, async () => {
     const sb = sandbox()
     const runId = await runInReview(sb)
-    await recordReview(sb.home, runId, reviewWith(REPLY_TRIALS + 1))
+    const most = REPLY_TRIALS * MORE_TRIALS
+    await recordReview(sb.home, runId, reviewWith(most + 1))
     const bodies = tempDir('pl-bodies-')
     // how long one reply lives, so the kills spread over its whole life
     const lifeMs = await lifetime(async () =>
       expectOk(
-        await sb.cli(['reply', '--finding', `1.${REPLY_TRIALS + 1}`, '--disposition', 'ack', '--body-file', '-'], {
+        await sb.cli(['reply', '--finding', `1.${most + 1}`, '--disposition', 'ack', '--body-file', '-'], {
           input: 'calibration',
         }),
       ),
     )
     const answered: string[] = []
-    for (let i = 1; i <= REPLY_TRIALS; i++) {
+    const landed = landings()
+    for (let i = 1; i <= most && (i <= REPLY_TRIALS || landed.missing().length); i++) {
       const id = `1.${i}`
       const body = `answer ${i}: ${'x'.repeat(Math.floor(rand() * 20_000))}`
       const bodyFile = join(bodies, `${i}.txt`)
       writeFileSync(bodyFile, body)
-      const { before, state, wrote } = await killTrial(
+      const { before, state, wrote, phases } = await killTrial(
         sb,
         runId,
         ['reply', '--finding', id, '--disposition', 'wont-fix', '--body-file', bodyFile],
         lifeMs,
         i,
       )
+      landed.add(phases)
       if (wrote) {
         // exactly the reply added, nothing else changed
         expect(state.revision).toBe(before.revision + 1)
@@ -135,19 +192,30 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
       expect(after.revision).toBe(state.revision + 1)
     }
     const final = parseRunState(readFileSync(runStatePath(runId, sb.home), 'utf8'), 'state')
-    expect(Object.keys(final.replies).sort()).toEqual([...answered, `1.${REPLY_TRIALS + 1}`].sort())
-  }, 180_000)
+    expect(Object.keys(final.replies).sort()).toEqual([...answered, `1.${most + 1}`].sort())
+    process.stderr.write(`[reliability/crash] reply kills landed: ${landed}\n`)
+    expect(landed.missing(), `where the kills landed: ${landed}`).toEqual([])
+  }, 300_000)
 
-  it(`leaves a valid state equal to the one before or the one after, over ${CODER_DONE_TRIALS} killed coder-done processes`, async () => {
+  it(`leaves a valid state equal to the one before or the one after, over ${CODER_DONE_TRIALS} or more killed coder-done processes that landed in every phase`, async () => {
     const sb = sandbox()
     const runId = await startRun(sb, ['--max-rounds', '100'])
     const lifeMs = await lifetime(async () => {
       expectOk(await sb.cli(['coder-done', '--summary', 'calibration']))
     })
     await recordReview(sb.home, runId, 'VERDICT: CHANGES_REQUESTED')
-    for (let i = 1; i <= CODER_DONE_TRIALS; i++) {
+    const landed = landings()
+    const most = CODER_DONE_TRIALS * MORE_TRIALS
+    for (let i = 1; i <= most && (i <= CODER_DONE_TRIALS || landed.missing().length); i++) {
       const summary = `round ${i} summary ${'y'.repeat(Math.floor(rand() * 5_000))}`
-      const { before, state, wrote } = await killTrial(sb, runId, ['coder-done', '--summary', summary], lifeMs, i)
+      const { before, state, wrote, phases } = await killTrial(
+        sb,
+        runId,
+        ['coder-done', '--summary', summary],
+        lifeMs,
+        i,
+      )
+      landed.add(phases)
       if (wrote) {
         expect(state.revision).toBe(before.revision + 1)
         expect(state.phase).toBe('reviewing')
@@ -163,7 +231,9 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
       }
       await nextWrite(sb, runId)
     }
-  }, 180_000)
+    process.stderr.write(`[reliability/crash] coder-done kills landed: ${landed}\n`)
+    expect(landed.missing(), `where the kills landed: ${landed}`).toEqual([])
+  }, 300_000)
 })
 
 describe('crash: temp files left behind', () => {
