@@ -2,12 +2,13 @@
 // with HANDOFF.md re-rendered from what was written.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Config, loadConfig, readConfig, REPO_CONFIG_NAME } from './config.ts'
+import { type Config, loadConfig } from './config.ts'
+import { configDrift, warnConfigDrift } from './config-drift.ts'
 import { fail, PairLoopError } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { currentBranch, findTopLevelFast, HANDOFF_NAME } from './git.ts'
 import { renderHandoff } from './handoff.ts'
-import { checkHomeOutside, checkRunId, configPath, pairLoopHome, RUN_ID_PATTERN } from './paths.ts'
+import { checkHomeOutside, checkRunId, pairLoopHome, RUN_ID_PATTERN } from './paths.ts'
 import { type IndexedRun, indexedRunsOf } from './run-index.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
@@ -68,10 +69,22 @@ function readOrError(id: string, home: string): RunState | PairLoopError {
   }
 }
 
-/** `--run` if given, else the one active run whose repository is the one around `cwd`. */
+/**
+ * `--run` if given, else the one active run whose repository is the one around `cwd`. A config file changed or broken
+ * since the run's start is said on stderr, once per command (the run goes on with the config frozen at its start).
+ */
 export function resolveRun(
+  flags: { run?: string; cwd?: string },
+  options: { allowFinished?: boolean; home?: string } = {},
+): RunState {
+  const run = findRun(flags, options)
+  warnConfigDrift(run, options.home)
+  return run
+}
+
+function findRun(
   { run, cwd }: { run?: string; cwd?: string },
-  { allowFinished = false, home = pairLoopHome() } = {},
+  { allowFinished = false, home = pairLoopHome() }: { allowFinished?: boolean; home?: string },
 ): RunState {
   if (run !== undefined) return readRun(checkRunId(run), home)
   const dir = cwd ?? process.cwd()
@@ -162,15 +175,5 @@ export function configOf(run: RunState, home = pairLoopHome()): Config {
 
 /** Whether a config file the run started under changed (or one appeared or went) since: `status` says so. */
 export function configChanged(run: RunState, home = pairLoopHome()): boolean | null {
-  if (!run.config) return null
-  const now = [configPath(home), join(run.repo, REPO_CONFIG_NAME)].flatMap((path) => {
-    try {
-      const file = readConfig(path)
-      return file ? [`${file.path}:${file.sha256}`] : []
-    } catch {
-      return [`${path}:unreadable`]
-    }
-  })
-  const then = run.config.sources.map((source) => `${source.path}:${source.sha256}`)
-  return now.join('\n') !== then.join('\n')
+  return run.config ? configDrift(run, home).length > 0 : null
 }

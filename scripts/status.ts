@@ -2,6 +2,7 @@
 // status: where a run stands (or every run, with --all); --wait blocks until it changes.
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
 import { fail, interruptedError } from '../lib/errors.ts'
+import { configDrift } from '../lib/config-drift.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
 import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
@@ -79,6 +80,7 @@ async function runDocument(run: RunState) {
     state_path: runStatePath(run.run_id),
     handoff_path: handoffPath(run),
     config_changed: configChanged(run),
+    config_warnings: configDrift(run).map(({ path, drift, message }) => ({ path, drift, message })),
   }
 }
 

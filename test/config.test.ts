@@ -7,7 +7,7 @@ import { PairLoopError } from '../lib/errors.ts'
 import { configPath } from '../lib/paths.ts'
 import { setTrust } from '../lib/trust.ts'
 import { makeRepo, sandbox, tempDir } from './_helpers.ts'
-import { expectError, expectOk, runDisk } from './_expect.ts'
+import { expectError, expectOk, runDisk, startRun } from './_expect.ts'
 
 function writeJson(path: string, value: unknown) {
   mkdirSync(join(path, '..'), { recursive: true })
@@ -151,5 +151,57 @@ describe('start with an invalid config', () => {
     writeJson(configPath(sb.home), { pair_loop: { coder: 'codex', max_rounds: 2 }, budget: { per_run_usd: 1.5 } })
     const doc = expectOk(await sb.cli(['start', '--task', 'x'], { cwd: repo }))
     expect(doc).toMatchObject({ coder: 'codex', reviewer: 'claude', max_rounds: 4, budget_usd: 1.5 })
+  })
+})
+
+describe('a config file broken or changed since start', () => {
+  const warnings = (stderr: string) => stderr.split('\n').filter((line) => line.startsWith('pair-loop: warning:'))
+
+  it('a broken config.json is said once on stderr and in status, which goes on with the frozen config', async () => {
+    const sb = sandbox()
+    writeJson(configPath(sb.home), { pair_loop: { max_rounds: 2 } })
+    const runId = await startRun(sb)
+    writeJson(configPath(sb.home), '{"pair_loop": {')
+    const result = await sb.cli(['status'])
+    const doc = expectOk(result)
+    expect(doc).toMatchObject({ max_rounds: 2, config_changed: true })
+    expect(doc.config_warnings).toEqual([
+      { path: configPath(sb.home), drift: 'broken', message: expect.stringContaining('is not valid JSON') },
+    ])
+    expect(doc.config_warnings[0].message).toContain(`run ${runId} goes on with the config frozen at its start`)
+    expect(warnings(result.stderr)).toEqual([`pair-loop: warning: ${doc.config_warnings[0].message}`])
+  })
+
+  it('a changed .pair-loop.json is said once by each command, coder-done and budget-check, which go on', async () => {
+    const sb = sandbox({ 'README.md': 'x\n', [REPO_CONFIG_NAME]: JSON.stringify({ pair_loop: { max_rounds: 2 } }) })
+    const runId = await startRun(sb)
+    writeJson(join(sb.repo, REPO_CONFIG_NAME), { pair_loop: { max_rounds: 5 } })
+    const said = `pair-loop: warning: ${REPO_CONFIG_NAME} changed since run ${runId} started; the run goes on with the config frozen at its start (the next \`pair-loop start\` reads the file as it is now)`
+    const handedOver = await sb.cli(['coder-done', '--summary', 'x'])
+    expect(expectOk(handedOver).next).toBe('review')
+    expect(warnings(handedOver.stderr)).toEqual([said])
+    const checked = await sb.cli(['budget-check'])
+    expect(checked.code).toBe(0)
+    expect(warnings(checked.stderr)).toEqual([said])
+    expect(sb.state(runId).max_rounds).toBe(2)
+  })
+
+  it('says nothing while the files are what the run started under', async () => {
+    const sb = sandbox()
+    writeJson(configPath(sb.home), { pair_loop: { max_rounds: 2 } })
+    await startRun(sb)
+    const result = await sb.cli(['status'])
+    expect(expectOk(result)).toMatchObject({ config_changed: false, config_warnings: [] })
+    expect(warnings(result.stderr)).toEqual([])
+  })
+
+  it('says nothing on stderr for a finished run, which goes on with no config', async () => {
+    const sb = sandbox()
+    await startRun(sb)
+    expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
+    writeJson(configPath(sb.home), '{ nope')
+    const result = await sb.cli(['status'])
+    expect(expectOk(result).config_changed).toBe(true)
+    expect(warnings(result.stderr)).toEqual([])
   })
 })
