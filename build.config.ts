@@ -43,6 +43,7 @@ function chunkOf(id: string): string | undefined {
   // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of
   // chunks (lib ↔ review)
   if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review
+  if (id.endsWith('/lib/snapshot/hash-worker.ts')) return undefined // an entry of its own: in a chunk, it would become it
   if (id.endsWith('/lib/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
   const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area
@@ -50,7 +51,11 @@ function chunkOf(id: string): string | undefined {
 }
 
 export default defineBuildConfig({
-  entries: scripts.map((name) => ({ input: `scripts/${name}`, name })),
+  // and the snapshot's hashing thread, no program: among the chunks (lib/snapshot/hashing.ts finds it beside them)
+  entries: [
+    ...scripts.map((name) => ({ input: `scripts/${name}`, name })),
+    { input: 'lib/snapshot/hash-worker', name: 'chunks/hash-worker' },
+  ],
   // tests build into a fresh folder and swap it in whole (test/_build.ts), so runs beside them never see a half-built dist/
   outDir: process.env.PAIR_LOOP_BUILD_OUT_DIR || 'dist',
   // built aside, unbuild checks package.json's bins against the old dist/: a new command would read as missing

@@ -114,18 +114,23 @@ function change(repo) {
 
 async function bundleWorkingDiff() {
   const { build } = await import('esbuild')
-  const outfile = join(ROOT, '.cache', 'bench-diff', 'diff.mjs') // under ROOT: zx resolves from its node_modules
+  const outdir = join(ROOT, '.cache', 'bench-diff') // under ROOT: zx resolves from its node_modules
   await build({
-    entryPoints: [join(ROOT, 'lib', 'review', 'diff.ts')],
+    // the snapshot's hashing thread beside it, where lib/snapshot/hashing.ts looks for a bundle's
+    entryPoints: {
+      diff: join(ROOT, 'lib', 'review', 'diff.ts'),
+      'hash-worker': join(ROOT, 'lib', 'snapshot', 'hash-worker.ts'),
+    },
     bundle: true,
     platform: 'node',
     format: 'esm',
     target: 'node20',
     packages: 'external',
-    outfile,
+    outdir,
+    outExtension: { '.js': '.mjs' },
     logLevel: 'error',
   })
-  return (await import(pathToFileURL(outfile).href)).workingDiff
+  return (await import(pathToFileURL(join(outdir, 'diff.mjs')).href)).workingDiff
 }
 
 const median = (values) => {

@@ -12,7 +12,7 @@ import { PairLoopError } from '../lib/errors.ts'
 import { workingDiff } from '../lib/review/diff.ts'
 import { reviewerInstructions } from '../lib/review/instructions.ts'
 import { takeSnapshot } from '../lib/snapshot/snapshot.ts'
-import { git, makeRepo, tempDir, writeFiles, withoutUserGitConfig } from './_helpers.ts'
+import { git, makeRepo, sandbox, tempDir, writeFiles, withoutUserGitConfig } from './_helpers.ts'
 
 // the snapshot runs in the test's own process: keep the developer's git config out of it
 withoutUserGitConfig()
@@ -234,6 +234,24 @@ describe("a snapshot taken again reads only what git's stat check names, and see
     writeFileSync(kept, first) // the first snapshot's record, beside the second one's index
     expect((await later(t.snap)).tree).toBe(gitTree(t.repo))
   })
+})
+
+describe('a first snapshot of many files', () => {
+  it('is looked at on hashing threads by the built CLI, and is the tree git writes', async () => {
+    const files: Record<string, string> = {}
+    for (let i = 0; i < 2_400; i++) files[`pkg${i % 24}/file${i}.ts`] = `export const v${i} = ${i}\n`
+    const sb = sandbox(files)
+    const started = await sb.cliProcess(['start', '--task', 'many files'])
+    expect(started.code).toBe(0)
+    for (let i = 0; i < 2_400; i += 97)
+      writeFileSync(join(sb.repo, `pkg${i % 24}/file${i}.ts`), `export const v${i} = -1\n`)
+    writeFiles(sb.repo, { 'pkg3/new.ts': 'export {}\n' })
+    symlinkSync('file0.ts', join(sb.repo, 'pkg0/link.ts'))
+    const done = await sb.cliProcess(['coder-done', '--summary', 'many'])
+    expect(done.code).toBe(0)
+    const runId = (started.json as { run_id: string }).run_id
+    expect(sb.state(runId).rounds[0]!.coder.tree).toBe(gitTree(sb.repo, [])) // HANDOFF.md: ignored by the run
+  }, 60_000)
 })
 
 describe('what the reviewer sees is what the tree records (item 5)', () => {

@@ -22,7 +22,11 @@ export interface ReadFile {
 }
 
 /** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
-export function readRegularFile(path: string, seen: BigIntStats, format: ObjectFormat): ReadFile | null {
+export function readRegularFile(
+  path: string,
+  seen: Pick<BigIntStats, 'ino' | 'dev'>,
+  format: ObjectFormat,
+): ReadFile | null {
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)

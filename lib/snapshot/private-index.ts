@@ -83,7 +83,7 @@ export function indexEntry(
   const idBytes = format === 'sha1' ? 20 : 32
   const name = Buffer.from(path, 'utf8')
   const size = Math.ceil((40 + idBytes + 2 + name.length + 1) / 8) * 8
-  const raw = Buffer.alloc(size)
+  const raw = Buffer.allocUnsafe(size).fill(0) // from the shared pool: one allocation per entry costs more than its bytes
   const u32 = (value: bigint) => Number(value & 0xffffffffn)
   const sec = (ns: bigint) => u32(ns / 1_000_000_000n)
   const nsec = (ns: bigint) => u32(ns % 1_000_000_000n)

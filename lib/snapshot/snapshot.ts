@@ -22,7 +22,7 @@ import {
   writePrivateIndex,
 } from './private-index.ts'
 import { hasObject, type ObjectStore, objectStore } from './store.ts'
-import { type Change, record, take, type Taking, taking } from './take.ts'
+import { type Change, record, take, takePending, type Taking, taking } from './take.ts'
 import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
 
 export interface SubmoduleSnapshot {
@@ -101,14 +101,20 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const idBytes = git.format === 'sha1' ? 20 : 32
   const startNs = BigInt(context().now()) * 1_000_000n
   const listing = listCommittable(git) // asked first: git walks for untracked files while the rest is read
+  listing.catch(() => {}) // a failure is met where it is awaited, below, not as an unhandled rejection meanwhile
   const checksum = indexChecksum(indexFile, idBytes)
   // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
   const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
   const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
   const last = depth === 0 && checked ? readLastSnapshot(indexFile) : null
+  let baseLoading: Promise<Manifest> | null = null
+  const loadBase = () => {
+    baseLoading ??= treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
+    return baseLoading
+  }
+  if (!last) void loadBase().catch(() => {}) // every path is looked at: the base is read while git lists them
   const listed = await listing
   const digest = listed.digest
-  const loadBase = () => treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
   const done = (t: Taking, tree: string, submodules: SubmoduleSnapshot[] = []): RepoSnapshot => ({
     git,
     store,
@@ -150,8 +156,10 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   t.dirty = dirty ?? new Set()
   const { paths, gitlinks } = listed.cached()
   t.gitlinks = gitlinks
+  t.pending = [] // the files to read are hashed together, on several threads when there are many bytes
   for (const path of paths) take(t, path)
   for (const path of listed.others()) take(t, path) // never in the index: never listed twice
+  await takePending(t)
   const submodules: SubmoduleSnapshot[] = []
   for (const { path, full, before } of t.repositories) {
     const sub = await submodule(path, full, before, depth)

@@ -1,15 +1,14 @@
 // One path of the listing into the snapshot: known from the private index (git's stat check calls it unchanged), or
 // lstat-ed and read from the disk (a file hashed, a link stored as a link, a repository noted, anything else named and
 // never opened), its change against the base noted.
-import { type BigIntStats, existsSync, lstatSync, readlinkSync } from 'node:fs'
-import { join } from 'node:path'
 import { fail } from '../errors.ts'
 import { isOwnFile } from '../git.ts'
-import { type BlobKind, type ReadFile, readRegularFile } from './files.ts'
-import type { Manifest, Leaf } from './manifest.ts'
-import { type IndexEntry, indexEntry } from './private-index.ts'
-import { objectId } from './objects.ts'
-import { hasObject, type ObjectStore, writeObject } from './store.ts'
+import type { BlobKind } from './files.ts'
+import { lookAll } from './hashing.ts'
+import { type Look, look } from './look.ts'
+import type { Leaf, Manifest } from './manifest.ts'
+import type { IndexEntry } from './private-index.ts'
+import { hasObject, type ObjectStore } from './store.ts'
 import type { RepoGit } from './verified.ts'
 
 export interface Change {
@@ -42,10 +41,16 @@ export interface Taking {
   /** Repositories checked out inside (submodules): snapshotted after the files. */
   repositories: { path: string; full: string; before: Leaf | null }[]
   rehashed: number
+  /** Paths to look at, queued to be looked at together (takePending); null: each is looked at when taken. */
+  pending: PendingPath[] | null
 }
 
-/** A file changed this close to the snapshot's start may not yet show a write made in the same instant (coarse clocks). */
-export const RACY_NS = 2_000_000_000n
+/** A path to look at: from the repository's top, on disk, and its base blob id. */
+export interface PendingPath {
+  path: string
+  full: string
+  base: string | null
+}
 
 export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' | 'gitlinks' | 'startNs'>): Taking {
   return {
@@ -61,6 +66,7 @@ export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' |
     nextKinds: {},
     repositories: [],
     rehashed: 0,
+    pending: null,
   }
 }
 
@@ -76,32 +82,37 @@ export function take(t: Taking, path: string): void {
         path,
       },
     )
-  const full = `${t.git.repo}/${path}`
   const before = t.base.get(path) ?? null
   if (stillKnown(t, path, before)) return
-  const stats = lstatOrNull(full)
-  if (!stats) return // deleted: not in the tree
-  let leaf: Leaf | null = null
-  if (stats.isFile()) {
-    const mode = stats.mode & 0o100n ? '100755' : '100644'
-    const read = hashedFile(t, full, stats, before)
-    if (read === null) t.skipped.push({ path, what: 'changed while it was read' })
-    else {
-      leaf = before && before.oid === read.oid && before.mode === mode ? before : { mode, oid: read.oid }
-      remember(t, path, stats, read.oid, mode, read.kind)
+  const full = `${t.git.repo}/${path}`
+  if (t.pending) t.pending.push({ path, full, base: before?.oid ?? null })
+  else enter(t, path, full, before, look(path, full, before?.oid ?? null, t.store, t.startNs))
+}
+
+/** The paths queued by `take`, looked at (on several threads when there are many), then entered. */
+export async function takePending(t: Taking): Promise<void> {
+  const pending = t.pending ?? []
+  t.pending = null
+  const looks = await lookAll(pending, t.store, t.startNs)
+  pending.forEach(({ path, full }, i) => enter(t, path, full, t.base.get(path) ?? null, looks[i]!))
+}
+
+/** What a look found, into the manifest, the next private index, the skipped list or the repositories inside. */
+function enter(t: Taking, path: string, full: string, before: Leaf | null, found: Look): void {
+  if (found.type === 'skipped') t.skipped.push({ path, what: found.what })
+  else if (found.type === 'folder') {
+    if (found.repository) t.repositories.push({ path, full, before })
+    else if (t.gitlinks.has(path)) record(t, path, before, { mode: '160000', oid: t.gitlinks.get(path)! }) // not checked out
+  } else if (found.type === 'blob') {
+    const { mode, oid, kind, entry } = found
+    t.rehashed++
+    if (oid !== before?.oid) t.kinds.set(oid, kind)
+    if (entry) {
+      t.nextIndex.set(path, { oid, mode, raw: Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength) })
+      if (kind !== 'text') t.nextKinds[oid] = kind
     }
-  } else if (stats.isSymbolicLink()) {
-    const target = readlinkSync(full, { encoding: 'buffer' })
-    const oid = objectId(t.git.format, 'blob', target)
-    if (oid !== before?.oid) writeObject(t.store, 'blob', target)
-    t.kinds.set(oid, 'text')
-    leaf = before?.mode === '120000' && before.oid === oid ? before : { mode: '120000', oid }
-    remember(t, path, stats, oid, '120000', 'text')
-  } else if (stats.isDirectory()) {
-    if (existsSync(join(full, '.git'))) t.repositories.push({ path, full, before })
-    else if (t.gitlinks.has(path)) leaf = { mode: '160000', oid: t.gitlinks.get(path)! } // not checked out
-  } else t.skipped.push({ path, what: fileType(stats) })
-  if (leaf) record(t, path, before, leaf)
+    record(t, path, before, before && before.oid === oid && before.mode === mode ? before : { mode, oid })
+  }
 }
 
 export function record(t: Taking, path: string, before: Leaf | null, leaf: Leaf): void {
@@ -127,41 +138,4 @@ function stillKnown(t: Taking, path: string, before: Leaf | null): boolean {
   if (leaf !== before) t.kinds.set(entry.oid, kind)
   record(t, path, before, leaf)
   return true
-}
-
-/** Enter a file just read into the next private index, unless it changed too recently to be trusted (racy). */
-function remember(t: Taking, path: string, stats: BigIntStats, oid: string, mode: IndexEntry['mode'], kind: BlobKind) {
-  t.rehashed++
-  const changed = stats.ctimeNs > stats.mtimeNs ? stats.ctimeNs : stats.mtimeNs
-  if (changed >= t.startNs - RACY_NS) return
-  t.nextIndex.set(path, indexEntry(path, stats, oid, mode, t.git.format))
-  if (kind !== 'text') t.nextKinds[oid] = kind
-}
-
-/** A file read and hashed; a changed file's bytes go to the store. Null: it changed under us. */
-function hashedFile(t: Taking, full: string, stats: BigIntStats, before: Leaf | null): ReadFile | null {
-  let read = readRegularFile(full, stats, t.git.format)
-  // replaced between lstat and open (an editor's rename-over): look again, a few times
-  for (let again = 0; !read && again < 3; again++) {
-    const now = lstatOrNull(full)
-    if (!now?.isFile()) return null
-    read = readRegularFile(full, now, t.git.format)
-  }
-  if (!read) return null
-  if (read.oid !== before?.oid) {
-    t.kinds.set(read.oid, read.kind)
-    if (read.content) writeObject(t.store, 'blob', read.content)
-  }
-  return read
-}
-
-export function lstatOrNull(path: string): BigIntStats | null {
-  return lstatSync(path, { bigint: true, throwIfNoEntry: false }) ?? null
-}
-
-function fileType(stats: BigIntStats): string {
-  if (stats.isFIFO()) return 'a named pipe (FIFO)'
-  if (stats.isSocket()) return 'a socket'
-  if (stats.isCharacterDevice() || stats.isBlockDevice()) return 'a device'
-  return 'not a regular file'
 }
