@@ -19,6 +19,8 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { PRICE_TABLE } from '../../lib/cost/pricing.ts'
+import type { CliFlags } from '../../lib/review/capabilities.ts'
+import { type ReviewerCall, reviewerArgv } from '../../lib/review/reviewers.ts'
 
 export const E2E_DIR = dirname(fileURLToPath(import.meta.url))
 export const ROOT = resolve(E2E_DIR, '..', '..')
@@ -218,7 +220,24 @@ export interface MockRequest {
   /** The request asked for a structured final answer (Claude Code's StructuredOutput tool, Codex's text.format). */
   wants_structured: boolean | null
   status: number
+  /** What a model request offered the model (null for other requests): see offered() in mock-server.mjs. */
+  offered: Offered | null
   body_file: string | null
+}
+
+export interface Offered {
+  /** Tool names, sorted. */
+  tools: string[]
+  /** Codex's sandbox mode, as its permissions instructions state it. */
+  sandbox: string | null
+  /** Claude Code's additional working directories (--add-dir). */
+  added_dirs: string[]
+  /** The files Claude Code loaded as instructions (CLAUDE.md and kin), by path. */
+  instruction_files: string[]
+  /** The text of each AGENTS.md block Codex sent. */
+  agents_md: string[]
+  /** What Claude Code's hooks said. */
+  hook_output: string[]
 }
 
 export interface ScriptEntry {
@@ -548,7 +567,41 @@ export function runBinary(
   })
 }
 
-/** `claude -p --output-format json --model <priced model>` with the prompt on stdin. */
+/**
+ * pair-loop's own command line for a reviewer CLI (reviewerArgv in lib/review/reviewers.ts), so the harness cannot
+ * drift from the product. `flags`: the optional flags the CLI is taken to list in its --help (none by default: the
+ * command line every version gets, answered in text); `cwd`: where the CLI runs, when not in `repo`.
+ */
+export function reviewerCommand(
+  tool: 'claude' | 'codex',
+  {
+    repo,
+    cwd,
+    model = null,
+    flags = new Set<string>(),
+    call = {},
+  }: { repo: string; cwd?: string; model?: string | null; flags?: CliFlags; call?: Partial<ReviewerCall> },
+): string[] {
+  const bin = tool === 'claude' ? CLAUDE_BIN : CODEX_BIN
+  return reviewerArgv(tool, bin, repo, model, { flags, cwd })({
+    lastMessageFile: '',
+    sessionId: null,
+    schemaFile: '',
+    maxBudgetUsd: null,
+    ...call,
+  })
+}
+
+/** A reviewer's `claude -p` (reviewerCommand, priced model) in `cwd`, the prompt on stdin. */
+export function runClaudeReviewer(
+  prompt: string,
+  { cwd, env, timeoutMs = CALL_TIMEOUT_MS }: { cwd: string; env: Record<string, string>; timeoutMs?: number },
+) {
+  const [bin, ...args] = reviewerCommand('claude', { repo: cwd, model: CLAUDE_MODEL })
+  return runBinary(bin!, args, { cwd, env, input: prompt, timeoutMs })
+}
+
+/** A coder's (or any plain) `claude -p --output-format json --model <priced model>`, the prompt on stdin: every tool. */
 export function runClaude(
   prompt: string,
   {
@@ -566,7 +619,7 @@ export function runClaude(
   })
 }
 
-/** `codex exec --json --sandbox read-only --skip-git-repo-check -C <cwd> --output-last-message <file> -`, prompt on stdin. */
+/** A reviewer's `codex exec` (reviewerCommand) in `cwd`, the prompt on stdin, its last message into `lastMessageFile`. */
 export function runCodex(
   prompt: string,
   {
@@ -576,22 +629,8 @@ export function runCodex(
     timeoutMs = CALL_TIMEOUT_MS,
   }: { cwd: string; env: Record<string, string>; lastMessageFile: string; timeoutMs?: number },
 ) {
-  return runBinary(
-    CODEX_BIN,
-    [
-      'exec',
-      '--json',
-      '--sandbox',
-      'read-only',
-      '--skip-git-repo-check',
-      '-C',
-      cwd,
-      '--output-last-message',
-      lastMessageFile,
-      '-',
-    ],
-    { cwd, env, input: prompt, timeoutMs },
-  )
+  const [bin, ...args] = reviewerCommand('codex', { repo: cwd, call: { lastMessageFile } })
+  return runBinary(bin!, args, { cwd, env, input: prompt, timeoutMs })
 }
 
 export function parseJsonLines(text: string): any[] {

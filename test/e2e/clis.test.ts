@@ -1,5 +1,6 @@
-// Proves the e2e harness: the real `claude` and `codex` binaries, run offline against the mock model API,
-// give the shapes pair-loop's reviewer dispatch parses (transcripts-and-pricing.md §3-4).
+// Proves the e2e harness: the real `claude` and `codex` binaries, run offline against the mock model API with
+// pair-loop's own reviewer command lines (reviewerArgv), give the shapes its reviewer dispatch parses
+// (transcripts-and-pricing.md §3-4).
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -17,7 +18,7 @@ import {
   findCodexRollout,
   parseJsonLines,
   requireClis,
-  runClaude,
+  runClaudeReviewer,
   runCodex,
   startMock,
   unusedPort,
@@ -39,11 +40,11 @@ describe.skipIf(!requireClis())('the real CLIs against the mock model API', () =
   })
 
   it(
-    'claude -p --output-format json: the mock text, its usage, the list-price cost and a transcript',
+    'claude -p as pair-loop runs a reviewer: the mock text, its usage, the list-price cost and a transcript',
     async () => {
       const dirs = agentDirs()
       const before = mock.modelCalls().length
-      const run = await runClaude(PROMPT, { cwd: dirs.work, env: claudeEnv(mock.port, dirs) })
+      const run = await runClaudeReviewer(PROMPT, { cwd: dirs.work, env: claudeEnv(mock.port, dirs) })
       expect(run.timedOut).toBe(false)
       expect(run.code, run.stderr).toBe(0)
       const result = JSON.parse(run.stdout)
@@ -83,7 +84,7 @@ describe.skipIf(!requireClis())('the real CLIs against the mock model API', () =
   )
 
   it(
-    'codex exec --json: thread.started, the scripted agent_message, turn.completed usage and a rollout',
+    'codex exec as pair-loop runs a reviewer: thread.started, the scripted agent_message, turn.completed usage and a rollout',
     async () => {
       const dirs = agentDirs()
       const text = '1. [bug/major] src/a.ts:1 — the constant is never used\nVERDICT: CHANGES_REQUESTED'
@@ -128,7 +129,7 @@ describe.skipIf(!requireClis())('the real CLIs against the mock model API', () =
         { api: 'openai', status: 400, error: 'mock says the request is bad' },
       ])
       const [claude, codex] = await Promise.all([
-        runClaude(PROMPT, { cwd: dirs.work, env: claudeEnv(mock.port, dirs), timeoutMs: 30_000 }),
+        runClaudeReviewer(PROMPT, { cwd: dirs.work, env: claudeEnv(mock.port, dirs), timeoutMs: 30_000 }),
         runCodex(PROMPT, {
           cwd: dirs.work,
           env: codexEnv(mock.port, dirs),
@@ -155,7 +156,7 @@ describe.skipIf(!requireClis())('the real CLIs against the mock model API', () =
       const dirs = agentDirs()
       const port = await unusedPort()
       const [claude, codex] = await Promise.all([
-        runClaude(PROMPT, { cwd: dirs.work, env: claudeEnv(port, dirs), timeoutMs: 30_000 }),
+        runClaudeReviewer(PROMPT, { cwd: dirs.work, env: claudeEnv(port, dirs), timeoutMs: 30_000 }),
         runCodex(PROMPT, {
           cwd: dirs.work,
           env: codexEnv(port, dirs),

@@ -7,7 +7,9 @@
 // Environment:
 //   MOCK_PORT        port to bind (default 0 = any free port)
 //   MOCK_PORT_FILE   the chosen port is written here once listening (atomically)
-//   MOCK_LOG_FILE    one JSON line per request is appended here (written when the request arrives)
+//   MOCK_LOG_FILE    one JSON line per request is appended here (written when the request arrives); a model
+//                    request's line has `offered`: the tools, sandbox, added folders, instruction files and hook
+//                    output the CLI put in it (see offered() below)
 //   MOCK_LOG_STDERR  "1" → also log each request line to stderr
 //   MOCK_DUMP_DIR    each raw request body is saved as <n>.json here
 //   MOCK_SCRIPT_FILE a JSON array of replies, consumed in order: each request takes (and removes from the file)
@@ -450,6 +452,44 @@ async function openaiResponses(req, res, body, entry, n) {
   await streamEvents(req, res, events, entry)
 }
 
+/** Every string in a request body, however deep (system prompt, instructions, tools, messages). */
+function stringsIn(value, into = []) {
+  if (typeof value === 'string') into.push(value)
+  else if (Array.isArray(value)) for (const item of value) stringsIn(item, into)
+  else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsIn(item, into)
+  return into
+}
+
+/**
+ * What a model request offered the model, as the CLI wrote it into the request (the e2e tests' positive controls):
+ *   tools              the tool names (Anthropic `name`; Responses `name`, else `type`), sorted
+ *   sandbox            Codex's sandbox mode, from its permissions instructions ("`sandbox_mode` is `read-only`")
+ *   added_dirs         Claude Code's "Additional working directories" (its --add-dir folders)
+ *   instruction_files  the files Claude Code loaded as instructions ("Contents of <path> (…):"), CLAUDE.md and kin
+ *   agents_md          the text of each AGENTS.md block Codex sent ("# AGENTS.md instructions …<INSTRUCTIONS>…")
+ *   hook_output        what Claude Code's hooks said ("SessionStart:startup hook success: <output>")
+ */
+export function offered(api, body) {
+  if (!api || !body || typeof body !== 'object') return null
+  const texts = stringsIn(api === 'anthropic' ? [body.system, body.messages] : [body.instructions, body.input])
+  const all = (pattern) => texts.flatMap((text) => [...text.matchAll(pattern)])
+  // its environment list: " - Additional working directories:" then one "  - <dir>" line (deeper) per folder
+  const addedBlocks = all(/Additional working directories:\n((?:[ \t]{2,}- .*\n?)+)/g)
+  return {
+    tools: (Array.isArray(body.tools) ? body.tools : [])
+      .map((tool) => tool?.name ?? tool?.type)
+      .filter((name) => typeof name === 'string')
+      .sort(),
+    sandbox: all(/`sandbox_mode` is `([^`]+)`/g)[0]?.[1] ?? null,
+    added_dirs: addedBlocks.flatMap((match) =>
+      match[1].split('\n').flatMap((line) => line.match(/^\s+- (.+)$/)?.[1] ?? []),
+    ),
+    instruction_files: [...new Set(all(/^Contents of (\/.*?) \([^\n]*\):/gm).map((match) => match[1]))],
+    agents_md: all(/# AGENTS\.md instructions[^\n]*\n+<INSTRUCTIONS>\n([\s\S]*?)<\/INSTRUCTIONS>/g).map((m) => m[1]),
+    hook_output: all(/^\w+(?::\w+)? hook success: (.*)$/gm).map((match) => match[1]),
+  }
+}
+
 function authKind(headers) {
   if (headers['x-api-key']) return 'x-api-key'
   if (/^bearer /i.test(headers.authorization ?? '')) return 'bearer'
@@ -500,6 +540,7 @@ async function handle(req, res) {
     wants_structured:
       api === 'anthropic' ? anthropicWantsStructured(body) : api === 'openai' ? openaiWantsStructured(body) : null,
     status: entry.status ?? 200,
+    offered: offered(api, body),
     body_file: bodyFile ?? null,
   })
   if (entry.delay) await sleep(Number(entry.delay))
