@@ -139,3 +139,22 @@ function splitFlag(token: string): [string, string | undefined] {
 
 const kebab = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1-$2').toLowerCase()
 const camel = (s: string) => s.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase())
+
+/** A GraphQL node id such as PRRT_kwDO… (`--thread` of the PR commands); anything else is `usage`. */
+export function nodeIdFlag(value: string | undefined, flag: string): string | undefined {
+  if (value !== undefined && !/^[A-Za-z0-9_=-]+$/.test(value))
+    fail('usage', `--${flag} must be a GraphQL node id such as PRRT_kwDO…, got ${JSON.stringify(value)}`, {
+      flag: `--${flag}`,
+    })
+  return value
+}
+
+const MAX_REASON_CHARS = 1000
+
+/** `--reason` of pr-flag and pr-stop, trimmed: it must say why, in 1 to 1000 characters. */
+export function reasonFlag(value: string | undefined): string | undefined {
+  const reason = value?.trim()
+  if (reason !== undefined && (reason === '' || reason.length > MAX_REASON_CHARS))
+    fail('usage', `--reason must say why, in 1 to ${MAX_REASON_CHARS} characters`, { flag: '--reason' })
+  return reason
+}

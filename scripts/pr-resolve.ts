@@ -1,25 +1,20 @@
 #!/usr/bin/env node
-// pr-resolve: resolve one review thread of the run's PR, recorded only once GitHub's answer confirms it.
+// pr-resolve: its flags, read into options for lib/commands/pr-resolve.ts (resolve one review thread, confirmed).
 import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
-import { fail } from '../lib/errors.ts'
-import { resolveThread } from '../lib/pr/resolve.ts'
-import { resolveRun } from '../lib/run-access.ts'
+import * as prResolve from '../lib/commands/pr-resolve.ts'
+import { nodeIdFlag } from '../lib/flags.ts'
 
-const prResolve = defineScript({
+const prResolveScript = defineScript({
   name: 'pr-resolve',
   description: "Resolve one review thread of the run's PR and confirm it from GitHub's answer (3 attempts at most).",
   args: {
     ...runArgs,
     thread: { type: 'string', required: true, description: 'the thread id (PRRT_…) from pr-check', valueHint: 'ID' },
   },
-  async run(args) {
-    if (!/^[A-Za-z0-9_=-]+$/.test(args.thread))
-      fail('usage', `--thread must be a GraphQL node id such as PRRT_kwDO…, got ${JSON.stringify(args.thread)}`, {
-        flag: '--thread',
-      })
-    return resolveThread(resolveRun(args, { allowFinished: true }), args.thread)
+  async run(args, _io, ctx) {
+    return prResolve.run(ctx, { run: args.run, cwd: args.cwd, thread: nodeIdFlag(args.thread, 'thread')! })
   },
 })
 
-export default prResolve
-if (isMain(import.meta)) void main(prResolve)
+export default prResolveScript
+if (isMain(import.meta)) void main(prResolveScript)

@@ -1,0 +1,21 @@
+// pr-flag: set one item of the run's PR aside as a suspected prompt injection (recorded, listed, no longer blocking).
+import type { Context } from '../context.ts'
+import { flagItem } from '../pr/flag.ts'
+import { expectPr } from '../pr/moves.ts'
+import { resolveRun } from '../run-access.ts'
+
+export interface PrFlagOptions {
+  run?: string
+  cwd?: string
+  /** One of: a review thread (PRRT_…), or a conversation comment or review by its number id. */
+  thread?: string
+  comment?: number
+  /** Why it is set aside, for the person. */
+  reason: string
+}
+
+export async function run(_ctx: Context, options: PrFlagOptions) {
+  const run = resolveRun(options, { allowFinished: true })
+  expectPr(run, 'pr-flag')
+  return flagItem(run, { thread: options.thread, comment: options.comment }, options.reason)
+}
