@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
 import { withTempDir } from './fsutil.ts'
+import { context } from './context.ts'
 import { exec, type ExecResult } from './exec.ts'
 import { toStderr } from './stdio.ts'
 import { firstLineOf } from './text.ts'
@@ -11,17 +12,27 @@ import { firstLineOf } from './text.ts'
 export const ghBin = () => process.env.PAIR_LOOP_GH || 'gh'
 
 /** Why a call failed, as far as retrying goes. */
-export type GhFailure = 'timeout' | 'server' | 'rate_limited' | 'refused'
+export type GhFailure = 'timeout' | 'server' | 'rate_limited' | 'network' | 'refused'
 
-/** A timeout or a 5xx may have done the work; a 429 or a rate-limit 403 did not. Anything else is an answer. */
+/**
+ * A timeout or a 5xx may have done the work; a 429 or a rate-limit 403 did not; a network failure (no route, no DNS, a
+ * refused connection) never reached GitHub or may have. Anything else (a 4xx, GraphQL's own errors) is an answer.
+ */
 export function classifyFailure(result: Pick<ExecResult, 'exitCode' | 'stderr' | 'stdout'>): GhFailure {
   if (result.exitCode === null) return 'timeout'
   const said = `${result.stderr}\n${result.stdout}`
   if (/\bHTTP 429\b|rate limit|abuse detection/i.test(said)) return 'rate_limited'
   if (/\bHTTP 5\d\d\b|\b50[234] (Bad Gateway|Service Unavailable|Gateway Time-?out)\b/i.test(said)) return 'server'
   if (/\b(timed? ?out|ETIMEDOUT|ECONNRESET|connection reset)\b/i.test(said)) return 'timeout'
+  if (NETWORK.test(said)) return 'network'
   return 'refused'
 }
+
+const NETWORK =
+  /\b(ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ENETUNREACH|EHOSTUNREACH|connection refused|no such host|network is unreachable|could not resolve host|unexpected EOF|TLS handshake)\b/i
+
+/** Whether the same call may succeed later: not when gh is missing or GitHub gave an answer (a 4xx other than 429). */
+export const isRetryable = (failure: GhFailure | 'missing') => failure !== 'missing' && failure !== 'refused'
 
 export interface GhOptions {
   cwd: string
@@ -35,7 +46,7 @@ export interface GhOptions {
 const ATTEMPTS = 3
 
 function envNumber(name: string, fallback: number): number {
-  const value = Number(process.env[name])
+  const value = Number(context().env[name])
   return Number.isFinite(value) && value > 0 ? value : fallback
 }
 
@@ -51,7 +62,8 @@ export async function runGh(args: string[], options: GhOptions): Promise<string>
     if (result.exitCode === 127) break // bash's 'command not found'
     failure = classifyFailure(result)
     const retryable =
-      failure === 'rate_limited' || (options.idempotent && (failure === 'server' || failure === 'timeout'))
+      failure === 'rate_limited' ||
+      (options.idempotent && (failure === 'server' || failure === 'timeout' || failure === 'network'))
     if (!retryable || attempt === ATTEMPTS) break
     toStderr(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
     await new Promise((resolve) => setTimeout(resolve, waitMs * attempt))
@@ -79,6 +91,7 @@ function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never
       gh_args: args.filter((arg) => !arg.startsWith('body=') && !arg.startsWith('query=')),
       exit: result.exitCode,
       failure: missing ? 'missing' : failure,
+      retryable: isRetryable(missing ? 'missing' : failure),
       stderr: result.stderr.slice(0, 2000),
     },
   )

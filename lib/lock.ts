@@ -1,4 +1,6 @@
 // A path's lock (proper-lockfile): a bounded wait, then `locked`; stale locks of killed processes reclaimed.
+import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { context, nowIso } from './context.ts'
 import { fail } from './errors.ts'
 import { ioFailure } from './fsutil.ts'
 
@@ -27,13 +29,45 @@ export async function withLock<T>(path: string, work: () => T | Promise<T>): Pro
   const release = await acquire(path, lockWaitMs(), (error) => {
     compromised = error
   })
+  noteHolder(path)
   try {
     const result = await work()
     if (compromised)
       fail('locked', `lost the lock on ${path} while writing (${compromised.message}); re-run the command`, { path })
     return result
   } finally {
+    rmSync(holderPath(path), { force: true })
     await release().catch(() => {})
+  }
+}
+
+/** Who holds a lock, beside it (proper-lockfile's lock folder must stay empty): so `locked` can name the holder. */
+const holderPath = (path: string) => `${path}.lock-holder`
+
+interface Holder {
+  pid: number
+  host: string
+  since: string
+}
+
+function noteHolder(path: string): void {
+  const { pid, host } = context()
+  try {
+    writeFileSync(holderPath(path), JSON.stringify({ pid, host, since: nowIso() } satisfies Holder))
+  } catch {} // naming the holder is a courtesy; the lock itself holds without it
+}
+
+/** The holder as it noted itself, or nulls (a holder that did not say, or has just let go). */
+function holderOf(path: string): { pid: number | null; host: string | null; since: string | null } {
+  try {
+    const held = JSON.parse(readFileSync(holderPath(path), 'utf8')) as Partial<Holder>
+    return {
+      pid: typeof held.pid === 'number' ? held.pid : null,
+      host: typeof held.host === 'string' ? held.host : null,
+      since: typeof held.since === 'string' ? held.since : null,
+    }
+  } catch {
+    return { pid: null, host: null, since: null }
   }
 }
 
@@ -55,11 +89,15 @@ async function acquire(
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') ioFailure(`${path}.lock`, error)
     }
     const waited = Date.now() - startedAt
-    if (waited >= waitMs)
-      fail('locked', `${path} is still locked by another pair-loop command after ${waited} ms; try again`, {
+    if (waited >= waitMs) {
+      const holder = holderOf(path)
+      const who = holder.pid === null ? 'another pair-loop command' : `pid ${holder.pid} on ${holder.host}`
+      fail('locked', `${path} is still locked by ${who} after ${waited} ms; try again`, {
         path,
         waited_ms: waited,
+        ...holder,
       })
+    }
     await new Promise((resolve) => setTimeout(resolve, Math.min(25 + Math.random() * 50, waitMs - waited)))
   }
 }

@@ -143,6 +143,33 @@ export function applyReview(run: RunState, input: { review: ReviewInput; pid: nu
   return changed(next, next)
 }
 
+/**
+ * The final round (`review --pr`) asked for changes: like any review's, its findings open a coder round. It goes on the
+ * run as the loop's next round (its coder side the pushed PR, as a whole) and the run is back in `coding` (`capped` at
+ * max_rounds), its outcome open again until the next `finish`.
+ */
+export function reopenForFinalRound(run: RunState, input: { review: ReviewerRound; now: string }): Step<RunState> {
+  expectPhase(run, ['finished'], 'review --pr')
+  const next = structuredClone(run)
+  const n = next.rounds.length + 1
+  const coder: CoderRound = {
+    summary: `The pushed PR${next.pr === null ? '' : ` #${next.pr}`}, reviewed as a whole against its base (the final round).`,
+    session_id: null,
+    diff: null,
+    tree: null,
+    findings_addressed: null,
+    over_cap: n > next.max_rounds,
+    over_budget: input.review.over_budget ?? false,
+    started_at: next.rounds.at(-1)?.reviewer?.at ?? next.created_at,
+    done_at: input.now,
+  }
+  next.rounds.push({ n, coder, reviewer: input.review })
+  if (input.review.fallback_used) next.reviewer_fallback = true
+  next.phase = next.rounds.length >= next.max_rounds ? 'capped' : 'coding'
+  next.outcome = null
+  return changed(next, next)
+}
+
 /** A failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */
 export function recordFailedReview(run: RunState, input: { failure: Omit<FailedReview, 'round'>; pid: number }) {
   const next = structuredClone(run)

@@ -1,8 +1,13 @@
 #!/usr/bin/env node
 // pr-check: the PR phase's one read-side step (a tick): collect the PR, decide, record it on the run, print the result.
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { fail } from '../lib/errors.ts'
 import { prTick } from '../lib/pr/tick.ts'
-import { configOf, nowIso, resolveRun } from '../lib/run-access.ts'
+import { configOf, resolveRun } from '../lib/run-access.ts'
+
+/** A date and time with its zone (Z or ±hh:mm), as GitHub and the snapshot write them. */
+const isIsoTime = (text: string) =>
+  /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text))
 
 const prCheck = defineScript({
   name: 'pr-check',
@@ -15,10 +20,32 @@ const prCheck = defineScript({
       description: 'replay a captured snapshot file instead of reading GitHub (tests, debugging)',
       valueHint: 'file',
     },
+    'snapshot-out': {
+      type: 'string',
+      description: 'also write the snapshot the tick read to this file',
+      valueHint: 'file',
+    },
+    'page-size': { type: 'string', description: 'page size of each GitHub query (1-100, default 100)', valueHint: 'N' },
+    timeout: { type: 'string', description: 'time limit of each gh call, in seconds (default 60)', valueHint: 'S' },
+    now: { type: 'string', description: "the tick's time, ISO 8601 (tests, replays)", valueHint: 'ISO' },
   },
   async run(args) {
+    const pageSize = integerFlag(args['page-size'], 'page-size', { min: 1, max: 100 })
+    const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 3600 })
+    if (args.now !== undefined && !isIsoTime(args.now))
+      fail('usage', `--now must be an ISO 8601 time such as 2026-01-10T10:00:00Z, got ${JSON.stringify(args.now)}`, {
+        flag: '--now',
+      })
     const run = resolveRun(args, { allowFinished: true })
-    return prTick(run, { config: configOf(run), snapshotIn: args['snapshot-in'], cwd: args.cwd, now: nowIso })
+    return prTick(run, {
+      config: configOf(run),
+      snapshotIn: args['snapshot-in'],
+      snapshotOut: args['snapshot-out'],
+      pageSize,
+      timeoutS,
+      now: args.now === undefined ? undefined : new Date(args.now).toISOString(),
+      cwd: args.cwd,
+    })
   },
 })
 

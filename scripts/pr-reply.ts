@@ -10,6 +10,16 @@ import { expectPr } from '../lib/pr/moves.ts'
 import { findTarget } from '../lib/pr/targets.ts'
 import { configOf, resolveRun } from '../lib/run-access.ts'
 
+/** `--finding 1,3`: the numbers of the bot summary's findings (`verdict.findings[].n`). */
+function findingNumbers(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined
+  if (!/^\s*[1-9]\d*\s*(,\s*[1-9]\d*\s*)*$/.test(value))
+    fail('usage', `--finding must be finding numbers such as 1 or 1,3, got ${JSON.stringify(value)}`, {
+      flag: '--finding',
+    })
+  return [...new Set(value.split(',').map((n) => Number(n.trim())))]
+}
+
 const prReply = defineScript({
   name: 'pr-reply',
   description:
@@ -20,6 +30,11 @@ const prReply = defineScript({
     comment: { type: 'string', description: 'answer this conversation comment (its number id)', valueHint: 'ID' },
     review: { type: 'string', description: 'answer this review (its number id), in the conversation', valueHint: 'ID' },
     'body-file': { type: 'string', description: 'the answer, from a file or - for stdin', valueHint: 'file' },
+    finding: {
+      type: 'string',
+      description: "with --comment/--review on a review bot's summary: the numbers of its findings this answers (1,3)",
+      valueHint: 'N[,N]',
+    },
     'review-findings': {
       type: 'boolean',
       description: "post the final round's findings (review --pr) as one PR review, inline where the diff has the line",
@@ -36,10 +51,11 @@ const prReply = defineScript({
         flag: '--thread',
       })
     if (args['review-findings']) {
-      if (args['body-file'] !== undefined)
-        fail('usage', '--review-findings posts the final round as it is recorded; it takes no --body-file', {
-          flag: '--body-file',
-        })
+      for (const flag of ['body-file', 'finding'] as const)
+        if (args[flag] !== undefined)
+          fail('usage', `--review-findings posts the final round as it is recorded; it takes no --${flag}`, {
+            flag: `--${flag}`,
+          })
       const run = resolveRun(args, { allowFinished: true })
       return postFinalReview(run, expectPr(run, 'pr-reply --review-findings'))
     }
@@ -49,7 +65,13 @@ const prReply = defineScript({
     const body = await readBody(args['body-file'], 'body-file', { cwd: args.cwd, stdin: io.stdin })
     const run = resolveRun(args, { allowFinished: true })
     const pr = expectPr(run, 'pr-reply')
-    const target = findTarget(run, pr, configOf(run).pair_loop.pr_bots, { thread: args.thread, comment, review })
+    const findings = findingNumbers(args.finding)
+    const target = findTarget(run, pr, configOf(run).pair_loop.pr_bots, {
+      thread: args.thread,
+      comment,
+      review,
+      findings,
+    })
     return postAnswer(run, target, body)
   },
 })

@@ -30,6 +30,7 @@ export function comment(
     created_at: at(minutes),
     last_edited_at: null,
     url: `https://github.com/acme/demo/pull/7#discussion_r${databaseId}`,
+    review_id: null,
   }
 }
 
@@ -182,4 +183,68 @@ export function operationOf(call: string[]): string {
   const query = call.find((arg) => arg.startsWith('query='))
   if (query) return /^query=(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? 'graphql'
   return call.slice(0, 4).join(' ')
+}
+
+/** README's pr-check scenario ("After the PR"): a failing check, a review bot's thread, its summary asking for changes. */
+export const README_SCENARIO: World = {
+  pr: {
+    number: 42,
+    url: 'https://github.com/acme/app/pull/42',
+    head: '9f2c1e7a4b3d5c6e8f9a0b1c2d3e4f5a6b7c8d9e',
+    branch: 'feat/retry',
+    base: 'main',
+    author: 'alice-dev',
+    state: 'OPEN',
+    mergeable: 'MERGEABLE',
+    review_decision: 'REVIEW_REQUIRED',
+    merged_at: null,
+  },
+  checks: [
+    {
+      type: 'CheckRun',
+      name: 'test',
+      status: 'COMPLETED',
+      conclusion: 'FAILURE',
+      url: 'https://github.com/acme/app/actions/runs/7/job/1',
+    },
+    {
+      type: 'CheckRun',
+      name: 'lint',
+      status: 'COMPLETED',
+      conclusion: 'SUCCESS',
+      url: 'https://github.com/acme/app/actions/runs/7/job/2',
+    },
+  ],
+  threads: [
+    {
+      id: 'PRRT_kwDOAbc123',
+      path: 'src/http.ts',
+      line: 42,
+      is_resolved: false,
+      is_outdated: false,
+      comments: [
+        {
+          id: 'PRRC_kwDOAbc456',
+          database_id: 3897681281,
+          author: 'coderabbitai[bot]',
+          author_type: 'Bot',
+          body: 'The retry loop also retries on 4xx responses other than 429; those will never succeed.',
+          created_at: '2026-11-30T09:12:04Z',
+          url: 'https://github.com/acme/app/pull/42#discussion_r3897681281',
+        },
+      ],
+    },
+  ],
+  comments: [
+    {
+      id: 5483377990,
+      author: 'coderabbitai[bot]',
+      author_type: 'Bot',
+      body: 'Review summary\n\n1. [bug/major] src/http.ts:42 — retries 4xx responses other than 429\n\nVERDICT: CHANGES_REQUESTED',
+      created_at: '2026-11-30T09:12:10Z',
+      url: 'https://github.com/acme/app/pull/42#issuecomment-5483377990',
+    },
+  ],
+  reviews: [],
+  page_size: 100,
 }

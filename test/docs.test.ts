@@ -1,6 +1,7 @@
 // The docs can't drift from the code: every `pair-loop …` command line in SKILL.md, contract.md and README.md is
 // checked against the real script's flags, contract.md documents every command and flag and exactly the error
-// codes lib/errors.ts has, and the Claude Code plugin manifests agree with package.json.
+// codes lib/errors.ts has, the Claude Code plugin manifests agree with package.json, and README's table of the
+// pr-babysit contract names fields a real pr-check document has and exactly pair-loop's reason codes.
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -8,7 +9,10 @@ import type { ArgsDef } from 'citty'
 import { describe, expect, it } from 'vitest'
 import { codeTable } from '../lib/errors.ts'
 import { COMMON_ARGS } from '../lib/flags.ts'
+import { REASON_CODES } from '../lib/pr/reasons.ts'
 import { COMMANDS } from '../scripts/commands.ts'
+import { expectOk } from './_expect.ts'
+import { prSandbox, README_SCENARIO } from './_pr.ts'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SKILL = 'skills/pair-loop/SKILL.md'
@@ -519,5 +523,57 @@ describe('the Claude Code plugin manifests', () => {
 
   it('npm pack ships the skill and the plugin manifests', () => {
     expect(pkg.files).toEqual(expect.arrayContaining(['skills', '.claude-plugin']))
+  })
+})
+
+// ---------------------------------------------------------------- README's pr-babysit table
+
+describe(`${README}: the pr-babysit table names what pr-check really prints`, () => {
+  const readme = readFileSync(join(ROOT, README), 'utf8')
+  const start = readme.indexOf('### pair-loop and the pr-babysit contract')
+  const tableText = start === -1 ? '' : readme.slice(start, readme.indexOf('\n## ', start))
+  /** The backticked names in a table's second column (pair-loop's), under its bold title. */
+  const pairLoopColumn = (title: string): string[] => {
+    const from = tableText.indexOf(`**${title}**`)
+    if (from === -1) return []
+    const rows = tableText.slice(from).split('\n\n')[1] ?? ''
+    return rows
+      .split('\n')
+      .slice(2) // the header and its rule
+      .flatMap((row) => [...(row.split(' | ')[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1]!))
+  }
+  /** `a.b[].c`: each part a key of what the last one gave, `[]` an array whose first element the rest is read in. */
+  const missing = (doc: unknown, path: string): string | null => {
+    let at: unknown = doc
+    for (const part of path.split('.')) {
+      const array = part.endsWith('[]')
+      const key = array ? part.slice(0, -2) : part
+      if (Array.isArray(at)) {
+        if (at.length === 0) return `${path}: no element to read ${key} in`
+        at = at[0]
+      }
+      if (typeof at !== 'object' || at === null || !Object.hasOwn(at, key)) return `${path}: no ${key}`
+      at = (at as Record<string, unknown>)[key]
+      if (array && !Array.isArray(at)) return `${path}: ${key} is not an array`
+    }
+    return null
+  }
+
+  it('is there, with its three tables', () => {
+    expect(start).toBeGreaterThan(-1)
+    for (const title of ['Result fields', 'Reason codes', 'Decision rules']) expect(tableText).toContain(`**${title}**`)
+  })
+
+  it('every field it lists is in a real pr-check document', async () => {
+    const fields = pairLoopColumn('Result fields')
+    expect(fields.length).toBeGreaterThan(40)
+    const sb = await prSandbox(README_SCENARIO)
+    const doc = expectOk(await sb.cli(['pr-check']))
+    expect(fields.map((field) => missing(doc, field)).filter(Boolean)).toEqual([])
+  })
+
+  it("lists exactly pair-loop's closed set of reason codes", () => {
+    const codes = pairLoopColumn('Reason codes')
+    expect([...new Set(codes)].sort()).toEqual([...REASON_CODES].sort())
   })
 })

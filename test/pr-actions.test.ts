@@ -144,7 +144,7 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
     expect(sb.state(sb.runId).final_review!.review.verdict).toBe('CHANGES_REQUESTED')
 
     const posted = expectOk(await sb.cli(['pr-reply', '--review-findings']))
-    expect(posted).toMatchObject({ inline: 1, in_body: 2, next: 'pr-check' })
+    expect(posted).toMatchObject({ inline: 1, in_body: 2, next: 'reply' }) // its findings opened a coder round
     const [payload] = sb.read().posted_reviews as Array<{ event: string; body: string; comments: unknown[] }>
     expect(payload!.event).toBe('COMMENT')
     expect(payload!.comments).toEqual([
@@ -156,7 +156,7 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
     expectError(await sb.cli(['pr-reply', '--review-findings']), 'duplicate_reply')
     expect(posts(sb.calls())).toHaveLength(1)
     expect(expectError(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer(dir)]), 'wrong_phase').next).toBe(
-      'pr-check',
+      'reply',
     )
   })
 

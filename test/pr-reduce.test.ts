@@ -189,6 +189,16 @@ const cases: Case[] = [
     has: ['recurrence_after_reply', 'review_changes'],
   },
   {
+    name: 'a finding listed unanswered on three verdict runs in a row',
+    snap: snapshot({ comments: [botSummary(43, 'CHANGES_REQUESTED', ['off by one in the loop bound'], 20)] }),
+    previous: {
+      ...watchAfter(snapshot({ comments: [botSummary(42, 'CHANGES_REQUESTED', ['off by one in the loop bound'])] })),
+      finding_streaks: { [findingKey({ category: 'bug', path: 'src/a.ts', text: 'off by one in the loop bound' })]: 1 },
+    },
+    decision: 'escalate',
+    has: ['recurrence_streak', 'review_changes'],
+  },
+  {
     name: 'fix attempts reach 5',
     snap: snapshot({ pr: { head: 'f'.repeat(40) }, checks: [{ name: 'ci', status: 'fail', url: null }] }),
     previous: {
@@ -264,6 +274,7 @@ describe('reducePr: who is who', () => {
       at: T0,
       head: null,
       to_bot: true,
+      finding_keys: [],
     }
     const { result } = reduce(snapshot({ threads: [botThread] }), previous)
     expect(result.threads.actionable).toEqual([])

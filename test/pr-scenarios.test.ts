@@ -113,7 +113,7 @@ describe('a PR life against the fake GitHub', () => {
     })
   })
 
-  it('the head moving mid-collect: read again once; moving twice is head_moved (22), nothing recorded', async () => {
+  it('the head moving mid-collect: read again once; moving twice is head_moved (22), only the error kept', async () => {
     const sb = await prSandbox(world({ move_head_on_meta: ['b'.repeat(40)] }))
     const doc = expectOk(await sb.cli(['pr-check']))
     expect(doc.pr.head).toBe('b'.repeat(40))
@@ -124,9 +124,13 @@ describe('a PR life against the fake GitHub', () => {
     })
     const before = sb.state(sb.runId)
     const result = await sb.cli(['pr-check'])
-    expect(expectError(result, 'head_moved')).toMatchObject({ pr: 7, retryable: true })
+    const error = expectError(result, 'head_moved')
+    expect(error).toMatchObject({ pr: 7, retryable: true })
     expect(result.code).toBe(22)
-    expect(sb.state(sb.runId)).toEqual(before)
+    // the failed tick keeps its error, and nothing else of what it read
+    const after = sb.state(sb.runId)
+    expect(after.pr_watch!.last_error).toMatchObject({ code: 'head_moved', message: error.message })
+    expect({ ...after.pr_watch, last_error: null }).toEqual(before.pr_watch)
   })
 
   it('merged by someone else: escalate, merged_at recorded, and status --all counts the merged PR', async () => {

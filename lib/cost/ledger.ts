@@ -161,9 +161,10 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
     if (r) addCall(round.n, r.tool, r.model, r.usage, r.cost, r.session_id, false, r.calls ?? 1)
   }
   for (const f of run.failed_reviews) addCall(f.round, f.tool, null, null, f.cost, f.session_id ?? null, true, 1)
-  // the PR's final round (`review --pr`) is the run's spend too, in its last round
+  // the PR's final round (`review --pr`) is the run's spend too, in its last round (counted there once it asked for
+  // changes: it is then a round of its own)
   const final = run.final_review?.review
-  if (final) {
+  if (final && !run.rounds.some((round) => round.reviewer?.at === final.at)) {
     const n = Math.max(1, run.rounds.length)
     addCall(n, final.tool, final.model, final.usage, final.cost, final.session_id, false, final.calls ?? 1)
   }

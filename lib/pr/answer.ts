@@ -28,7 +28,15 @@ export async function postAnswer(run: RunState, target: AnswerTarget, body: stri
     at: nowIso(),
     head: target.head,
     to_bot: target.to_bot,
+    finding_keys: target.finding_keys,
   }
   await changeRun(run.run_id, (state) => recordAnswer(state, { key: target.key, record, pid: process.pid }))
-  return { run_id: run.run_id, key: target.key, kind: target.kind, comment_id: posted.id, url: posted.url }
+  return {
+    run_id: run.run_id,
+    key: target.key,
+    kind: target.kind,
+    comment_id: posted.id,
+    url: posted.url,
+    answered_findings: target.finding_keys,
+  }
 }

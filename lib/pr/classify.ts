@@ -77,6 +77,8 @@ export interface ThreadAudit {
   skipped_outdated: string[]
   /** Open threads set aside with pr-flag (suspected prompt injection): listed, never blocking. */
   flagged: string[]
+  /** pair-loop's own inline comments of the final round (`pr-reply --review-findings`) nobody else wrote in: not to answer. */
+  own_final_round: string[]
 }
 
 export function auditThreads(
@@ -84,6 +86,8 @@ export function auditThreads(
   people: People,
   replied: Record<string, PrReplyRecord>,
   flagged: Flagged = {},
+  /** The PR reviews pair-loop posted for the final round (their ids). */
+  ownReviews: ReadonlySet<number> = new Set(),
 ) {
   const audit: ThreadAudit = {
     total: threads.length,
@@ -92,12 +96,19 @@ export function auditThreads(
     stale_unresolved: [],
     skipped_outdated: [],
     flagged: [],
+    own_final_round: [],
   }
   for (const thread of threads) {
     const root = thread.comments[0]
     if (thread.is_resolved || !root) continue
     if (flagged[flagKey('thread', thread.id)]) {
       audit.flagged.push(thread.id)
+      continue
+    }
+    // the final round's findings are answered in the coder round they opened, not here; a reply in the thread is not ours
+    const ours = root.review_id != null && ownReviews.has(root.review_id)
+    if (ours && thread.comments.every((c) => c.author.toLowerCase() === root.author.toLowerCase())) {
+      audit.own_final_round.push(thread.id)
       continue
     }
     const rootClass = authorClass(root.author, root.author_type, people)

@@ -1,6 +1,7 @@
 // The PR phase's read side: one snapshot of the PR (metadata, the CI rollup, review threads with every comment page,
 // conversation comments, reviews) through gh's GraphQL API, paginated. The head is read before and after; if it moved
 // the whole collection runs once more, and a head that moves again is `head_moved`.
+import { context } from '../context.ts'
 import { fail } from '../errors.ts'
 import { type GraphqlVars, graphql } from './github.ts'
 import { PR_COMMENTS, PR_HEAD, PR_META, PR_REVIEWS, PR_THREADS, THREAD_COMMENTS } from './queries.ts'
@@ -32,7 +33,8 @@ export async function collectSnapshot(options: CollectOptions): Promise<Snapshot
   })
 }
 
-const pageSize = (options: CollectOptions) => options.pageSize ?? (Number(process.env.PAIR_LOOP_GH_PAGE_SIZE) || 50)
+// GitHub's largest page (100) by default; `pr-check --page-size` (or PAIR_LOOP_GH_PAGE_SIZE) makes it smaller
+const pageSize = (options: CollectOptions) => options.pageSize ?? (Number(context().env.PAIR_LOOP_GH_PAGE_SIZE) || 100)
 
 function prVars(options: CollectOptions): GraphqlVars {
   return { owner: '{owner}', name: '{repo}', number: options.number }
@@ -40,7 +42,7 @@ function prVars(options: CollectOptions): GraphqlVars {
 
 function pullRequestOf(data: Record<string, unknown>, number: number): Node {
   const pr = (data as Node).repository?.pullRequest
-  if (!pr) fail('gh_error', `GitHub has no PR #${number} in this repository`, { pr: number })
+  if (!pr) fail('gh_error', `GitHub has no PR #${number} in this repository`, { pr: number, retryable: false })
   return pr
 }
 
@@ -154,6 +156,7 @@ function threadComment(c: Node): SnapshotComment {
     created_at: c.createdAt ?? null,
     last_edited_at: c.lastEditedAt ?? null,
     url: c.url ?? null,
+    review_id: c.pullRequestReview?.databaseId ?? null,
   }
 }
 

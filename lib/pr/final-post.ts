@@ -5,6 +5,7 @@ import { isClaimLive, ownSideClaim, releaseSideClaim } from '../claims.ts'
 import { fail } from '../errors.ts'
 import { neutraliseInline } from '../neutralise.ts'
 import { changeRun, nowIso } from '../run-access.ts'
+import { nextFields } from '../run-queries.ts'
 import type { Finding, RunState } from '../state.ts'
 import { commentableLines } from './diff-lines.ts'
 import { createdRef, postRest } from './github.ts'
@@ -47,8 +48,12 @@ export async function postFinalReview(run: RunState, pr: number) {
     at: nowIso(),
     head,
     to_bot: false,
+    finding_keys: [],
   }
-  await changeRun(run.run_id, (state) => recordAnswer(state, { key, record, pid: process.pid }))
+  const next = await changeRun(run.run_id, (state) => {
+    const step = recordAnswer(state, { key, record, pid: process.pid })
+    return { state: step.state!, result: nextFields(step.state!) }
+  })
   return {
     run_id: run.run_id,
     key,
@@ -56,7 +61,7 @@ export async function postFinalReview(run: RunState, pr: number) {
     url: posted.url,
     inline: inline.length,
     in_body: inBody.length,
-    next: 'pr-check',
+    ...next, // a final round that asked for changes: `reply` to its findings, in the coder round it opened
   }
 }
 

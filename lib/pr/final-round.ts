@@ -20,7 +20,7 @@ import { chooseReviewer } from '../review/reviewers.ts'
 import { callSettings, type ReviewSessionOptions } from '../review/session.ts'
 import { stoppedAs, type TaskResult, type WorkerCall } from '../review/worker.ts'
 import { changeRun, configOf } from '../run-access.ts'
-import { numberFindings } from '../run-queries.ts'
+import { nextFields, numberFindings } from '../run-queries.ts'
 import type { ReviewerRound, RunState } from '../state.ts'
 import { recordFailedReview } from '../transitions.ts'
 import { diffStatText } from './diff-lines.ts'
@@ -41,7 +41,7 @@ export function finalRound(run: RunState, options: ReviewSessionOptions) {
     if (current.final_review)
       fail('wrong_phase', `run ${current.run_id} already had its final round (${current.final_review.review.at})`, {
         run_id: current.run_id,
-        next: 'pr-check',
+        ...nextFields(current), // pr-check, or the loop's step when that round asked for changes
       })
     chooseReviewer(current, config, options.reviewerCmd) // a missing reviewer is said now, not by the worker
     const worker = await launch()
@@ -95,6 +95,7 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
       diff_path: prDiffPath(run.run_id),
       claimKey: OLD_CLAIM_KEY,
       pid: process.pid,
+      now: recorded.at,
     })
     if (step.state?.review_claim?.pid === process.pid) step.state.review_claim = null
     return step

@@ -22,12 +22,14 @@ export async function graphql(
   const operation = /^(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? 'graphql'
   const answer = ghJson(await runGh(args, { cwd, idempotent }), `api graphql ${operation}`) as {
     data?: Record<string, unknown> | null
-    errors?: Array<{ message?: string }>
+    errors?: Array<{ message?: string; type?: string }>
   }
   if (answer.errors?.length || !answer.data)
     fail('gh_error', `GitHub answered ${operation} with an error: ${answer.errors?.[0]?.message ?? 'no data'}`, {
       operation,
       errors: answer.errors ?? [],
+      // GitHub's answer, not a failure to reach it: asking again gets the same, unless it was its rate limit
+      retryable: (answer.errors ?? []).some((error) => error.type === 'RATE_LIMITED'),
     })
   return answer.data
 }

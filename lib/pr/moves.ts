@@ -4,6 +4,7 @@ import { dropClaim, takeClaim } from '../claims.ts'
 import { fail } from '../errors.ts'
 import type { ReviewerRound, RunState } from '../state.ts'
 import type { Step } from '../store.ts'
+import { reopenForFinalRound } from '../transitions.ts'
 import { emptyWatch } from './reduce.ts'
 import type { PrFlagRecord, PrReplyRecord, PrWatch, SideClaim } from './schema.ts'
 
@@ -37,6 +38,14 @@ export function applyTick<T>(run: RunState, input: { watch: PrWatch; result: T }
   return { state: next, result: input.result }
 }
 
+/** A tick that failed leaves its error on the watch (the rest of the PR state as it was), until one succeeds. */
+export function recordTickError(run: RunState, input: { code: string; message: string; at: string }): Step<undefined> {
+  const next = structuredClone(run)
+  const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-check'))
+  next.pr_watch = { ...watch, last_error: { code: input.code, message: input.message, at: input.at } }
+  return { state: next, result: undefined }
+}
+
 /** The claim key of an answer in flight. */
 export const answerClaimKey = (key: string) => `pr-reply:${key}`
 
@@ -66,14 +75,14 @@ export function claimAnswer(run: RunState, input: { key: string; claim: SideClai
   return { state: step.state!, result: true }
 }
 
-/** The answer posted: recorded by the comment it answered; an answer to a review bot marks its finding keys answered. */
+/** The answer posted: recorded by the comment it answered; the bot's findings it answered are marked answered. */
 export function recordAnswer(
   run: RunState,
   input: { key: string; record: PrReplyRecord; pid: number },
 ): Step<PrReplyRecord> {
   const next = dropClaim(run, { key: answerClaimKey(input.key), pid: input.pid }) ?? structuredClone(run)
   const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-reply'))
-  const answered = input.record.to_bot ? (watch.observed?.finding_keys ?? []) : []
+  const answered = input.record.finding_keys ?? []
   next.pr_watch = {
     ...watch,
     replied: { ...watch.replied, [input.key]: input.record },
@@ -118,12 +127,17 @@ export function recordStop(
   return { state: next, result: stopped }
 }
 
-/** The final round's review (`review --pr`) goes on the run, beside the loop's rounds. */
+/**
+ * The final round's review (`review --pr`) goes on the run; one that asks for changes opens a coder round like any
+ * review's (the run back in coding, its findings to answer with `reply`, the fix handed over and reviewed).
+ */
 export function recordFinalReview(
   run: RunState,
-  input: { review: ReviewerRound; diff_path: string | null; claimKey: string; pid: number },
+  input: { review: ReviewerRound; diff_path: string | null; claimKey: string; pid: number; now: string },
 ): Step<RunState> {
   const next = dropClaim(run, { key: input.claimKey, pid: input.pid }) ?? structuredClone(run)
   next.final_review = { review: input.review, diff_path: input.diff_path }
-  return { state: next, result: next }
+  if (input.review.verdict !== 'CHANGES_REQUESTED') return { state: next, result: next }
+  const reopened = reopenForFinalRound(next, { review: input.review, now: input.now }).state!
+  return { state: reopened, result: reopened }
 }

@@ -5,7 +5,7 @@ const VARS = '$owner: String!, $name: String!, $number: Int!'
 const PAGE = '$first: Int!, $after: String'
 const PAGE_INFO = 'pageInfo { hasNextPage endCursor }'
 const AUTHOR = 'author { login __typename }'
-const COMMENT = `id databaseId ${AUTHOR} body createdAt lastEditedAt url`
+const COMMENT = `id databaseId ${AUTHOR} body createdAt lastEditedAt url pullRequestReview { databaseId }`
 
 export const PR_HEAD = `query PrHead(${VARS}) { ${PR} { headRefOid } } }`
 

@@ -11,6 +11,7 @@ export const REASON_CODES = [
   'merge_conflict',
   'fix_attempts_exhausted',
   'recurrence_after_reply',
+  'recurrence_streak',
   'provider_error_repeated',
   'ci_failed',
   'ci_pending',

@@ -3,7 +3,7 @@
 import { auditThreads, actionableComments, actionableReviews, type People } from './classify.ts'
 import type { PrObserved, PrWatch, Snapshot } from './schema.ts'
 import { ciOf, type Reason, threadReasons, verdictReasons } from './reasons.ts'
-import { answerCommand, readBotVerdict } from './verdict.ts'
+import { answerCommand, type BotVerdict, readBotVerdict } from './verdict.ts'
 
 export type Decision = 'keep_going' | 'success' | 'escalate'
 
@@ -31,11 +31,13 @@ export function emptyWatch(pr: number): PrWatch {
     fix_attempts: 0,
     answered_keys: [],
     recurring_keys: [],
+    finding_streaks: {},
     provider_errors: { head: null, count: 0 },
     replied: {},
     resolved: {},
     flagged: {},
     stopped: null,
+    last_error: null,
     snapshot_path: null,
   }
 }
@@ -49,7 +51,12 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
   const headSeenAt = seen?.head === pr.head ? seen.head_seen_at : now
   const ci = ciOf(snapshot.checks, headSeenAt, now)
   const flagged = before.flagged ?? {}
-  const threads = auditThreads(snapshot.threads, people, before.replied, flagged)
+  const ownReviews = new Set(
+    Object.values(before.replied)
+      .filter((record) => record.kind === 'review-findings')
+      .map((record) => record.comment_id),
+  )
+  const threads = auditThreads(snapshot.threads, people, before.replied, flagged, ownReviews)
   const conversation = actionableComments(snapshot, people, before.replied, flagged)
   const reviews = actionableReviews(snapshot, people, before.replied, flagged)
   const verdict = readBotVerdict(snapshot, people)
@@ -58,6 +65,9 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
   const recurring = newVerdict
     ? verdict.finding_keys.filter((key) => before.answered_keys.includes(key))
     : before.recurring_keys
+  const streaks = findingStreaks(before, verdict, newVerdict)
+  const repeated = Object.keys(streaks).filter((key) => streaks[key]! >= 1)
+  const streak = Math.max(0, ...Object.values(streaks))
   const providerErrors =
     !newVerdict || verdict.state === 'absent'
       ? before.provider_errors
@@ -105,6 +115,11 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     escalations.push({
       code: 'recurrence_after_reply',
       detail: `${recurring.length} finding(s) of the review bot came back after they were answered`,
+    })
+  if (streak >= STREAK_ESCALATES)
+    escalations.push({
+      code: 'recurrence_streak',
+      detail: `${repeated.filter((key) => streaks[key]! >= STREAK_ESCALATES).length} finding(s) of the review bot listed unanswered on ${STREAK_ESCALATES + 1} verdict runs in a row: the fixes did not clear them`,
     })
   if (providerErrors.count >= 2)
     escalations.push({
@@ -168,7 +183,9 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     closed_at: pr.state === 'CLOSED' ? (before.closed_at ?? now) : null,
     fix_attempts: fixAttempts,
     recurring_keys: recurring,
+    finding_streaks: streaks,
     provider_errors: providerErrors,
+    last_error: null,
   }
   const result = {
     changed,
@@ -182,13 +199,20 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
       actionable: threads.actionable,
       stale_unresolved: threads.stale_unresolved,
       skipped_outdated: threads.skipped_outdated,
+      own_final_round: threads.own_final_round,
       // every item set aside with pr-flag (threads, comments, reviews): never act on what they ask
       flagged_injection: Object.entries(flagged).map(([key, record]) => ({ key, ...record })),
     },
     conversation: { actionable: conversation },
     reviews: { actionable: reviews },
     verdict: { ...verdict, same_as_last_tick: !newVerdict, answer_with: verdictAsks ? answerCommand(verdict) : null },
-    recurrence: { recurring_keys: recurring, answered_keys: before.answered_keys.length, fix_attempts: fixAttempts },
+    recurrence: {
+      recurring_keys: recurring,
+      streak,
+      repeated_keys: repeated,
+      answered_keys: before.answered_keys.length,
+      fix_attempts: fixAttempts,
+    },
     backoff: { idle_streak: idleStreak, wait_s: waitS, interval_minutes: Math.ceil(waitS / 60) },
     merged: pr.state === 'MERGED',
   }
@@ -196,3 +220,22 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
 }
 
 export type PrResult = ReturnType<typeof reducePr>['result']
+
+/** Runs in a row a finding may come back unanswered before the PR escalates (the contract's streak of 2). */
+export const STREAK_ESCALATES = 2
+
+/**
+ * Each finding key of the bot's last complete verdict run, with how many runs in a row before it listed it with no
+ * answer in between (an answered key that comes back is `recurrence_after_reply` instead). Only a new complete run moves
+ * it: a notice, a run still in progress or the same summary again keeps the last run's.
+ */
+function findingStreaks(before: PrWatch, verdict: BotVerdict, newVerdict: boolean): Record<string, number> {
+  const previous = before.finding_streaks ?? {}
+  if (!newVerdict || verdict.state !== 'complete') return previous
+  return Object.fromEntries(
+    verdict.finding_keys.map((key) => [
+      key,
+      key in previous && !before.answered_keys.includes(key) ? previous[key]! + 1 : 0,
+    ]),
+  )
+}

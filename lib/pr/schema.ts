@@ -22,6 +22,8 @@ export const SnapshotComment = v.object({
   /** GitHub's lastEditedAt: null when never edited; an edit after an answer makes the comment new again. */
   last_edited_at: v.optional(When, null),
   url: v.optional(When, null),
+  /** The PR review the comment was posted with (GitHub's pullRequestReview), if any: the final round's are ours. */
+  review_id: v.optional(v.nullable(Count), null),
 })
 
 export const SnapshotThread = v.object({
@@ -88,8 +90,10 @@ export const PrReplyRecord = v.object({
   url: Text,
   at: Timestamp,
   head: v.nullable(Text),
-  /** Answered a review bot: its finding keys at the time count as answered (recurrence). */
+  /** Answered a review bot. */
   to_bot: v.boolean(),
+  /** The bot's findings this answer answered (its thread's, or those `--finding` named in its summary): recurrence. */
+  finding_keys: v.optional(v.array(Text), []),
 })
 export type PrReplyRecord = v.InferOutput<typeof PrReplyRecord>
 
@@ -132,9 +136,14 @@ export const PrWatch = v.object({
   merged_at: v.nullable(Text),
   closed_at: v.optional(v.nullable(Timestamp), null),
   fix_attempts: Count,
-  /** Keys of a review bot's findings that were answered (a reply to the bot posted while they were listed). */
+  /** Keys of a review bot's findings that a reply answered (in the finding's thread, or naming it in the summary). */
   answered_keys: v.array(Text),
   recurring_keys: v.array(Text),
+  /**
+   * The finding keys of the bot's last complete verdict run, each with how many runs in a row before it listed the key
+   * unanswered (0: new on that run): two is the streak that escalates.
+   */
+  finding_streaks: v.optional(v.record(Text, Count), {}),
   provider_errors: v.object({ head: v.nullable(Text), count: Count }),
   /** Replies posted, by the reviewer comment answered: `thread:<id>@<comment>`, `conversation:<id>`, `review:<id>`. */
   replied: v.record(Text, PrReplyRecord),
@@ -143,6 +152,8 @@ export const PrWatch = v.object({
   flagged: v.optional(v.record(Text, PrFlagRecord), {}),
   /** The watch ended by pr-stop (the person took over): pr-check still reads, but names no next step. */
   stopped: v.optional(v.nullable(v.object({ at: Timestamp, reason: v.nullable(Text) })), null),
+  /** The last tick that failed (gh, the head moving, the disk): kept until a tick succeeds. */
+  last_error: v.optional(v.nullable(v.object({ code: Text, message: Text, at: Timestamp })), null),
   snapshot_path: v.nullable(Text),
 })
 export type PrWatch = v.InferOutput<typeof PrWatch>

@@ -2,9 +2,11 @@
 // where the answer goes on GitHub, and whether it answers a review bot.
 import { fail } from '../errors.ts'
 import type { RunState } from '../state.ts'
+import { findingKey, parseFindings } from '../review/grammar.ts'
 import { authorClass, conversationKey, type People, reviewKey, threadKey, versionOf } from './classify.ts'
-import type { PrReplyRecord } from './schema.ts'
+import type { PrReplyRecord, SnapshotThread } from './schema.ts'
 import { lastSnapshot } from './tick.ts'
+import { type BotVerdict, readBotVerdict } from './verdict.ts'
 
 export type AnswerKind = Exclude<PrReplyRecord['kind'], 'review-findings'>
 
@@ -15,13 +17,15 @@ export interface AnswerTarget {
   endpoint: string
   to_bot: boolean
   head: string
+  /** The review bot's findings this answer answers (recurrence counts only these as answered). */
+  finding_keys: string[]
 }
 
 export function findTarget(
   run: RunState,
   pr: number,
   bots: readonly string[],
-  wanted: { thread?: string; comment?: number; review?: number },
+  wanted: { thread?: string; comment?: number; review?: number; findings?: number[] },
 ): AnswerTarget {
   const snapshot = lastSnapshot(run)
   if (snapshot.pr.number !== pr)
@@ -42,7 +46,13 @@ export function findTarget(
       next: 'pr-check',
     })
 
+  const verdict = readBotVerdict(snapshot, people)
+
   if (wanted.thread !== undefined) {
+    if (wanted.findings)
+      fail('usage', "--finding names findings of a review bot's summary; a thread reply answers the thread's own", {
+        flag: '--finding',
+      })
     const thread =
       snapshot.threads.find((t) => t.id === wanted.thread) ?? notFound(`thread ${wanted.thread}`, '--thread')
     const answered = [...thread.comments]
@@ -56,6 +66,9 @@ export function findTarget(
       endpoint: `repos/{owner}/{repo}/pulls/${pr}/comments/${thread.comments[0].database_id}/replies`,
       to_bot: isBot(answered.author, answered.author_type),
       head,
+      finding_keys: isBot(thread.comments[0].author, thread.comments[0].author_type)
+        ? threadFindingKeys(thread, answered.body, verdict)
+        : [],
     }
   }
   if (wanted.comment !== undefined) {
@@ -67,6 +80,7 @@ export function findTarget(
       endpoint: `repos/{owner}/{repo}/issues/${pr}/comments`,
       to_bot: isBot(comment.author, comment.author_type),
       head,
+      finding_keys: summaryFindingKeys(verdict, { kind: 'comment', id: comment.id }, wanted.findings),
     }
   }
   const review = snapshot.reviews.find((r) => r.id === wanted.review) ?? notFound(`review ${wanted.review}`, '--review')
@@ -76,5 +90,51 @@ export function findTarget(
     endpoint: `repos/{owner}/{repo}/issues/${pr}/comments`,
     to_bot: isBot(review.author, review.author_type),
     head,
+    finding_keys: summaryFindingKeys(verdict, { kind: 'review', id: review.id }, wanted.findings),
   }
+}
+
+/** A bot thread's reply answers the findings its bot comment states, and the summary's findings at its line. */
+function threadFindingKeys(thread: SnapshotThread, answeredBody: string, verdict: BotVerdict): string[] {
+  const own = parseFindings(answeredBody).map((finding) => findingKey(finding))
+  const atLine = verdict.findings.filter(
+    (f) =>
+      f.path !== null &&
+      f.path === thread.path &&
+      f.line !== null &&
+      thread.line !== null &&
+      f.line <= thread.line &&
+      thread.line <= (f.line_end ?? f.line),
+  )
+  return [...new Set([...own, ...atLine.map((f) => f.key)])]
+}
+
+/**
+ * A reply to the bot's summary answers the findings `--finding` names (by their number in `verdict.findings`), or the
+ * only one it lists; a summary of several findings answered without `--finding` has none of them answered.
+ */
+function summaryFindingKeys(
+  verdict: BotVerdict,
+  target: { kind: 'comment' | 'review'; id: number },
+  numbers: number[] | undefined,
+): string[] {
+  const isSummary = verdict.kind === target.kind && verdict.comment_id === target.id
+  if (!isSummary) {
+    if (numbers)
+      fail('usage', `--finding names findings of the review bot's summary; ${target.kind} ${target.id} is not it`, {
+        flag: '--finding',
+        summary: verdict.comment_id === null ? null : { kind: verdict.kind, id: verdict.comment_id },
+      })
+    return []
+  }
+  if (!numbers) return verdict.findings.length === 1 ? [verdict.findings[0]!.key] : []
+  return numbers.map((n) => {
+    const finding = verdict.findings.find((f) => f.n === n)
+    if (!finding)
+      fail('usage', `the review bot's summary has no finding ${n} (it lists ${verdict.findings.length})`, {
+        flag: '--finding',
+        findings: verdict.findings.map((f) => f.n),
+      })
+    return finding.key
+  })
 }

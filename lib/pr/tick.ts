@@ -5,16 +5,17 @@ import { askPrEscalated } from '../ask.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Config } from '../config.ts'
-import { fail } from '../errors.ts'
+import { type Context, context, nowIso, withContext } from '../context.ts'
+import { fail, toPairLoopError } from '../errors.ts'
 import { writeFileAtomic } from '../fsutil.ts'
 import { pairLoopHome, prSnapshotPath } from '../paths.ts'
-import { approvedTree } from '../run-queries.ts'
+import { approvedTree, isActive, nextFields } from '../run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { parseJson, validate } from '../validate.ts'
 import { collectSnapshot } from './collect.ts'
-import { applyTick, expectPr, watchOf } from './moves.ts'
+import { applyTick, expectPr, recordTickError, watchOf } from './moves.ts'
 import { reducePr, type Decision, type PrResult } from './reduce.ts'
 import { Snapshot } from './schema.ts'
 
@@ -22,15 +23,55 @@ export interface TickOptions {
   config: Config
   /** Replay this captured snapshot instead of collecting (tests, debugging). */
   snapshotIn?: string
+  /** Also write the snapshot read here (it is always kept beside the state, where pr-reply and pr-flag read it). */
+  snapshotOut?: string
+  /** Page size of every GraphQL connection (default GitHub's largest, 100). */
+  pageSize?: number
+  /** Time limit of each gh call, in seconds (default 60). */
+  timeoutS?: number
+  /** The tick's time (ISO 8601), for tests and replays: the clock of everything the tick does. */
+  now?: string
   cwd?: string
-  now: () => string
 }
 
+/** Errors that are not a failed tick: a command line to fix, or a run another command holds (nothing to write). */
+const NOT_A_TICK = new Set(['usage', 'locked'])
+
+/** One tick; a tick that fails keeps its error on the run (`pr_watch.last_error`) and fails as it did. */
 export async function prTick(run: RunState, options: TickOptions) {
+  const ctx = context()
+  const startedAt = ctx.now()
+  const tickContext: Context = {
+    ...ctx,
+    // the gh runner's own settings, for this tick's calls only
+    env: options.timeoutS === undefined ? ctx.env : { ...ctx.env, PAIR_LOOP_GH_TIMEOUT_S: String(options.timeoutS) },
+    // from --now on, the clock runs: waits and time limits still measure real time
+    now: options.now === undefined ? ctx.now : () => Date.parse(options.now!) + (ctx.now() - startedAt),
+  }
+  return withContext(tickContext, async () => {
+    try {
+      return await tickOnce(run, options)
+    } catch (error) {
+      const failure = toPairLoopError(error)
+      if (!NOT_A_TICK.has(failure.code))
+        await changeRun(run.run_id, (state) =>
+          recordTickError(state, { code: failure.code, message: failure.message, at: options.now ?? nowIso() }),
+        ).catch(() => {}) // the tick's own error is the answer, whether or not it could be kept
+      throw failure
+    }
+  })
+}
+
+async function tickOnce(run: RunState, options: TickOptions) {
   const number = expectPr(run, 'pr-check')
   const snapshot = options.snapshotIn
-    ? readSnapshot(resolve(options.cwd ?? process.cwd(), options.snapshotIn))
-    : await collectSnapshot({ cwd: run.repo, number })
+    ? readSnapshot(resolve(options.cwd ?? context().cwd, options.snapshotIn))
+    : await collectSnapshot({ cwd: run.repo, number, pageSize: options.pageSize })
+  if (options.snapshotOut)
+    writeFileAtomic(
+      resolve(options.cwd ?? context().cwd, options.snapshotOut),
+      `${JSON.stringify(snapshot, null, 2)}\n`,
+    )
   const path = prSnapshotPath(run.run_id)
   // what ships is what was approved: the head's tree as GitHub reports it (a replayed snapshot is not compared)
   const approved = approvedTree(run)
@@ -49,7 +90,7 @@ export async function prTick(run: RunState, options: TickOptions) {
       : null
   const result = await changeRun(run.run_id, (state) => {
     const { watch, result } = reducePr(snapshot, watchOf(state), {
-      now: options.now(),
+      now: options.now ?? nowIso(), // the tick is at --now
       bots: options.config.pair_loop.pr_bots,
       shipped,
     })
@@ -63,8 +104,13 @@ export async function prTick(run: RunState, options: TickOptions) {
     ...result,
     snapshot_path: path,
     ...(stopped ? { stopped } : {}), // only once the person ended the watch (pr-stop)
-    next: stopped ? null : nextAfter(result.decision),
-    ...(!stopped && result.decision === 'escalate' ? { ask: askPrEscalated() } : {}),
+    // a run the final round sent back to coding follows the loop until it is finished again
+    ...(isActive(run)
+      ? nextFields(run)
+      : {
+          next: stopped ? null : nextAfter(result.decision),
+          ...(!stopped && result.decision === 'escalate' ? { ask: askPrEscalated() } : {}),
+        }),
   }
 }
 

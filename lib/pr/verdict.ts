@@ -8,6 +8,15 @@ import type { Snapshot } from './schema.ts'
 
 export type VerdictState = 'absent' | 'in_progress' | 'complete' | 'provider_error' | 'unknown'
 
+export interface VerdictFinding {
+  n: number
+  key: string
+  path: string | null
+  line: number | null
+  line_end: number | null
+  text: string
+}
+
 export interface BotVerdict {
   state: VerdictState
   verdict: 'approved' | 'changes' | 'none'
@@ -21,6 +30,8 @@ export interface BotVerdict {
   identity: string | null
   findings_count: number
   finding_keys: string[]
+  /** The findings the summary lists in pair-loop's grammar: `pr-reply --finding N` names the ones a reply answers. */
+  findings: VerdictFinding[]
   /** The bot's must-fix lines: surface them, fix them; they are not threads to resolve. */
   must_fix: string[]
   /** The verdict cannot be read (no bot summary, or one in no known format): success then needs `manual_verify`. */
@@ -60,6 +71,14 @@ export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
       identity: `${latest.kind}:${latest.id}:${hexDigest(latest.body).slice(0, 12)}${latest.last_edited_at ? `@${latest.last_edited_at}` : ''}`,
       findings_count: reading.findings_count,
       finding_keys: [...new Set(findings.map((finding) => findingKey(finding)))],
+      findings: findings.map((finding) => ({
+        n: finding.n,
+        key: findingKey(finding),
+        path: finding.path,
+        line: finding.line_start,
+        line_end: finding.line_end,
+        text: finding.text,
+      })),
       must_fix: reading.must_fix,
       degraded: reading.state === 'unknown',
       degraded_reason: reading.state === 'unknown' ? 'review_unknown_format' : null,
@@ -76,6 +95,7 @@ export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
     identity: null,
     findings_count: 0,
     finding_keys: [],
+    findings: [],
     must_fix: [],
     degraded: true,
     degraded_reason: 'review_absent',

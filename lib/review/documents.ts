@@ -45,7 +45,9 @@ export function finalReviewDocument(state: RunState) {
       model: final.model,
       cost_usd: final.cost?.usd ?? null,
     },
-    next: final.findings.length > 0 ? 'pr-reply' : 'pr-check',
+    // changes asked for open a coder round (phase coding): post them on the PR first, then answer them as any review's
+    phase: state.phase,
+    ...(final.findings.length > 0 ? { next: 'pr-reply' } : nextFields(state)),
   }
 }
 
