@@ -1,15 +1,14 @@
 #!/usr/bin/env node
-// pr-check: the PR phase's one read-side step (a tick): collect the PR, decide, record it on the run, print the result.
+// pr-check: its flags, read into options for lib/commands/pr-check.ts (one tick of the PR phase).
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import * as prCheck from '../lib/commands/pr-check.ts'
 import { fail } from '../lib/errors.ts'
-import { prTick } from '../lib/pr/tick.ts'
-import { configOf, resolveRun } from '../lib/run-access.ts'
 
 /** A date and time with its zone (Z or ±hh:mm), as GitHub and the snapshot write them. */
 const isIsoTime = (text: string) =>
   /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/.test(text) && !Number.isNaN(Date.parse(text))
 
-const prCheck = defineScript({
+const prCheckScript = defineScript({
   name: 'pr-check',
   description:
     "One tick of the PR phase: read the run's PR (CI, review threads, comments, reviews, a review bot's verdict) and say whether to keep going, stop (ready for a person to merge), or escalate.",
@@ -29,25 +28,24 @@ const prCheck = defineScript({
     timeout: { type: 'string', description: 'time limit of each gh call, in seconds (default 60)', valueHint: 'S' },
     now: { type: 'string', description: "the tick's time, ISO 8601 (tests, replays)", valueHint: 'ISO' },
   },
-  async run(args) {
+  async run(args, _io, ctx) {
     const pageSize = integerFlag(args['page-size'], 'page-size', { min: 1, max: 100 })
     const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 3600 })
     if (args.now !== undefined && !isIsoTime(args.now))
       fail('usage', `--now must be an ISO 8601 time such as 2026-01-10T10:00:00Z, got ${JSON.stringify(args.now)}`, {
         flag: '--now',
       })
-    const run = resolveRun(args, { allowFinished: true })
-    return prTick(run, {
-      config: configOf(run),
+    return prCheck.run(ctx, {
+      run: args.run,
+      cwd: args.cwd,
       snapshotIn: args['snapshot-in'],
       snapshotOut: args['snapshot-out'],
       pageSize,
       timeoutS,
       now: args.now === undefined ? undefined : new Date(args.now).toISOString(),
-      cwd: args.cwd,
     })
   },
 })
 
-export default prCheck
-if (isMain(import.meta)) void main(prCheck)
+export default prCheckScript
+if (isMain(import.meta)) void main(prCheckScript)

@@ -1,26 +1,12 @@
 #!/usr/bin/env node
-// pr-reply: post one answer on the run's PR (a thread reply, or a conversation comment answering a comment or a
-// review), once per reviewer comment; or, with --review-findings, the final round's findings as one PR review.
-import { readBody } from '../lib/body-input.ts'
+// pr-reply: its flags, read into options for lib/commands/pr-reply.ts (answer one reviewer comment on the PR, once;
+// or post the final round's findings as one PR review).
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import * as prReply from '../lib/commands/pr-reply.ts'
 import { fail } from '../lib/errors.ts'
-import { postAnswer } from '../lib/pr/answer.ts'
-import { postFinalReview } from '../lib/pr/final-post.ts'
-import { expectPr } from '../lib/pr/moves.ts'
-import { findTarget } from '../lib/pr/targets.ts'
-import { configOf, resolveRun } from '../lib/run-access.ts'
+import { nodeIdFlag } from '../lib/flags.ts'
 
-/** `--finding 1,3`: the numbers of the bot summary's findings (`verdict.findings[].n`). */
-function findingNumbers(value: string | undefined): number[] | undefined {
-  if (value === undefined) return undefined
-  if (!/^\s*[1-9]\d*\s*(,\s*[1-9]\d*\s*)*$/.test(value))
-    fail('usage', `--finding must be finding numbers such as 1 or 1,3, got ${JSON.stringify(value)}`, {
-      flag: '--finding',
-    })
-  return [...new Set(value.split(',').map((n) => Number(n.trim())))]
-}
-
-const prReply = defineScript({
+const prReplyScript = defineScript({
   name: 'pr-reply',
   description:
     "Answer one reviewer comment on the run's PR (a review thread, a conversation comment, a review), once; or post the final round's findings as one PR review.",
@@ -40,41 +26,44 @@ const prReply = defineScript({
       description: "post the final round's findings (review --pr) as one PR review, inline where the diff has the line",
     },
   },
-  async run(args, io) {
+  async run(args, _io, ctx) {
     const targets = [args.thread, args.comment, args.review, args['review-findings'] ? true : undefined]
     if (targets.filter((target) => target !== undefined).length !== 1)
       fail('usage', 'give exactly one of --thread ID, --comment ID, --review ID or --review-findings', {
         flag: '--thread',
       })
-    if (args.thread !== undefined && !/^[A-Za-z0-9_=-]+$/.test(args.thread))
-      fail('usage', `--thread must be a GraphQL node id such as PRRT_kwDO…, got ${JSON.stringify(args.thread)}`, {
-        flag: '--thread',
-      })
+    const thread = nodeIdFlag(args.thread, 'thread')
     if (args['review-findings']) {
       for (const flag of ['body-file', 'finding'] as const)
         if (args[flag] !== undefined)
           fail('usage', `--review-findings posts the final round as it is recorded; it takes no --${flag}`, {
             flag: `--${flag}`,
           })
-      const run = resolveRun(args, { allowFinished: true })
-      return postFinalReview(run, expectPr(run, 'pr-reply --review-findings'))
+      return prReply.run(ctx, { run: args.run, cwd: args.cwd, post: 'review-findings' })
     }
     if (args['body-file'] === undefined) fail('usage', 'missing required flag --body-file', { flag: '--body-file' })
-    const comment = integerFlag(args.comment, 'comment', { min: 1 })
-    const review = integerFlag(args.review, 'review', { min: 1 })
-    const body = await readBody(args['body-file'], 'body-file', { cwd: args.cwd, stdin: io.stdin })
-    const run = resolveRun(args, { allowFinished: true })
-    const pr = expectPr(run, 'pr-reply')
-    const findings = findingNumbers(args.finding)
-    const target = findTarget(run, pr, configOf(run).pair_loop.pr_bots, {
-      thread: args.thread,
-      comment,
-      review,
-      findings,
+    return prReply.run(ctx, {
+      run: args.run,
+      cwd: args.cwd,
+      post: 'answer',
+      thread,
+      comment: integerFlag(args.comment, 'comment', { min: 1 }),
+      review: integerFlag(args.review, 'review', { min: 1 }),
+      findings: findingNumbers(args.finding),
+      bodyFile: args['body-file'],
     })
-    return postAnswer(run, target, body)
   },
 })
 
-export default prReply
-if (isMain(import.meta)) void main(prReply)
+/** `--finding 1,3`: the numbers of the bot summary's findings (`verdict.findings[].n`). */
+function findingNumbers(value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined
+  if (!/^\s*[1-9]\d*\s*(,\s*[1-9]\d*\s*)*$/.test(value))
+    fail('usage', `--finding must be finding numbers such as 1 or 1,3, got ${JSON.stringify(value)}`, {
+      flag: '--finding',
+    })
+  return [...new Set(value.split(',').map((n) => Number(n.trim())))]
+}
+
+export default prReplyScript
+if (isMain(import.meta)) void main(prReplyScript)

@@ -1,10 +1,11 @@
 // The final round's findings posted as one PR review (`pr-reply --review-findings`): inline comments where a finding's
-// path and line are in the reviewed diff, the rest in the review's body. Keyed, claimed and recorded like any answer.
+// path and line are in the reviewed diff, the rest in the review's body. Keyed, claimed and recorded like any answer
+// (lib/claimed-call.ts).
 import { readFileSync } from 'node:fs'
-import { isClaimLive, ownSideClaim, releaseSideClaim } from '../claims.ts'
+import { callOnce } from '../claimed-call.ts'
+import { context, nowIso } from '../context.ts'
 import { fail } from '../errors.ts'
 import { neutraliseInline } from '../neutralise.ts'
-import { changeRun, nowIso } from '../run-access.ts'
 import { nextFields } from '../run-queries.ts'
 import type { Finding, RunState } from '../state.ts'
 import { commentableLines } from './diff-lines.ts'
@@ -19,10 +20,6 @@ export async function postFinalReview(run: RunState, pr: number) {
       next: 'review',
     })
   const key = `review-findings:${final.review.at}`
-  const claimKey = answerClaimKey(key)
-  await changeRun(run.run_id, (state) =>
-    claimAnswer(state, { key, claim: ownSideClaim(), heldLive: isClaimLive(state.claims?.[claimKey]) }),
-  )
   const lines = final.diff_path ? commentableLines(readIfThere(final.diff_path)) : new Map<string, Set<number>>()
   const inline = final.review.findings.filter(
     (f) => f.path !== null && f.line_start !== null && lines.get(f.path)?.has(f.line_start),
@@ -33,26 +30,24 @@ export async function postFinalReview(run: RunState, pr: number) {
     body: reviewBody(final.review.verdict, final.review.tool, final.review.summary, inBody),
     comments: inline.map((f) => ({ path: f.path, line: f.line_start, side: 'RIGHT', body: findingText(f) })),
   }
-  let posted: { id: number; url: string }
-  try {
-    posted = createdRef(await postRest(run.repo, `repos/{owner}/{repo}/pulls/${pr}/reviews`, payload), 'review')
-  } catch (error) {
-    await changeRun(run.run_id, (state) => releaseSideClaim(state, { key: claimKey, pid: process.pid })).catch(() => {})
-    throw error
-  }
   const head = watchOf(run)?.observed?.head ?? null
-  const record = {
-    kind: 'review-findings' as const,
-    comment_id: posted.id,
-    url: posted.url,
-    at: nowIso(),
-    head,
-    to_bot: false,
-    finding_keys: [],
-  }
-  const next = await changeRun(run.run_id, (state) => {
-    const step = recordAnswer(state, { key, record, pid: process.pid })
-    return { state: step.state!, result: nextFields(step.state!) }
+  const { done: posted, recorded: next } = await callOnce(run.run_id, answerClaimKey(key), {
+    claim: (state, attempt) => claimAnswer(state, { key, ...attempt }),
+    call: async () =>
+      createdRef(await postRest(run.repo, `repos/{owner}/{repo}/pulls/${pr}/reviews`, payload), 'review'),
+    record: (state, { id, url }) => {
+      const record = {
+        kind: 'review-findings' as const,
+        comment_id: id,
+        url,
+        at: nowIso(),
+        head,
+        to_bot: false,
+        finding_keys: [],
+      }
+      const step = recordAnswer(state, { key, record, pid: context().pid })
+      return { state: step.state!, result: nextFields(step.state!) }
+    },
   })
   return {
     run_id: run.run_id,
