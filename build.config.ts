@@ -37,7 +37,7 @@ function chunkOf(id: string): string | undefined {
   if (id.includes('/node_modules/valibot/')) return 'lib'
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
-  if (/\/lib\/text-(view|views|layout)\.ts$/.test(id)) return 'text' // loaded for --text only
+  if (/\/lib\/text-(view|views|layout|budget|loop)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
   if (/\/lib\/(gh|skills|pr-body|body-input|package)\.ts$/.test(id)) return 'extra'
   // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of

@@ -60,6 +60,10 @@ export interface ScriptIO {
   stderr: (text: string) => void
   /** Aborted by SIGINT/SIGTERM (with the signal's name as its reason): a command that waits stops on it. */
   signal?: AbortSignal
+  /** stdout's width when it is a terminal (a --text view wraps to it; 100 otherwise). */
+  columns?: number
+  /** stdout and stderr are one terminal: a --text error is printed once, not on both. */
+  sameTerminal?: boolean
 }
 
 /** How long a command has, after a signal, to stop on its own (a review ends its reviewer and records the attempt). */
@@ -77,6 +81,8 @@ function processIO(): ScriptIO & { dispose: () => void } {
     stdout: toStdout,
     stderr: toStderr,
     signal: controller.signal,
+    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
+    sameTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY),
     dispose: () => process.off('SIGINT', onSignal).off('SIGTERM', onSignal),
   }
 }
@@ -122,14 +128,15 @@ export async function runScript<A extends ArgsDef>(
     const { document, exit } = isOutcome(result) ? result : { document: result, exit: 0 }
     io.stdout(
       asText
-        ? (await import('./text-view.ts')).documentText(def.name, document)
+        ? (await import('./text-view.ts')).documentText(def.name, document, io.columns)
         : jsonLine({ version: VERSION, ...document }),
     )
     return exit
   } catch (caught) {
     const error = toPairLoopError(caught)
     io.stdout(asText ? errorText(error) : jsonLine(errorDocument(error)))
-    io.stderr(`pair-loop ${def.name}: ${error.code}: ${oneLine(error.message)}\n`)
+    // in a terminal that is both streams, the --text line on stdout is the error line: said once, not twice
+    if (!(asText && io.sameTerminal)) io.stderr(`pair-loop ${def.name}: ${error.code}: ${oneLine(error.message)}\n`)
     return ERROR_CODES[error.code].exit
   }
 }

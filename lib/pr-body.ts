@@ -2,6 +2,8 @@
 import { renderHandoff } from './handoff.ts'
 import { neutraliseInline } from './neutralise.ts'
 import { fenceFor } from './markdown.ts'
+import { roundMeasured, type Unmeasured } from './cost/measured.ts'
+import { formatUsd } from './money.ts'
 import { approvedTree, openFindings } from './run-queries.ts'
 import type { RunState } from './state.ts'
 
@@ -10,9 +12,29 @@ export const GITHUB_BODY_LIMIT = 65_536
 export interface PrCost {
   total_usd: number
   by_round?: Record<number, number>
+  /** The roles and rounds with no figure: said, never shown as a measured $0. */
+  unmeasured?: Unmeasured
 }
 
-const usd = (value: number | null | undefined) => (value === null || value === undefined ? '—' : `$${value.toFixed(4)}`)
+const usd = (value: number | null | undefined) => formatUsd(value)
+
+/** A round's cost: `not measured` when neither role has a figure, `at least` when one lacks it. */
+function roundCost(cost: PrCost | null, n: number): string {
+  const figure = cost?.by_round?.[n]
+  if (!cost?.unmeasured) return usd(figure)
+  const coder = roundMeasured(cost.unmeasured, n, 'coder')
+  const reviewer = roundMeasured(cost.unmeasured, n, 'reviewer')
+  return !coder && !reviewer ? 'not measured' : coder && reviewer ? usd(figure) : `at least ${usd(figure)}`
+}
+
+/** The run's total, and which role had no figure at all. */
+function totalCost(cost: PrCost | null): string {
+  if (!cost) return 'not measured'
+  const missing = (cost.unmeasured?.roles ?? []).filter((r) => r.how === 'none').map((r) => r.role)
+  const gaps = (cost.unmeasured?.roles.length ?? 0) + (cost.unmeasured?.rounds.length ?? 0)
+  if (gaps === 0) return usd(cost.total_usd)
+  return `at least ${usd(cost.total_usd)} (${missing.length ? `${missing.join(' and ')} not measured` : 'some rounds not measured'})`
+}
 
 /** The approved tree and the base, so anyone can check `git rev-parse <head>^{tree}` (or run `pair-loop verify`). */
 function approvalLine(run: RunState): string[] {
@@ -40,10 +62,10 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
     ...run.rounds.map((round) => {
       const findings = round.reviewer?.findings ?? []
       const replies = findings.filter((f) => run.replies[f.id]).length
-      return `| ${round.n} | ${round.reviewer?.verdict ?? '(not reviewed)'} | ${findings.length} | ${replies} | ${usd(cost?.by_round?.[round.n])} |`
+      return `| ${round.n} | ${round.reviewer?.verdict ?? '(not reviewed)'} | ${findings.length} | ${replies} | ${roundCost(cost, round.n)} |`
     }),
     '',
-    `**Total cost:** ${cost ? usd(cost.total_usd) : 'not measured'}`,
+    `**Total cost:** ${totalCost(cost)}`,
   ]
   const extras: string[] = []
   for (const override of run.budget_overrides) {

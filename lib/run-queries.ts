@@ -135,6 +135,7 @@ export function numberFindings(run: RunState, round: number, parsed: ParsedFindi
       key,
       category: finding.category,
       severity: finding.severity,
+      ...(finding.severity_said ? { severity_said: finding.severity_said } : {}),
       path: finding.path,
       line_start: finding.line_start,
       line_end: finding.line_end,

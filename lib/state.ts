@@ -36,6 +36,8 @@ export const Finding = v.object({
   key: v.string(),
   category: v.string(),
   severity: v.nullable(v.picklist(SEVERITIES)),
+  /** The reviewer's own word when it is not the severity kept (`critical` for blocker): shown beside it. */
+  severity_said: v.optional(v.string()),
   path: v.nullable(v.string()),
   line_start: v.nullable(Count),
   line_end: v.nullable(Count),

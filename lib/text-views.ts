@@ -1,9 +1,13 @@
-// The text views (--text) of the results that are lists: findings, the code table, every run, the budget by round and
-// role, one run's status. Each reads the command's JSON document, so text and JSON never say different things.
-import { cell, fields, table, usd } from './text-layout.ts'
+// The text views (--text) of findings, the code table, every run, and one run's status. Each reads the command's JSON
+// document, so text and JSON never say different things; each fits `width` columns.
+import { askWhy } from './ask-words.ts'
+import { formatUsd } from './money.ts'
+import { cell, DEFAULT_WIDTH, fields, table, valueLines } from './text-layout.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: a document is read key by key and every value goes through cell()
 type Doc = Record<string, any>
+
+export const usd = (value: unknown) => formatUsd(value, '-')
 
 /** Where a finding points: `path:line` or `path:start-end`. */
 const where = (f: Doc) => {
@@ -13,133 +17,171 @@ const where = (f: Doc) => {
   return `${cell(f.path)}:${start}${f.line_end && f.line_end !== start ? `-${f.line_end}` : ''}`
 }
 
-const kind = (f: Doc) => (f.severity ? `${cell(f.category)}/${cell(f.severity)}` : cell(f.category))
+/** category/severity, and the reviewer's own word beside the severity kept when it said another (`critical`). */
+const kind = (f: Doc) => {
+  const said = f.severity_said ? ` (${cell(f.severity_said)})` : ''
+  return f.severity ? `${cell(f.category)}/${cell(f.severity)}${said}` : `${cell(f.category)}${said}`
+}
 
-/** Findings, one a line: id, kind, where, status (open or the reply's disposition), text. */
-export function findingsTable(findings: Doc[], indent = ''): string {
+/** The finding's text, where it came back from, and under it the coder's reply. */
+const findingText = (f: Doc) => {
+  const again = f.recurring ? ` (again: ${cell(f.recurring_of)})` : ''
+  const reply = f.reply ? `\n↳ ${cell(f.reply.disposition)}: ${cell(f.reply.body)}` : ''
+  return `${cell(f.text)}${again}${reply}`
+}
+
+/** Findings, one a row: id, kind, where, status (open or the reply's disposition), the text and the reply under it. */
+export function findingsTable(findings: Doc[], indent = '', width = DEFAULT_WIDTH): string {
+  const withStatus = findings.some((f) => 'status' in f)
   const rows = findings.map((f) => [
     cell(f.id),
     kind(f),
     where(f),
-    f.reply ? cell(f.reply.disposition) : f.status === undefined ? '' : 'open',
-    `${cell(f.text)}${f.recurring ? ` (again: ${cell(f.recurring_of)})` : ''}`,
+    ...(withStatus ? [f.reply ? cell(f.reply.disposition) : 'open'] : []),
+    findingText(f),
   ])
-  const withStatus = findings.some((f) => 'status' in f)
-  const header = ['ID', 'KIND', 'WHERE', ...(withStatus ? ['STATUS'] : []), 'TEXT']
-  return table(
-    header,
-    rows.map((row) => (withStatus ? row : [...row.slice(0, 3), row[4]!])),
-    indent,
-  )
+  return table(['ID', 'KIND', 'WHERE', ...(withStatus ? ['STATUS'] : []), 'TEXT'], rows, indent, width)
 }
 
-export function codesText(doc: Doc): string {
+export function codesText(doc: Doc, width = DEFAULT_WIDTH): string {
   return table(
     ['CODE', 'EXIT', 'RETRY', 'MEANING'],
     (doc.codes as Doc[]).map((c) => [cell(c.code), cell(c.exit), cell(c.retryable), cell(c.meaning)]),
+    '',
+    width,
   )
 }
 
-export function runsText(doc: Doc): string {
-  const rows = (doc.runs as Doc[]).map((run) => [
+/** Where an open run stands, or how a finished one ended. */
+const runState = (run: Doc) =>
+  run.outcome ? String(run.outcome).toLowerCase().replace('_', '-') : `${cell(run.phase)} ${cell(run.round)}`
+
+/** A path's last part: the repository's folder name (its full path is in the JSON). */
+const folder = (path: unknown) => (typeof path === 'string' ? (path.split('/').filter(Boolean).at(-1) ?? path) : '-')
+
+/** Every run in a table, its task on the line below it (a task is too long to share a line with nine columns). */
+export function runsText(doc: Doc, width = DEFAULT_WIDTH): string {
+  const runs = doc.runs as Doc[]
+  const header = ['RUN', 'STARTED', 'REPO', 'STATE', 'NEXT', 'OPEN', 'COST', 'PR']
+  const rows = runs.map((run) => [
     cell(run.run_id),
-    cell(run.phase),
-    cell(run.round),
+    typeof run.created_at === 'string' ? run.created_at.slice(0, 10) : '-',
+    folder(run.repo),
+    runState(run),
     cell(run.next),
     cell(run.open_findings),
-    cell(run.outcome),
-    cell(run.pr),
-    cell(run.task),
+    run.cost_usd === undefined ? '-' : `${run.measured === false ? '≥' : ''}${usd(run.cost_usd)}`,
+    run.pr === null || run.pr === undefined ? '-' : `#${run.pr}${run.merged_at ? ' merged' : ''}`,
   ])
-  let out = table(['RUN', 'PHASE', 'ROUND', 'NEXT', 'OPEN', 'OUTCOME', 'PR', 'TASK'], rows)
+  const lines = table(header, rows, '', width).split('\n')
+  let out = `${lines[0]}\n`
+  runs.forEach((run, i) => {
+    out += `${lines[i + 1]}\n${valueLines(cell(run.task), '  ', width)}`
+  })
+  if (runs.length === 0) out = '(none)\n'
+  const merged = doc.merged_prs as Doc | undefined
+  if (merged)
+    out += `\n${fields(
+      {
+        'merged PRs': merged.count,
+        'per merged PR': merged.usd_per_merged_pr === null ? 'none merged yet' : usd(merged.usd_per_merged_pr),
+      },
+      '',
+      width,
+    )}`
   const unreadable = doc.unreadable as Doc[]
   if (unreadable.length > 0)
     out += `\nunreadable\n${table(
       ['RUN', 'CODE', 'MESSAGE'],
       unreadable.map((u) => [cell(u.run_id), cell(u.code), cell(u.message)]),
       '  ',
+      width,
     )}`
   if (doc.changed !== undefined) out += `\nchanged  ${cell(doc.changed)}\n`
   return out
 }
 
-export function statusText(doc: Doc): string {
-  const out = fields({
-    run: doc.run_id,
-    phase: doc.phase,
-    round: `${cell(doc.round)} of ${cell(doc.max_rounds)} (${cell(doc.rounds_left)} left)`,
-    next: doc.next,
-    task: doc.task,
-    repo: doc.repo,
-    branch: doc.branch,
-    coder: doc.coder,
-    reviewer: `${cell(doc.reviewer)}${doc.reviewer_fallback ? ' (fallback)' : ''}`,
-    spent: `${usd(doc.budget?.spent_usd)}${doc.budget?.limit_usd === null ? ' (no limit)' : ` of ${usd(doc.budget?.limit_usd)}`}`,
-    replies: doc.replies,
-    'review running': doc.review_in_progress,
-    'failed reviews': doc.failed_reviews,
-    outcome: doc.outcome ? `${cell(doc.outcome.verdict)} at ${cell(doc.outcome.finished_at)}` : null,
-    pr: doc.pr_url ?? doc.pr,
-    handoff: doc.handoff_path,
-    state: doc.state_path,
-    'config changed': doc.config_changed,
-    updated: doc.updated_at,
-    changed: doc.changed,
-  })
+/**
+ * The round as a person counts it: while the coder answers a review's findings, that review's round (not the next
+ * one, which has not begun); past the cap, by how much.
+ */
+export function roundText(doc: Doc): string {
+  const answering = doc.phase === 'coding' && (doc.next === 'reply' || doc.ask?.reason === 'wont_fix_recurring')
+  const round = answering ? doc.round - 1 : doc.round
+  const state = answering
+    ? 'reviewed: the coder answers its findings'
+    : doc.phase === 'coding'
+      ? 'the coder is at work'
+      : doc.phase === 'reviewing'
+        ? 'under review'
+        : null
+  const past = round > doc.max_rounds ? `${round - doc.max_rounds} past the cap, by the person's choice` : null
+  const notes = [state, past].filter(Boolean).join('; ')
+  return `${cell(round)} of ${cell(doc.max_rounds)}${notes ? ` (${notes})` : ''}`
+}
+
+/** What was spent, and which roles and rounds have no figure (never shown as a measured $0). */
+export function spentText(budget: Doc | undefined): string {
+  if (!budget) return '-'
+  const limit = budget.limit_usd === null ? ' (no limit)' : ` of ${usd(budget.limit_usd)}`
+  const gaps = unmeasuredText(budget.unmeasured)
+  return `${gaps ? 'at least ' : ''}${usd(budget.spent_usd)}${limit}${gaps ? `; not measured: ${gaps}` : ''}`
+}
+
+/** `coder; reviewer rounds 1, 2` for the roles and rounds of an Unmeasured; empty when every figure is measured. */
+export function unmeasuredText(unmeasured: Doc | undefined): string {
+  if (!unmeasured) return ''
+  const roles = (unmeasured.roles as Doc[]).filter((r) => r.how === 'none').map((r) => cell(r.role))
+  const rounds = (['coder', 'reviewer'] as const)
+    .filter((role) => !roles.includes(role))
+    .flatMap((role) => {
+      const ns = (unmeasured.rounds as Doc[]).filter((r) => r.role === role).map((r) => r.n)
+      return ns.length ? [`${role} round${ns.length === 1 ? '' : 's'} ${ns.join(', ')}`] : []
+    })
+  return [...roles, ...rounds].join('; ')
+}
+
+/** Why the run waits for the person, and the command for each answer. */
+export function askText(ask: Doc, width = DEFAULT_WIDTH): string {
+  const choices = (ask.choices as Doc[]).map((c) => [cell(c.say), cell(c.command)])
+  return `waiting for you: ${askWhy(cell(ask.reason))}\n${table(['ANSWER', 'COMMAND'], choices, '  ', width)}`
+}
+
+export function statusText(doc: Doc, width = DEFAULT_WIDTH): string {
+  const out = fields(
+    {
+      run: doc.run_id,
+      phase: doc.phase,
+      round: roundText(doc),
+      next: doc.next,
+      task: doc.task,
+      repo: doc.repo,
+      branch: doc.branch,
+      coder: doc.coder,
+      reviewer: `${cell(doc.reviewer)}${doc.reviewer_fallback ? ' (fallback)' : ''}`,
+      spent: spentText(doc.budget),
+      replies: doc.replies,
+      'review running': doc.review_in_progress,
+      'failed reviews': doc.failed_reviews,
+      outcome: doc.outcome ? `${cell(doc.outcome.verdict)} at ${cell(doc.outcome.finished_at)}` : null,
+      pr: doc.pr_url ?? doc.pr,
+      handoff: doc.handoff_path,
+      state: doc.state_path,
+      'config changed': doc.config_changed,
+      updated: doc.updated_at,
+      changed: doc.changed,
+    },
+    '',
+    width,
+  )
+  const ask = doc.ask ? `\n${askText(doc.ask, width)}` : ''
+  const warnings = ((doc.config_warnings ?? []) as Doc[]).map((w) =>
+    valueLines(`warning: ${cell(w.message)}`, '', width),
+  )
   const open = doc.open_findings as Doc[]
-  return `${out}\nopen findings\n${findingsTable(open, '  ')}`
+  return `${out}${warnings.join('')}${ask}\nopen findings\n${findingsTable(open, '  ', width)}`
 }
 
-const TOKEN_COLUMNS = ['input', 'output', 'cache_read', 'cache_write_5m', 'cache_write_1h'] as const
-
-/** A role's spend in a row: USD, tokens by kind, models. */
-const spendRow = (label: string[], spend: Doc) => [
-  ...label,
-  usd(spend.usd),
-  ...TOKEN_COLUMNS.map((kind) => cell(spend.tokens?.[kind] ?? 0)),
-  spend.calls === undefined ? '' : `${spend.calls}${spend.failed_calls ? ` (${spend.failed_calls} failed)` : ''}`,
-  cell(Object.keys(spend.models ?? {})),
-]
-
-export function budgetText(doc: Doc): string {
-  const head = fields({
-    run: doc.run_id,
-    phase: doc.phase,
-    level: doc.level ?? 'no limit',
-    spent: doc.limit === null ? usd(doc.spent) : `${usd(doc.spent)} of ${usd(doc.limit)} (warn at ${usd(doc.warn_at)})`,
-    complete: doc.complete,
-    'unpriced models': doc.unpriced_models,
-  })
-  const header = ['ROUND', 'ROLE', 'USD', 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE 5M', 'CACHE 1H', 'CALLS', 'MODELS']
-  const rows: string[][] = []
-  for (const round of doc.rounds as Doc[]) {
-    const n = `${round.n}${round.in_progress ? ' (now)' : ''}`
-    rows.push(spendRow([n, 'coder'], round.coder), spendRow([n, 'reviewer'], round.reviewer))
-  }
-  rows.push(spendRow(['all', 'coder'], doc.by_role.coder), spendRow(['all', 'reviewer'], doc.by_role.reviewer))
-  const notes = (doc.sources as Doc[])
-    .filter((s) => s.status !== 'read' && s.status !== 'recorded')
-    .map((s) => `  ${s.role}${s.round ? ` round ${s.round}` : ''}: ${cell(s.status)}: ${cell(s.why)}\n`)
-  return `${head}\n${table(header, rows)}${notes.length ? `\nnot measured\n${notes.join('')}` : ''}`
-}
-
-export function findingsText(doc: Doc): string {
-  return `${fields({ run: doc.run_id, verdict: doc.verdict })}\n${findingsTable(doc.findings as Doc[])}`
-}
-
-/** The keys of a document each view shows (the rest are laid out below it, so nothing is left out). */
-export const SHOWN: Record<string, string[]> = {
-  codes: ['codes'],
-  runs: ['runs', 'unreadable', 'changed'],
-  status: [
-    ...['run_id', 'phase', 'round', 'max_rounds', 'rounds_left', 'next', 'task', 'repo', 'branch', 'coder'],
-    ...['reviewer', 'reviewer_fallback', 'budget', 'replies', 'review_in_progress', 'failed_reviews', 'outcome'],
-    ...['pr', 'pr_url', 'handoff_path', 'state_path', 'config_changed', 'updated_at', 'changed', 'open_findings'],
-    'revision', // a counter for machines
-  ],
-  budget: [
-    ...['run_id', 'phase', 'level', 'spent', 'limit', 'warn_at', 'complete', 'unpriced_models', 'rounds'],
-    ...['by_role', 'sources'],
-  ],
-  findings: ['run_id', 'verdict', 'findings'],
+export function findingsText(doc: Doc, width = DEFAULT_WIDTH): string {
+  return `${fields({ run: doc.run_id, verdict: doc.verdict }, '', width)}\n${findingsTable(doc.findings as Doc[], '', width)}`
 }

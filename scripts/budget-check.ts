@@ -5,6 +5,8 @@ import { askBudget } from '../lib/ask.ts'
 import { assessBudget, overLimit } from '../lib/cost/brake.ts'
 import { rememberHighWater } from '../lib/cost/high-water.ts'
 import { ERROR_CODES } from '../lib/errors.ts'
+import { formatUsd } from '../lib/money.ts'
+import { unmeasuredOf } from '../lib/cost/measured.ts'
 import { configOf, resolveRun } from '../lib/run-access.ts'
 import { nextStep } from '../lib/run-queries.ts'
 
@@ -39,7 +41,7 @@ const budgetCheck = defineScript({
         `pair-loop budget-check: warning: ${s.role}${s.round ? ` round ${s.round}` : ''}: ${s.status}: ${s.why}\n`,
       )
     for (const s of ledger.sources.filter((source) => source.kind === 'state'))
-      io.stderr(`pair-loop budget-check: note: coder session ${s.session}: $${s.usd!.toFixed(4)} ${s.why}\n`)
+      io.stderr(`pair-loop budget-check: note: coder session ${s.session}: ${formatUsd(s.usd)} ${s.why}\n`)
     const document = {
       run_id: run.run_id,
       phase: run.phase,
@@ -52,6 +54,7 @@ const budgetCheck = defineScript({
       by_model: ledger.by_model,
       unpriced_models: ledger.unpriced_models,
       complete: ledger.complete,
+      unmeasured: unmeasuredOf(ledger), // the roles and rounds whose $0 is no measurement
       sources: ledger.sources,
     }
     // the brake stops a loop that goes on: a finished run over its budget is reported, not refused
@@ -64,7 +67,7 @@ const budgetCheck = defineScript({
     }
     if (budget.level === 'warn')
       io.stderr(
-        `pair-loop budget-check: warning: spent $${budget.spent.toFixed(4)}, past ${Math.round(budget.warn_ratio * 100)}% of $${budget.limit!.toFixed(2)}\n`,
+        `pair-loop budget-check: warning: spent ${formatUsd(budget.spent)}, past ${Math.round(budget.warn_ratio * 100)}% of ${formatUsd(budget.limit)}\n`,
       )
     return document
   },

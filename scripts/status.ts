@@ -6,7 +6,9 @@ import { configDrift } from '../lib/config-drift.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
 import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../lib/run-queries.ts'
 import { pairLoopHome, runStatePath } from '../lib/paths.ts'
-import { mergedPrCosts } from '../lib/pr/merged.ts'
+import { learnMerge, learnMerges, mergedPrFigures } from '../lib/pr/merged.ts'
+import { runFigures } from '../lib/report/figures.ts'
+import { fullyMeasured } from '../lib/cost/measured.ts'
 import type { RunState } from '../lib/state.ts'
 import { listRuns, readRun } from '../lib/store.ts'
 
@@ -31,7 +33,7 @@ const status = defineScript({
       const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS, io.signal)
       return { ...(await withMergedPrs(allRunsDocument())), changed }
     }
-    const run = await checkedRun(resolveRun(args, { allowFinished: true }), io.stderr)
+    const run = await learnMerge(await checkedRun(resolveRun(args, { allowFinished: true }), io.stderr))
     if (waitS === undefined) return runDocument(run)
     const before = meaningful(run)
     const changed = await waitFor(
@@ -59,19 +61,22 @@ async function runDocument(run: RunState) {
     coder: run.coder,
     reviewer: run.reviewer,
     reviewer_fallback: run.reviewer_fallback,
-    open_findings: openFindings(run).map(({ id, category, severity, path, line_start, text, recurring }) => ({
-      id,
-      category,
-      severity,
-      path,
-      line: line_start,
-      text,
-      recurring,
+    open_findings: openFindings(run).map((f) => ({
+      id: f.id,
+      category: f.category,
+      severity: f.severity,
+      ...(f.severity_said ? { severity_said: f.severity_said } : {}),
+      path: f.path,
+      line: f.line_start,
+      line_end: f.line_end,
+      text: f.text,
+      recurring: f.recurring,
+      recurring_of: f.recurring_of,
     })),
     replies: Object.keys(run.replies).length,
     review_in_progress: run.review_claim !== null,
     failed_reviews: run.failed_reviews.length,
-    budget: { limit_usd: run.budget_usd, spent_usd: cost.total_usd },
+    budget: { limit_usd: run.budget_usd, spent_usd: cost.total_usd, unmeasured: cost.unmeasured },
     outcome: run.outcome,
     pr: run.pr,
     pr_url: run.pr_url,
@@ -104,6 +109,7 @@ function summarise(run: RunState) {
     task: run.task,
     repo: run.repo,
     branch: run.branch,
+    created_at: run.created_at,
     open_findings: openFindings(run).length,
     outcome: run.outcome?.verdict ?? null,
     pr: run.pr,
@@ -113,9 +119,22 @@ function summarise(run: RunState) {
   }
 }
 
-/** The all-runs document, with what merged PRs cost (dollars per merged PR). */
-async function withMergedPrs({ states, ...document }: ReturnType<typeof allRunsDocument>) {
-  return { ...document, merged_prs: await mergedPrCosts(states) }
+/** The all-runs document with each run's cost, and what merged PRs cost (the report's one definition). */
+async function withMergedPrs({ states: listed, ...document }: ReturnType<typeof allRunsDocument>) {
+  const { cachedCostSummary } = await import('../lib/cost/status-snapshot.ts')
+  const states = await learnMerges(listed) // a PR merged after the last tick is learnt here, once
+  const costs = await Promise.all(states.map((run) => cachedCostSummary(run, () => configOf(run))))
+  const figures = states.map((run, i) =>
+    runFigures(run, { spent: costs[i]!.total_usd, measured: fullyMeasured(costs[i]!) }),
+  )
+  const runs = document.runs.map((entry, i) => ({
+    ...entry,
+    merged_at: mergedAt(states[i]!),
+    cost_usd: costs[i]!.total_usd,
+    measured: figures[i]!.measured,
+    cross_vendor: figures[i]!.cross_vendor,
+  }))
+  return { ...document, runs, merged_prs: mergedPrFigures(states, figures) }
 }
 
 const fingerprint = (doc: ReturnType<typeof allRunsDocument>) =>

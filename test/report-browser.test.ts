@@ -1,120 +1,34 @@
-// `pair-loop report` opened in a real browser (Debian's Chromium, driven by playwright-core): a real two-round loop with
-// the stub reviewers, its page read back from the DOM (rounds, findings, replies, recurrences, totals equal to
-// budget-check's own figures), dark and print styles applied, nothing loaded but the file, no agent text run as markup;
-// then `--all` over three runs. Screenshots go to the test's own temp folder (PAIR_LOOP_TEST_KEEP=1 keeps them).
-import { existsSync, realpathSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+// `pair-loop report` opened in a real browser (Debian's Chromium, driven by playwright-core) at 1280 and 400 pixels:
+// real loops with the stub reviewers (test/_report-loops.ts), their pages read back from the DOM (rounds with their
+// cost, time and diff, findings, replies, recurrences, totals equal to budget-check's own figures, what was not
+// measured said so), dark and print styles, nothing loaded but the file, no agent text run as markup; `--all` over
+// three runs linking each page; at 400 px nothing wider than the screen, tables reflowed or scrolling with their first
+// column kept, chart labels readable. Screenshots go to the test's own temp folder, or to PAIR_LOOP_SCREENSHOTS (the
+// README's .github/ shots are taken so: PAIR_LOOP_SCREENSHOTS=.github npx vitest run test/report-browser.test.ts).
+import { existsSync, statSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
-import { claudeProjectFolder } from '../lib/cost/locate.ts'
 import { browserAvailable, chromiumDescendants, launchChromium } from './_browser.ts'
-import { expectOk, type Sandbox, writeChange } from './_expect.ts'
-import { sandbox, tempDir } from './_helpers.ts'
-import { goneWithin, reviewArgs } from './_review.ts'
-import { claudeAssistant, writeLines } from './cost/_gen.ts'
+import { expectOk } from './_expect.ts'
+import { tempDir } from './_helpers.ts'
+import { goneWithin } from './_review.ts'
+import { HOSTILE_TASK, type Loop, REPLIES, runA, runsBC, STUB_FINDINGS, shared, TASK } from './_report-loops.ts'
 
 const SLOW = 120_000
-const SHOTS = tempDir('report-shots-')
-
-/** The coder (Claude Code, haiku at $1 per million input tokens) spends these dollars in session `sid`, now. */
-function spend(sb: Sandbox, sid: string, dollars: number[]): void {
-  const path = join(sb.env.CLAUDE_CONFIG_DIR!, 'projects', claudeProjectFolder(realpathSync(sb.repo)), `${sid}.jsonl`)
-  const now = Date.now()
-  const lines = dollars.map((d, i) =>
-    claudeAssistant({
-      sessionId: sid,
-      ts: new Date(now + i).toISOString(),
-      id: `msg_${sid}_${now}_${i}`,
-      requestId: `req_${sid}_${now}_${i}`,
-      model: 'claude-haiku-4-5-20251001',
-      usage: { input: Math.round(d * 1_000_000), output: 0, w5m: 0, w1h: 0, read: 0 },
-    }),
-  )
-  writeLines(path, lines, { append: true })
-}
-
-const reply = (sb: Sandbox, finding: string, disposition: string, body: string) =>
-  sb.cli(['reply', '--finding', finding, '--disposition', disposition, '--body-file', '-'], { input: body })
-
-/** budget-check's document: the independent figure the report's totals must equal (taken before `finish`). */
-const budgetCheck = async (sb: Sandbox) => expectOk(await sb.cli(['budget-check']))
-
-// what changes.sh says (fixtures/reviewers/_common.sh), copied by hand
-const STUB_FINDINGS = [
-  { id: '1.1', place: 'src/a.ts:3-5', text: 'the loop bound is off by one: the last element is never visited' },
-  { id: '1.2', place: 'src/a.test.ts:1', text: 'no test covers an empty input' },
-]
-const REPLIES = [
-  { finding: '1.1', disposition: 'fixed', body: 'The loop now runs to values.length.' },
-  { finding: '1.2', disposition: 'fixed', body: 'Added a test for [].' },
-]
-const TASK = 'Fix the off-by-one in sum()'
-const HOSTILE_TASK = `Escape <script>window.__pwned = 'task'</script> titles <img src=x onerror="window.__pwned='img'">`
-const HOSTILE_FINDING = `1. [security/blocker] src/x.ts:1 — <script>window.__pwned = 'finding'</script><b>bold?</b> & "quotes"`
-
-interface Loop {
-  sb: Sandbox
-  runId: string
-  budget: any
-}
-
-/** Run A: changes requested (two findings, both answered), then approved; the coder spends $0.25, then $0.15. */
-async function twoRoundLoop(sb: Sandbox): Promise<Loop> {
-  const { run_id: runId } = expectOk(await sb.cli(['start', '--task', TASK, '--budget-usd', '1']))
-  spend(sb, 'aaaaaaaa-0000-4000-8000-000000000001', [0.15, 0.1])
-  writeChange(sb, 'src.ts', 'export const sum = 1\n')
-  expectOk(await sb.cli(['coder-done', '--summary', 'Loop bound fixed in sum().']))
-  expect(expectOk(await sb.cli(reviewArgs('changes'))).verdict).toBe('CHANGES_REQUESTED')
-  for (const r of REPLIES) expectOk(await reply(sb, r.finding, r.disposition, r.body))
-  spend(sb, 'aaaaaaaa-0000-4000-8000-000000000001', [0.15])
-  writeChange(sb, 'src.ts', 'export const sum = 2\n')
-  expectOk(await sb.cli(['coder-done', '--summary', 'Test for the empty list added.']))
-  expect(expectOk(await sb.cli(reviewArgs('approve'))).verdict).toBe('APPROVED')
-  const budget = await budgetCheck(sb)
-  expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
-  return { sb, runId, budget }
-}
-
-/** Run B: capped at two rounds, the same two findings back after their replies (recurring), closed unapproved. */
-async function cappedLoop(sb: Sandbox): Promise<Loop> {
-  const { run_id: runId } = expectOk(await sb.cli(['start', '--task', 'Speed up the parser', '--max-rounds', '2']))
-  spend(sb, 'bbbbbbbb-0000-4000-8000-000000000002', [0.05])
-  writeChange(sb, 'src.ts', 'export const parse = 1\n')
-  expectOk(await sb.cli(['coder-done', '--summary', 'Parser rewritten.']))
-  expectOk(await sb.cli(reviewArgs('changes')))
-  for (const r of REPLIES) expectOk(await reply(sb, r.finding, r.disposition, r.body))
-  writeChange(sb, 'src.ts', 'export const parse = 2\n')
-  expectOk(await sb.cli(['coder-done', '--summary', 'Second try.']))
-  expect(expectOk(await sb.cli(reviewArgs('changes'))).next).toBe('ask-user')
-  const budget = await budgetCheck(sb)
-  expectOk(await sb.cli(['finish', '--verdict', 'CHANGES_REQUESTED']))
-  return { sb, runId, budget }
-}
-
-/** Run C: hostile agent text everywhere (task, finding, reply), abandoned after one round. */
-async function hostileLoop(sb: Sandbox): Promise<Loop> {
-  const { run_id: runId } = expectOk(await sb.cli(['start', '--task', HOSTILE_TASK]))
-  writeChange(sb, 'src.ts', 'export const x = 1\n')
-  expectOk(await sb.cli(['coder-done', '--summary', '<iframe src="x"></iframe>']))
-  expectOk(await sb.cli(reviewArgs('changes'), { env: { STUB_FINDINGS: HOSTILE_FINDING } }))
-  expectOk(await reply(sb, '1.1', 'wont-fix', '</div><script>window.__pwned = "reply"</script>'))
-  const budget = await budgetCheck(sb)
-  expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
-  return { sb, runId, budget }
-}
-
-// one repository and home for the three runs, made as the tests first need them
-const shared = sandbox()
-let loopA: Promise<Loop> | undefined
-let loopsBC: Promise<[Loop, Loop]> | undefined
-const runA = () => (loopA ??= twoRoundLoop(shared))
-const runsBC = () => (loopsBC ??= runA().then(async () => [await cappedLoop(shared), await hostileLoop(shared)]))
+const SHOTS = process.env.PAIR_LOOP_SCREENSHOTS ? resolve(process.env.PAIR_LOOP_SCREENSHOTS) : tempDir('report-shots-')
+const DESKTOP = { width: 1280, height: 900 }
+const PHONE = { width: 400, height: 860 }
 
 let browser: Browser | undefined
 const seenBrowserPids = new Set<number>()
-async function openReport(path: string): Promise<{ page: Page; requests: string[] }> {
+async function openReport(
+  path: string,
+  viewport = DESKTOP,
+  colorScheme: 'light' | 'dark' = 'light',
+): Promise<{ page: Page; requests: string[] }> {
   browser ??= await launchChromium()
-  const page = await browser.newPage({ viewport: { width: 1100, height: 900 }, colorScheme: 'light' })
+  const page = await browser.newPage({ viewport, colorScheme })
   const requests: string[] = []
   page.on('request', (request) => requests.push(request.url()))
   await page.goto(`file://${path}`)
@@ -128,10 +42,23 @@ afterAll(async () => {
 
 const texts = (page: Page, selector: string) => page.locator(selector).allTextContents()
 const usdOf = async (page: Page, selector: string) => Number(await page.locator(selector).getAttribute('data-usd'))
+const shot = async (page: Page, name: string) => {
+  await page.screenshot({ path: join(SHOTS, name), fullPage: true })
+  expect(statSync(join(SHOTS, name)).size).toBeGreaterThan(10_000)
+}
+/** How far the page reaches past the viewport's right edge (0: nothing wider than the screen). */
+const overflow = (page: Page) =>
+  page.evaluate<number>('document.scrollingElement.scrollWidth - document.scrollingElement.clientWidth')
+/** The rendered height of an SVG text, in CSS pixels. */
+const textHeight = (page: Page, selector: string) =>
+  page
+    .locator(selector)
+    .first()
+    .evaluate((el) => el.getBoundingClientRect().height)
 
 describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
   it(
-    'shows a two-round run: both rounds, the findings with their replies, and totals equal to budget-check',
+    'shows a two-round run: both rounds with their cost, time and diff, the findings with their replies, and totals equal to budget-check',
     async () => {
       const { sb, runId, budget } = await runA()
       const doc = expectOk(await sb.cli(['report']))
@@ -156,30 +83,41 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
       expect(await page.locator('#round-2 .finding').count()).toBe(0)
       expect(await page.locator('#round-2').textContent()).toContain('No findings.')
 
+      // each round's line: its cost (the stub reviewer reports none: not measured), its coding time, its diff
+      const meta = await texts(page, '.round-meta')
+      expect(meta[0]).toMatch(/^at least \$0\.2500 \(coder \$0\.2500, reviewer not measured\) · coding \d/)
+      expect(meta[0]).toContain('review ')
+      expect(meta[0]).toContain('1 file changed, +1 −0')
+      expect(meta[1]).toMatch(/^at least \$0\.1500 \(coder \$0\.1500, reviewer not measured\)/)
+
       // the totals: budget-check's own figures, exactly, and the rounded ones a person reads
       expect(budget.spent).toBeCloseTo(0.4, 12) // $0.25 then $0.15, as spent above
       expect(await usdOf(page, 'tfoot [data-cost="total"]')).toBe(budget.spent)
       expect(await usdOf(page, 'tfoot [data-cost="coder-total"]')).toBe(budget.by_role.coder.usd)
       expect(await usdOf(page, 'tfoot [data-cost="reviewer-total"]')).toBe(budget.by_role.reviewer.usd)
-      expect(await page.locator('tfoot [data-cost="total"]').textContent()).toBe('$0.4000')
-      expect(await page.locator('dd [data-cost="spent"]').textContent()).toBe('$0.4000')
+      expect(await page.locator('tfoot [data-cost="total"]').textContent()).toBe('at least $0.4000')
+      expect(await page.locator('tfoot [data-cost="reviewer-total"]').textContent()).toBe('not measured')
+      expect(await page.locator('dd [data-cost="spent"]').textContent()).toBe(
+        'at least $0.4000 (reviewer not measured)',
+      )
       for (const round of budget.rounds) {
         expect(await usdOf(page, `tr[data-round="${round.n}"] [data-cost="coder"]`)).toBe(round.coder.usd)
         expect(await usdOf(page, `tr[data-round="${round.n}"] [data-cost="reviewer"]`)).toBe(round.reviewer.usd)
       }
       expect(await texts(page, 'tbody [data-cost="coder"]')).toEqual(['$0.2500', '$0.1500'])
+      expect(await texts(page, 'tbody [data-cost="reviewer"]')).toEqual(['not measured', 'not measured'])
 
-      // the chart: an image with a name and a description, its bars and the budget line
+      // the chart: an image with a name and a description, its bars and the budget line (40% of it spent: in view)
       const chart = page.getByRole('img', { name: 'Cost per round and role' })
       expect(await chart.isVisible()).toBe(true)
-      expect(await chart.locator('desc').textContent()).toContain('The budget is $1.00.')
+      expect(await chart.locator('desc').textContent()).toContain('The budget is $1.0000.')
       expect(await chart.locator('.round-bars').count()).toBe(2)
       expect(await chart.locator('line.budget-line').count()).toBe(1)
       expect(await page.getByRole('table', { name: 'Cost per round and role' }).isVisible()).toBe(true)
+      expect(await page.locator('.banner').count()).toBe(0) // approved and finished: nothing waits for the person
 
       expect(requests).toEqual([`file://${doc.path}`])
-      await page.screenshot({ path: join(SHOTS, 'report-run.png'), fullPage: true })
-      expect(statSync(join(SHOTS, 'report-run.png')).size).toBeGreaterThan(10_000)
+      await shot(page, 'report-run.png')
       await page.close()
     },
     SLOW,
@@ -196,7 +134,7 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
       expect(await background()).toBe('rgb(255, 255, 255)')
       await page.emulateMedia({ colorScheme: 'dark' })
       expect(await background()).toBe('rgb(13, 17, 23)')
-      await page.screenshot({ path: join(SHOTS, 'report-run-dark.png'), fullPage: true })
+      await shot(page, 'report-run-dark.png')
       await page.emulateMedia({ media: 'print', colorScheme: 'dark' })
       expect(await background()).toBe('rgb(255, 255, 255)')
       const pdf = await page.pdf({ path: join(SHOTS, 'report-run.pdf'), format: 'A4' })
@@ -226,6 +164,31 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
   )
 
   it(
+    'puts a banner on a run that waits for the person: why, and the command for each answer',
+    async () => {
+      const [capped] = await runsBC()
+      const { page } = await openReport(capped.waitingPage!)
+      const banner = page.getByRole('note', { name: 'This run needs your decision' })
+      expect(await banner.isVisible()).toBe(true)
+      expect(await banner.getAttribute('data-ask')).toBe('round_cap')
+      expect(await banner.textContent()).toContain('the round cap was reached without an approval')
+      expect(await texts(page, '.banner li code')).toEqual([
+        'pair-loop coder-done --over-cap --summary-file -',
+        'pair-loop finish --verdict CHANGES_REQUESTED',
+        'pair-loop finish --verdict ABANDONED',
+      ])
+      // above the rounds: the first thing after the title and the run's facts
+      const [bannerTop, roundsTop] = await Promise.all([
+        banner.evaluate((el) => el.getBoundingClientRect().top),
+        page.locator('#rounds-heading').evaluate((el) => el.getBoundingClientRect().top),
+      ])
+      expect(bannerTop).toBeLessThan(roundsTop)
+      await page.close()
+    },
+    SLOW,
+  )
+
+  it(
     'shows hostile agent text as text: no script runs, no element is made from it',
     async () => {
       const [, hostile] = await runsBC()
@@ -245,7 +208,7 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
   )
 
   it(
-    'shows every run with --all: rounds to approval, approval rate, dollars per approved run, each cost budget-check’s',
+    'shows every run with --all: rounds to approval, approval rate, dollars per approved run, each cost budget-check’s, each run linked',
     async () => {
       const a = await runA()
       const [b, c] = await runsBC()
@@ -257,36 +220,113 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
       const rows = page.locator('tbody tr[data-run]')
       expect(await rows.count()).toBe(3)
       const row = (loop: Loop) => page.locator(`tr[data-run="${loop.runId}"]`)
+      const cell = (loop: Loop, label: string) => row(loop).locator(`td[data-label="${label}"]`).textContent()
       // rounds, and rounds to approval: A approved in round 2, B capped, C abandoned
       for (const [loop, rounds, toApproval] of [
         [a, '2', '2'],
         [b, '2', '—'],
         [c, '1', '—'],
       ] as const) {
-        const cells = await row(loop).locator('td').allTextContents()
-        expect(cells[2], loop.runId).toBe(rounds)
-        expect(cells[3], loop.runId).toBe(toApproval)
+        expect(await cell(loop, 'Rounds'), loop.runId).toBe(rounds)
+        expect(await cell(loop, 'To approval'), loop.runId).toBe(toApproval)
+        expect(await cell(loop, 'Repository'), loop.runId).toBe('repo')
+        expect(await cell(loop, 'Started'), loop.runId).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d$/)
         expect(await usdOf(page, `tr[data-run="${loop.runId}"] [data-cost="spent"]`)).toBe(loop.budget.spent)
       }
       expect(await row(c).locator('.task-cell').textContent()).toBe(HOSTILE_TASK)
       expect(await page.locator('script, img').count()).toBe(0)
 
-      // by hand: 3 ended runs, 1 approved; every ended run's dollars over that one approval; no merged PR yet
+      // by hand: 3 ended runs, 1 approved; every ended run's dollars over that one approval; no merged PR yet; the stub
+      // reviewers report no cost and run C's coder wrote no transcript, so no run is fully measured
       const total = a.budget.spent + b.budget.spent + c.budget.spent
       expect(total).toBeCloseTo(0.45, 12)
       const figure = (key: string) =>
         page.locator(`[data-figure="${key}"] dd`).evaluate((dd) => dd.firstChild?.textContent)
+      const note = (key: string) => page.locator(`[data-figure="${key}"] dd small`).textContent()
       expect(await figure('runs')).toBe('3')
       expect(await figure('approval-rate')).toBe('33%')
       expect(await figure('rounds-to-approval')).toBe('2.0')
       expect(await figure('usd-per-approved')).toBe('$0.4500')
       expect(await figure('usd-per-merged')).toBe('—')
-      expect(await page.getByRole('img', { name: 'Cost per run and role' }).isVisible()).toBe(true)
+      expect(await figure('spent')).toBe('at least $0.4500')
+      expect(await note('spent')).toBe('3 runs not fully measured')
+      const trend = page.getByRole('img', { name: 'Cost and rounds per run, oldest first' })
+      expect(await trend.isVisible()).toBe(true)
+      expect(await trend.locator('g[data-run]').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-run')))).toEqual(
+        [a.runId, b.runId, c.runId],
+      )
       expect(await page.getByRole('table', { name: 'Every run, newest first' }).isVisible()).toBe(true)
-
+      // at 1280 pixels the whole table is on the screen, nothing behind a sideways scroll
+      const beyond = await page.locator('.table-scroll').evaluate((el) => el.scrollWidth - el.clientWidth)
+      expect(beyond).toBeLessThanOrEqual(1) // a collapsed border's rounding pixel at most
       expect(requests).toEqual([`file://${doc.path}`])
-      await page.screenshot({ path: join(SHOTS, 'report-all.png'), fullPage: true })
-      expect(statSync(join(SHOTS, 'report-all.png')).size).toBeGreaterThan(10_000)
+      await shot(page, 'report-all.png')
+
+      // each run's page was written beside it and is one click away
+      await row(a).getByRole('link').click()
+      await page.waitForURL(`file://${join(shared.home, 'reports', `${a.runId}.html`)}`)
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe(TASK)
+      await page.close()
+    },
+    SLOW,
+  )
+})
+
+describe.skipIf(!browserAvailable)('pair-loop report on a 400-pixel phone', () => {
+  for (const scheme of ['light', 'dark'] as const)
+    it(
+      `fits a run's page to the screen (${scheme}): the cost table reflowed, every figure in view, labels readable`,
+      async () => {
+        const { sb, runId } = await runA()
+        const path = join(sb.home, 'reports', `${runId}.html`)
+        if (!existsSync(path)) expectOk(await sb.cli(['report']))
+        const { page } = await openReport(path, PHONE, scheme)
+        expect(await overflow(page)).toBeLessThanOrEqual(0)
+        // the cost table reflows: one block a round, every figure on the screen with its column's name beside it
+        const cells = page.locator('.cost-table td[data-label]')
+        expect(await cells.count()).toBe(2 * 4 + 4)
+        for (const box of await cells.evaluateAll((els) => els.map((el) => el.getBoundingClientRect().toJSON())))
+          expect(box.right).toBeLessThanOrEqual(400)
+        const running = await page
+          .locator('tr[data-round="2"] td[data-cost="running"]')
+          .evaluate((el) => [
+            el.ownerDocument.defaultView!.getComputedStyle(el, '::before').content,
+            el.textContent,
+            el.getBoundingClientRect().width,
+          ])
+        expect(running.slice(0, 2)).toEqual(['"Running total"', 'at least $0.4000'])
+        expect(running[2]).toBeGreaterThan(200)
+        expect(await textHeight(page, '.chart svg text.round-label')).toBeGreaterThanOrEqual(10)
+        expect(await textHeight(page, '.chart svg text')).toBeGreaterThanOrEqual(10)
+        const background = await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')
+        expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)')
+        await shot(page, `report-run-phone-${scheme}.png`)
+        await page.close()
+      },
+      SLOW,
+    )
+
+  it(
+    'reflows the table of every run: whole task names, rounds, cost and PR on the screen',
+    async () => {
+      await runsBC()
+      const doc = expectOk(await shared.cli(['report', '--all']))
+      const { page } = await openReport(doc.path, PHONE, 'dark')
+      expect(await overflow(page)).toBeLessThanOrEqual(0)
+      for (const label of ['Task', 'Rounds', 'Cost', 'PR'])
+        for (const box of await page
+          .locator(`td[data-label="${label}"]`)
+          .evaluateAll((els) => els.map((el) => el.getBoundingClientRect().toJSON()))) {
+          expect(box.right, label).toBeLessThanOrEqual(400)
+          expect(box.left, label).toBeGreaterThanOrEqual(0)
+        }
+      // a task name gets a line's width, never a column a few letters wide
+      const widths = await page
+        .locator('td.task-cell')
+        .evaluateAll((els) => els.map((el) => el.getBoundingClientRect().width))
+      for (const width of widths) expect(width).toBeGreaterThan(250)
+      expect(await textHeight(page, '.chart.trend svg text')).toBeGreaterThanOrEqual(10)
+      await shot(page, 'report-all-phone-dark.png')
       await page.close()
     },
     SLOW,

@@ -1,129 +1,15 @@
 // The report's HTML without a browser: agent text escaped everywhere, the charts' SVG with text alternatives, print
 // and dark styles, nothing that loads from a network, and the --all figures against a hand count.
 import { describe, expect, it } from 'vitest'
-import type { BudgetAssessment } from '../lib/cost/brake.ts'
-import type { RoundCost } from '../lib/cost/ledger-types.ts'
-import { zeroTokens } from '../lib/cost/pricing.ts'
 import { renderAllRunsReport } from '../lib/report/all-runs-report.ts'
 import { dollarScale } from '../lib/report/chart-scale.ts'
-import { chartDescription } from '../lib/report/cost-chart.ts'
-import { emptyWatch } from '../lib/pr/reduce.ts'
+import { chartDescription, chartTop } from '../lib/report/cost-chart.ts'
 import { runFigures, summarise } from '../lib/report/figures.ts'
 import { mergedAt } from '../lib/run-queries.ts'
 import { escapeHtml, html, joinHtml, SafeHtml } from '../lib/report/html.ts'
-import type { RunCost } from '../lib/report/run-cost.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
-import type { Finding, RunState } from '../lib/state.ts'
-import { coderRound, makeRun } from './cost/_gen.ts'
-
-/** A run whose PR 7 pr-check saw merged at `at`. */
-const mergedPr = (run: RunState, at: string): RunState => ({
-  ...run,
-  pr: 7,
-  pr_watch: { ...emptyWatch(7), merged_at: at },
-})
-
-const NOW = new Date('2026-11-30T06:00:00.000Z')
-const HOSTILE = `<script>alert("x")</script><img src=x onerror=alert(1)>`
-
-/** A budget-check assessment with these per-round dollars ([coder, reviewer]) and limit. */
-function assessment(rounds: Array<[number, number]>, limit: number | null): RunCost {
-  const role = (usd: number) => ({ usd, tokens: zeroTokens(), models: {} })
-  const roundCosts: RoundCost[] = rounds.map(([coder, reviewer], i) => ({
-    n: i + 1,
-    in_progress: false,
-    usd: coder + reviewer,
-    coder: { ...role(coder), from: '2026-11-30T05:00:00.000Z', to: null },
-    reviewer: { ...role(reviewer), calls: 1, failed_calls: 0 },
-  }))
-  const coder = rounds.reduce((sum, [c]) => sum + c, 0)
-  const reviewer = rounds.reduce((sum, [, r]) => sum + r, 0)
-  const budget: BudgetAssessment = {
-    level: limit === null ? null : 'none',
-    spent: coder + reviewer,
-    limit,
-    warn_at: limit === null ? null : limit * 0.8,
-    warn_ratio: 0.8,
-    ledger: {
-      run_id: 'x',
-      spent_usd: coder + reviewer,
-      by_role: { coder: role(coder), reviewer: { ...role(reviewer), calls: rounds.length, failed_calls: 0 } },
-      rounds: roundCosts,
-      by_model: {},
-      unpriced_models: [],
-      unpriced_usage: [],
-      complete: true,
-      sources: [],
-      seen: {},
-    },
-  }
-  return { budget }
-}
-
-function finding(round: number, n: number, text: string, extra: Partial<Finding> = {}): Finding {
-  return {
-    id: `${round}.${n}`,
-    round,
-    n,
-    key: `k${n}`,
-    category: 'bug',
-    severity: 'major',
-    path: 'src/a.ts',
-    line_start: 3,
-    line_end: 5,
-    text,
-    recurring: false,
-    recurring_of: null,
-    ...extra,
-  }
-}
-
-/** A finished two-round run: round 1 asks for changes (one finding, answered), round 2 approves. */
-function twoRoundRun(over: Partial<RunState> = {}): RunState {
-  const round1 = coderRound(1, null, '2026-11-30T05:10:00.000Z')
-  const round2 = coderRound(2, null, '2026-11-30T05:20:00.000Z')
-  const review = {
-    tool: 'custom' as const,
-    fallback_used: false,
-    summary: 'Looked at it.',
-    session_id: null,
-    model: null,
-    usage: null,
-    cost: null,
-    calls: 1,
-    duration_ms: 1200,
-    raw_output_path: null,
-    over_budget: false,
-  }
-  return makeRun({
-    phase: 'finished',
-    task: 'Fix sum()',
-    outcome: { verdict: 'APPROVED', finished_at: '2026-11-30T05:30:00.000Z' },
-    rounds: [
-      {
-        ...round1,
-        reviewer: {
-          ...review,
-          verdict: 'CHANGES_REQUESTED',
-          findings: [finding(1, 1, 'off by one')],
-          at: '2026-11-30T05:11:00.000Z',
-        },
-      },
-      { ...round2, reviewer: { ...review, verdict: 'APPROVED', findings: [], at: '2026-11-30T05:21:00.000Z' } },
-    ],
-    replies: {
-      '1.1': {
-        finding: '1.1',
-        key: 'r:1.1',
-        disposition: 'fixed',
-        body: 'Bound fixed.',
-        at: '2026-11-30T05:12:00.000Z',
-        comment_url: null,
-      },
-    },
-    ...over,
-  })
-}
+import type { RunState } from '../lib/state.ts'
+import { assessment, finding, HOSTILE, mergedPr, NOW, twoRoundRun } from './_report.ts'
 
 describe('the html template tag', () => {
   it('escapes every interpolated string, keeps built markup, flattens lists and drops nothing-values', () => {
@@ -181,7 +67,7 @@ describe('the report of one run', () => {
     const svg = /<svg role="img"[\s\S]*?<\/svg>/.exec(page)?.[0] ?? ''
     expect(svg).toContain('<title id="cost-20260105-000000-abcdef-title">Cost per round and role</title>')
     expect(svg).toContain(
-      'Round 1: coder $0.2500, reviewer $0.0100, running total $0.2600. Round 2: coder $0.1500, reviewer $0.0100, running total $0.4200. Total $0.4200. The budget is $1.00.',
+      'Round 1: coder $0.2500, reviewer $0.0100, running total $0.2600. Round 2: coder $0.1500, reviewer $0.0100, running total $0.4200. Total $0.4200. The budget is $1.0000.',
     )
     expect(svg.match(/<rect class="bar-coder"/g)).toHaveLength(2)
     expect(svg.match(/<rect class="bar-reviewer"/g)).toHaveLength(2)
@@ -264,7 +150,13 @@ describe('the figures of every run', () => {
     const capped = twoRoundRun({ run_id: '20261130-000003-cccccc', phase: 'capped', outcome: null })
     capped.rounds = [capped.rounds[0]!]
     const open = twoRoundRun({ run_id: '20261130-000004-dddddd', phase: 'coding', outcome: null, rounds: [] })
-    const figures = [runFigures(first, 1), runFigures(third, 2), runFigures(capped, 1), runFigures(open, 5)]
+    const cost = (spent: number | null) => ({ spent, measured: true })
+    const figures = [
+      runFigures(first, cost(1)),
+      runFigures(third, cost(2)),
+      runFigures(capped, cost(1)),
+      runFigures(open, cost(5)),
+    ]
     expect(figures.map((f) => [f.ended, f.approved, f.rounds_to_approval, f.merged])).toEqual([
       [true, true, 1, false],
       [true, true, 3, true],
@@ -283,8 +175,9 @@ describe('the figures of every run', () => {
       usd_per_approved: 2,
       usd_per_merged: 4,
       unmeasured: 0,
+      same_vendor: { runs: 0, ended: 0, approved: 0, spent: 0 },
     })
-    expect(summarise([runFigures(open, null)])).toMatchObject({
+    expect(summarise([runFigures(open, cost(null))])).toMatchObject({
       approval_rate: null,
       usd_per_approved: null,
       unmeasured: 1,
@@ -316,12 +209,27 @@ describe('the figures of every run', () => {
     expect([...page.matchAll(/<tr data-run="([^"]+)">/g)].map((m) => m[1])).toEqual([newer.run_id, older.run_id])
     expect(page).toContain('<code>20261130-000003-cccccc</code>: state_malformed: &lt;script&gt;')
     expect(page).not.toMatch(/<script|<img/i)
-    expect(page).toContain('<title id="runs-chart-title">Cost per run and role</title>')
+    expect(page).toContain('<title id="trend-chart-title">Cost and rounds per run, oldest first</title>')
     expect(page).not.toMatch(/https?:/i)
   })
 })
 
 describe('the charts', () => {
+  it('scale to what was spent while the budget is far off: a $0.039 run on a $1 budget is no sliver', () => {
+    expect(chartTop(0.039, 1)).toBe(0.039)
+    expect(chartTop(0.3, 1)).toBe(1) // within reach: the budget line is drawn
+    expect(chartTop(1.4, 1)).toBe(1.4)
+    expect(chartTop(0.039, null)).toBe(0.039)
+    const page = renderRunReport(twoRoundRun(), assessment([[0.039, 0]], 1), NOW)
+    const svg = /<svg role="img"[\s\S]*?<\/svg>/.exec(page)?.[0] ?? ''
+    expect(svg).not.toContain('class="budget-line"')
+    expect(svg).toContain('budget $1.0000 ↑ (3.9% spent)')
+    expect(svg).toContain('The budget is $1.0000 (3.9% of it spent, above the chart&#39;s scale).')
+    // the bar reaches most of the way up (the plot is 194 units high, from y 30 to 224)
+    const bar = /<rect class="bar-coder" x="[^"]+" y="([^"]+)" width="[^"]+" height="([^"]+)"/.exec(svg)!
+    expect(Number(bar[2])).toBeGreaterThan(150)
+  })
+
   it('put the value axis on round steps with labels of equal decimals', () => {
     expect(dollarScale(1)).toMatchObject({ top: 1, ticks: [0, 0.25, 0.5, 0.75, 1] })
     expect(dollarScale(1).label(0.5)).toBe('$0.50')

@@ -27,7 +27,7 @@ describe('the report of every run, with 10,001 runs', () => {
     const listed = rowsOf(page, 'data-run')
     expect(listed).toHaveLength(200)
     expect(listed[0]).toBe('20270221-160000-002710')
-    expect(page).toContain('<caption>The 200 newest of 10001 runs</caption>')
+    expect(page).toContain('<caption>The 200 newest of 10001 runs; each links to its page</caption>')
   })
 
   it('counts every run in the summary', () => {

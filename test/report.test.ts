@@ -1,7 +1,7 @@
 // `pair-loop report` as a command: where it writes, what it prints, and its errors (the page itself: report-html and
 // report-browser tests).
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { expectError, expectOk, startRun } from './_expect.ts'
 import { sandbox, tempDir } from './_helpers.ts'
@@ -26,8 +26,42 @@ describe('pair-loop report', () => {
     expect(one.path).toBe(join(elsewhere, 'one.html'))
     expect(existsSync(one.path)).toBe(true)
     const all = expectOk(await sb.cli(['report', '--all']))
-    expect(all).toEqual({ version: 1, path: join(sb.home, 'reports', 'all.html'), runs: [runId] })
+    const page = join(sb.home, 'reports', `${runId}.html`)
+    expect(all).toEqual({ version: 1, path: join(sb.home, 'reports', 'all.html'), runs: [runId], pages: [page] })
     expect(readFileSync(all.path, 'utf8')).toContain(`<tr data-run="${runId}">`)
+  })
+
+  it('writes every listed run’s page beside the page of every run, which links each', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    const out = join(tempDir('pl-report-all-'), 'runs.html')
+    const all = expectOk(await sb.cli(['report', '--all', '--out', out]))
+    expect(all.pages).toEqual([join(dirname(out), `${runId}.html`)])
+    expect(readFileSync(all.pages[0], 'utf8')).toContain('<h1>demo task</h1>')
+    expect(readFileSync(out, 'utf8')).toContain(`<a href="${runId}.html"><code>${runId}</code></a>`)
+  })
+
+  it('opens the page with $BROWSER for --open, and says it did', async () => {
+    const sb = sandbox()
+    await startRun(sb)
+    const dir = tempDir('pl-report-open-')
+    const browser = join(dir, 'browser.sh')
+    writeFileSync(browser, `#!/bin/sh\nprintf '%s' "$1" > '${join(dir, 'opened')}'\n`, { mode: 0o755 })
+    const doc = expectOk(await sb.cli(['report', '--open'], { env: { BROWSER: browser } }))
+    expect(doc.opened).toBe(true)
+    const deadline = Date.now() + 5_000
+    while (!existsSync(join(dir, 'opened')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect(readFileSync(join(dir, 'opened'), 'utf8')).toBe(doc.path)
+    expect(expectOk(await sb.cli(['report'])).opened).toBeUndefined() // only when asked
+  })
+
+  it('says so on stderr when the browser cannot be started, the page still written', async () => {
+    const sb = sandbox()
+    await startRun(sb)
+    const result = await sb.cli(['report', '--open'], { env: { BROWSER: join(tempDir('pl-none-'), 'no-browser') } })
+    expect(expectOk(result).opened).toBe(false)
+    expect(result.stderr).toMatch(/could not open the page with .*no-browser/)
+    expect(existsSync(expectOk(result).path)).toBe(true)
   })
 
   it('writes a page for --all with no run at all', async () => {

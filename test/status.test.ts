@@ -81,8 +81,10 @@ describe('status', () => {
         severity: 'minor',
         path: 'src/f1.ts',
         line: 1,
+        line_end: 1,
         text: 'problem number 1',
         recurring: false,
+        recurring_of: null,
       },
       {
         id: '1.2',
@@ -90,8 +92,10 @@ describe('status', () => {
         severity: 'minor',
         path: 'src/f2.ts',
         line: 2,
+        line_end: 2,
         text: 'problem number 2',
         recurring: false,
+        recurring_of: null,
       },
     ])
   })

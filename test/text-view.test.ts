@@ -23,7 +23,11 @@ function expectAligned(text: string, header: string, columns: string[]): string[
   const at = lines.findIndex((line) => line.startsWith(header) || line.trimStart().startsWith(header))
   expect(at, `a table headed ${header}`).toBeGreaterThanOrEqual(0)
   const head = lines[at]!
-  const rows = lines.slice(at + 1).filter((line, i, all) => line.trim() && all.slice(0, i).every((l) => l.trim()))
+  const indent = head.length - head.trimStart().length
+  const rows = lines
+    .slice(at + 1)
+    .filter((line, i, all) => line.trim() && all.slice(0, i).every((l) => l.trim()))
+    .filter((line) => line.length - line.trimStart().length === indent) // a wrapped line continues its row
   for (const column of columns) {
     const start = head.indexOf(column)
     expect(start, `column ${column}`).toBeGreaterThan(0)
@@ -64,9 +68,9 @@ describe('the text layout', () => {
 describe('a view of its own', () => {
   it('still shows what it does not know, below its table: nothing of the result is left out', () => {
     const run = { run_id: '20261130-051500-a1b2c3', phase: 'coding', round: 1, next: 'review', task: 't' }
-    const text = documentText('status', { version: 1, runs: [run], unreadable: [], merged_prs: { count: 2, usd: 1.5 } })
-    expect(text).toMatch(/^RUN +PHASE/m)
-    expect(text).toMatch(/^merged_prs +count 2, usd 1\.5$/m)
+    const text = documentText('status', { version: 1, runs: [run], unreadable: [], newer: { count: 2, usd: 1.5 } })
+    expect(text).toMatch(/^RUN +STARTED/m)
+    expect(text).toMatch(/^newer +count 2, usd 1\.5$/m)
     expect(documentText('codes', { codes: [], note: 'new' })).toMatch(/^note +new$/m)
     expect(documentText('codes', { codes: [] })).not.toMatch(/version/)
   })
@@ -93,7 +97,7 @@ describe('--text on every command of a loop', () => {
 
   it('review: the verdict, and the findings as a table', async () => {
     const text = expectText(await sb.cli(['review', '--reviewer-cmd', 'builtin:changes', '--text']))
-    expect(text).toMatch(/^verdict +CHANGES_REQUESTED$/m)
+    expect(text).toMatch(/^review +round 1: changes requested, 2 findings$/m)
     const rows = expectAligned(text, 'ID', ['KIND', 'WHERE', 'TEXT'])
     const findings = sb.state(runId).rounds[0]!.reviewer!.findings
     expect(rows.map((row) => row.trim().split(/\s+/)[0])).toEqual(findings.map((f) => f.id))
@@ -113,7 +117,8 @@ describe('--text on every command of a loop', () => {
     const text = expectText(await sb.cli(['status', '--text']))
     expect(text).toMatch(new RegExp(`^run +${runId}$`, 'm'))
     expect(text).toMatch(new RegExp(`^next +${json.next}$`, 'm'))
-    expect(text).toMatch(/^spent +\$0\.00 of \$5\.00$/m)
+    // the stub reviewer reports no cost and no coder transcript was written: nothing was measured, and it says so
+    expect(text).toMatch(/^spent +at least \$0\.0000 of \$5\.0000; not measured: coder; reviewer$/m)
     const rows = expectAligned(text, 'ID', ['KIND', 'WHERE', 'TEXT'])
     expect(rows.map((row) => row.trim().split(/\s+/)[0])).toEqual(json.open_findings.map((f: { id: string }) => f.id))
   })
@@ -122,7 +127,7 @@ describe('--text on every command of a loop', () => {
     const json = expectOk(await sb.cli(['budget-check']))
     const text = expectText(await sb.cli(['budget-check', '--text']))
     expect(text).toMatch(/^level +none$/m)
-    const rows = expectAligned(text, 'ROUND', ['ROLE', 'USD', 'INPUT', 'OUTPUT', 'MODELS'])
+    const rows = expectAligned(text, 'ROUND', ['ROLE', 'USD', 'CALLS', 'MODELS'])
     const labels = rows.map((row) =>
       row
         .split(/\s{2,}/)
@@ -146,15 +151,15 @@ describe('--text on every command of a loop', () => {
 
   it('status --all: every run as a table', async () => {
     const text = expectText(await sb.cli(['status', '--all', '--text']))
-    const rows = expectAligned(text, 'RUN', ['PHASE', 'ROUND', 'NEXT', 'OPEN', 'TASK'])
+    const rows = expectAligned(text, 'RUN', ['STARTED', 'REPO', 'STATE', 'NEXT', 'OPEN', 'COST', 'PR'])
     expect(rows).toHaveLength(1)
     expect(rows[0]).toContain(runId)
-    expect(rows[0]).toContain('Fix sum()')
+    expect(text).toMatch(/^ {2}Fix sum\(\)$/m) // the task on the line below its run
   })
 
   it('finish: the outcome', async () => {
     const text = expectText(await sb.cli(['finish', '--verdict', 'ABANDONED', '--text']))
-    expect(text).toMatch(/^verdict +ABANDONED$/m)
+    expect(text).toMatch(/^finished +abandoned after 1 round$/m)
     expect(sb.state(runId).phase).toBe('finished')
   })
 
@@ -209,6 +214,18 @@ describe('--text on errors', () => {
     const result = await sandbox().cli(['stauts', '--text'])
     expect(result.code).toBe(2)
     expect(result.stdout).toMatch(/^error: usage \(exit 2\): unknown command "stauts" \(did you mean "status"\?\)/)
+  })
+})
+
+describe('--text in a terminal', () => {
+  it('prints an error once where stdout and stderr are one screen', () => {
+    const sb = sandbox()
+    const command = [...CLI_COMMAND, 'status', '--text'].map((part) => `'${part}'`).join(' ')
+    const out = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: sb.repo, env: sb.env, encoding: 'utf8' })
+    expect(out.status).toBe(8)
+    const screen = out.stdout.replace(/\r/g, '')
+    expect(screen).toMatch(/^error: run_not_found \(exit 8\): /)
+    expect(screen.match(/run_not_found/g)).toHaveLength(1)
   })
 })
 

@@ -2,6 +2,7 @@
 import { askBudget } from '../ask.ts'
 import type { Config } from '../config.ts'
 import { PairLoopError } from '../errors.ts'
+import { formatUsd } from '../money.ts'
 import { pairLoopHome } from '../paths.ts'
 import { nowIso } from '../run-access.ts'
 import { currentRound } from '../run-queries.ts'
@@ -110,6 +111,6 @@ export async function checkBudgetBrake(
 export function overLimit(runId: string, budget: BudgetAssessment): string {
   const unpriced = budget.ledger.unpriced_usage
   if (unpriced.length > 0)
-    return `run ${runId} used ${unpriced.join(', ')}, which no price covers, so its spend cannot be held to its $${budget.limit!.toFixed(2)} budget (add a price under "pricing" in config)`
-  return `run ${runId} has spent $${budget.spent.toFixed(4)} of its $${budget.limit!.toFixed(2)} budget`
+    return `run ${runId} used ${unpriced.join(', ')}, which no price covers, so its spend cannot be held to its ${formatUsd(budget.limit)} budget (add a price under "pricing" in config)`
+  return `run ${runId} has spent ${formatUsd(budget.spent)} of its ${formatUsd(budget.limit)} budget`
 }

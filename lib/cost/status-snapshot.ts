@@ -65,7 +65,7 @@ export async function cachedCostSummary(
     const unchanged =
       snapshot.revision === run.revision &&
       Object.entries(snapshot.watch).every(([path, print]) => fingerprint(path) === print)
-    if (unchanged && snapshot.summary.seen) return snapshot.summary // one written before `seen` existed is stale
+    if (unchanged && snapshot.summary.seen && snapshot.summary.unmeasured) return snapshot.summary // an older one is stale
   } catch {}
   const { runCostSummary } = await import('./summary.ts')
   const summary = await runCostSummary(run, config, { env })

@@ -4,12 +4,15 @@ import { isPairLoopError } from '../errors.ts'
 import type { HighWater, RunState } from '../state.ts'
 import { toStderr } from '../stdio.ts'
 import { computeLedger } from './ledger.ts'
+import { type Unmeasured, unmeasuredOf } from './measured.ts'
 
 export interface RunCostSummary {
   total_usd: number
   by_round: Record<number, number>
   by_role: { coder: number; reviewer: number }
   complete: boolean
+  /** The roles and rounds whose figure is no measurement (shown as such, never as $0). */
+  unmeasured: Unmeasured
   /** The transcript files the figures came from (what a cached summary must watch). */
   files: string[]
   /** What each coder session showed (Ledger.seen), for finish to keep as its high-water mark. */
@@ -42,6 +45,7 @@ export async function runCostSummary(
     by_round,
     by_role: { coder: ledger.by_role.coder.usd, reviewer: ledger.by_role.reviewer.usd },
     complete: ledger.complete && configOk,
+    unmeasured: unmeasuredOf(ledger),
     files: ledger.sources.flatMap((source) =>
       source.role === 'coder' && source.kind !== 'state' && source.path ? [source.path] : [],
     ),

@@ -1,5 +1,6 @@
-// Cost per round and role as an inline SVG: stacked coder/reviewer bars, the running total, and the budget line.
-import { formatUsd } from './format.ts'
+// Cost per round and role as an inline SVG: stacked coder/reviewer bars, the running total, and the budget line (when
+// the run has come near enough to it that drawing it does not flatten the bars to slivers).
+import { formatUsd } from '../money.ts'
 import { html, joinHtml, type SafeHtml } from './html.ts'
 import { dollarScale } from './chart-scale.ts'
 
@@ -8,11 +9,27 @@ export interface RoundSpend {
   coder: number
   reviewer: number
   in_progress: boolean
+  /** Roles whose figure for this round is no measurement (drawn as 0, said in words). */
+  unmeasured?: Array<'coder' | 'reviewer'>
 }
+
+/** The budget is drawn once the run has spent this share of it; further off, the scale runs to what was spent. */
+export const BUDGET_IN_VIEW = 0.25
+
+/** The value axis's top: the larger of spent and budget while the budget is in view, else what was spent. */
+export function chartTop(spent: number, limit: number | null): number {
+  return limit !== null && spent >= limit * BUDGET_IN_VIEW ? Math.max(limit, spent) : spent
+}
+
+/** A role's figure for a round in words: its dollars, or that it was not measured. */
+const said = (round: RoundSpend, role: 'coder' | 'reviewer') =>
+  round.unmeasured?.includes(role) ? `${role} not measured` : `${role} ${formatUsd(round[role])}`
+
+const share = (spent: number, limit: number) => `${((spent / limit) * 100).toFixed(1)}%`
 
 const WIDTH = 640
 const HEIGHT = 280
-const PAD = { left: 72, right: 24, top: 24, bottom: 40 }
+const PAD = { left: 76, right: 24, top: 30, bottom: 56 }
 const PLOT_W = WIDTH - PAD.left - PAD.right
 const PLOT_H = HEIGHT - PAD.top - PAD.bottom
 
@@ -24,9 +41,12 @@ export function chartDescription(rounds: RoundSpend[], limit: number | null): st
   const parts = rounds.map((round) => {
     running += round.coder + round.reviewer
     const state = round.in_progress ? ' (in progress)' : ''
-    return `Round ${round.n}${state}: coder ${formatUsd(round.coder)}, reviewer ${formatUsd(round.reviewer)}, running total ${formatUsd(running)}.`
+    return `Round ${round.n}${state}: ${said(round, 'coder')}, ${said(round, 'reviewer')}, running total ${formatUsd(running)}.`
   })
-  const against = limit === null ? 'No budget is set.' : `The budget is ${formatUsd(limit)}.`
+  const against =
+    limit === null
+      ? 'No budget is set.'
+      : `The budget is ${formatUsd(limit)}${running < limit * BUDGET_IN_VIEW ? ` (${share(running, limit)} of it spent, above the chart's scale)` : ''}.`
   return [...parts, `Total ${formatUsd(running)}.`, against].join(' ')
 }
 
@@ -34,7 +54,8 @@ export function costChart(rounds: RoundSpend[], limit: number | null, id: string
   if (rounds.length === 0) return html`<p class="muted">No round has been recorded yet: nothing to chart.</p>`
   let sum = 0
   const totals = rounds.map((round) => (sum += round.coder + round.reviewer))
-  const scale = dollarScale(Math.max(limit ?? 0, totals.at(-1)!))
+  const scale = dollarScale(chartTop(totals.at(-1)!, limit))
+  const budgetInView = limit !== null && limit <= scale.top
   const y = (usd: number) => px(PAD.top + PLOT_H - (usd / scale.top) * PLOT_H)
   const band = PLOT_W / rounds.length
   const barWidth = px(Math.min(band * 0.5, 64))
@@ -49,10 +70,11 @@ export function costChart(rounds: RoundSpend[], limit: number | null, id: string
     const coderTop = y(round.coder)
     const reviewerTop = y(round.coder + round.reviewer)
     const label = `Round ${round.n}${round.in_progress ? ' (in progress)' : ''}`
+    const short = `${round.n}${round.in_progress ? '…' : ''}`
     return html`<g class="round-bars" data-round="${round.n}">
-<rect class="bar-coder" x="${x}" y="${coderTop}" width="${barWidth}" height="${px(y(0) - coderTop)}"><title>${label}, coder: ${formatUsd(round.coder)}</title></rect>
-<rect class="bar-reviewer" x="${x}" y="${reviewerTop}" width="${barWidth}" height="${px(coderTop - reviewerTop)}"><title>${label}, reviewer: ${formatUsd(round.reviewer)}</title></rect>
-<text x="${centre(i)}" y="${HEIGHT - PAD.bottom + 18}" text-anchor="middle">${label}</text>
+<rect class="bar-coder" x="${x}" y="${coderTop}" width="${barWidth}" height="${px(y(0) - coderTop)}"><title>${label}: ${said(round, 'coder')}</title></rect>
+<rect class="bar-reviewer" x="${x}" y="${reviewerTop}" width="${barWidth}" height="${px(coderTop - reviewerTop)}"><title>${label}: ${said(round, 'reviewer')}</title></rect>
+<text class="round-label" x="${centre(i)}" y="${HEIGHT - PAD.bottom + 22}" text-anchor="middle">${short}</text>
 </g>`
   })
   const points = totals.map((total, i) => `${centre(i)},${y(total)}`).join(' ')
@@ -63,7 +85,9 @@ export function costChart(rounds: RoundSpend[], limit: number | null, id: string
   const budget =
     limit === null
       ? null
-      : html`<line class="budget-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(limit)}" y2="${y(limit)}"/><text class="budget-label" x="${WIDTH - PAD.right}" y="${y(limit) - 6}" text-anchor="end">budget ${formatUsd(limit)}</text>`
+      : !budgetInView
+        ? html`<text class="budget-label" x="${WIDTH - PAD.right}" y="${PAD.top - 6}" text-anchor="end">budget ${formatUsd(limit)} ↑ (${share(totals.at(-1)!, limit)} spent)</text>`
+        : html`<line class="budget-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(limit)}" y2="${y(limit)}"/><text class="budget-label" x="${WIDTH - PAD.right}" y="${y(limit) - 6}" text-anchor="end">budget ${formatUsd(limit)}</text>`
 
   return html`<figure class="chart">
 <svg role="img" viewBox="0 0 ${WIDTH} ${HEIGHT}" aria-labelledby="${id}-title" aria-describedby="${id}-desc">
@@ -71,6 +95,7 @@ export function costChart(rounds: RoundSpend[], limit: number | null, id: string
 <desc id="${id}-desc">${chartDescription(rounds, limit)}</desc>
 ${joinHtml(grid)}
 <line class="axis" x1="${PAD.left}" x2="${PAD.left}" y1="${PAD.top}" y2="${y(0)}"/>
+<text class="axis-title" x="${PAD.left + PLOT_W / 2}" y="${HEIGHT - 6}" text-anchor="middle">round</text>
 ${joinHtml(bars)}
 ${running}
 ${budget}

@@ -1,11 +1,5 @@
-// How the report writes money, shares, times and verdicts for a person.
+// How the report writes shares, times and verdicts for a person (money: lib/money.ts, as every view writes it).
 import type { Finding } from '../state.ts'
-
-/** Dollars: cents from $1 up, four decimals below (a round often costs cents); null is "not measured". */
-export function formatUsd(value: number | null | undefined): string {
-  if (value === null || value === undefined || !Number.isFinite(value)) return '—'
-  return `$${value.toFixed(Math.abs(value) >= 1 ? 2 : 4)}`
-}
 
 /** A share as a whole percentage. */
 export const formatPercent = (share: number): string => `${Math.round(share * 100)}%`

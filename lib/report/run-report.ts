@@ -1,9 +1,11 @@
 // The report of one run: its task, where it stands, the rounds as a timeline, and its cost against the budget.
-import type { BudgetAssessment } from '../cost/brake.ts'
+import { fullyMeasured, type Unmeasured, unmeasuredOf } from '../cost/measured.ts'
 import type { RunState } from '../state.ts'
 import { costChart } from './cost-chart.ts'
+import { askBanner } from './ask-banner.ts'
 import { costTable, roundSpends } from './cost-table.ts'
-import { formatUsd, formatWhen, verdictLabel } from './format.ts'
+import { formatUsd } from '../money.ts'
+import { formatWhen, verdictLabel } from './format.ts'
 import { html, type SafeHtml } from './html.ts'
 import { reportPage } from './page.ts'
 import type { RunCost } from './run-cost.ts'
@@ -22,8 +24,17 @@ function prFact(run: RunState): SafeHtml | string {
   return `#${run.pr}${state}`
 }
 
-function facts(run: RunState, cost: RunCost): SafeHtml {
-  const spent = cost.budget ? formatUsd(cost.budget.spent) : `not measured (${cost.error})`
+/** What the run spent, said as measured only when it is: `at least` when a role or round has no figure. */
+function spentText(cost: RunCost, unmeasured: Unmeasured | null): string {
+  if (!cost.budget) return `not measured (${cost.error})`
+  const figure = formatUsd(cost.budget.spent)
+  if (fullyMeasured({ complete: cost.budget.ledger.complete, unmeasured: unmeasured! })) return figure
+  const missing = unmeasured!.roles.filter((r) => r.how === 'none').map((r) => r.role)
+  return `at least ${figure} (${missing.length ? `${missing.join(' and ')} not measured` : 'not every figure could be measured'})`
+}
+
+function facts(run: RunState, cost: RunCost, unmeasured: Unmeasured | null): SafeHtml {
+  const spent = spentText(cost, unmeasured)
   const limit = cost.budget ? cost.budget.limit : run.budget_usd
   const fallback = run.reviewer_fallback ? ' (fallback: the configured reviewer was missing)' : ''
   const overrides = run.budget_overrides.map(
@@ -46,37 +57,41 @@ function facts(run: RunState, cost: RunCost): SafeHtml {
   return html`<dl class="facts">${rows.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}</dl>`
 }
 
-/** What the ledger could not measure (a missing transcript, a reviewer that reported no usage): the totals may be low. */
-function unmeasuredNote(budget: BudgetAssessment): SafeHtml | null {
-  const gaps = budget.ledger.sources.filter(
-    (s) => s.status === 'missing' || s.status === 'unreadable' || s.status === 'unmeasured',
+/** What the ledger could not measure (no transcript with the coder's responses, a reviewer that reported no cost). */
+function unmeasuredNote(unmeasured: Unmeasured): SafeHtml | null {
+  const roles = unmeasured.roles.map(
+    (r) => html`<li>${r.role}: ${r.how === 'none' ? 'not measured' : 'partly measured'} (${r.why})</li>`,
   )
-  if (gaps.length === 0) return null
-  const items = gaps.map(
-    (s) => html`<li>${s.role}${s.round ? ` round ${s.round}` : ''}: ${s.status}${s.why ? ` (${s.why})` : ''}</li>`,
-  )
-  return html`<p class="muted">Not every figure could be measured, so the totals may be low:</p><ul class="muted gaps">${items}</ul>`
+  const rounds = (['coder', 'reviewer'] as const).flatMap((role) => {
+    const ns = unmeasured.rounds.filter((r) => r.role === role).map((r) => r.n)
+    return ns.length ? [html`<li>${role}, round${ns.length === 1 ? '' : 's'} ${ns.join(', ')}: not measured</li>`] : []
+  })
+  if (roles.length + rounds.length === 0) return null
+  return html`<p class="muted">Not every figure could be measured; those are marked “not measured” and the totals may be low:</p><ul class="muted gaps">${roles}${rounds}</ul>`
 }
 
-function costSection(run: RunState, cost: RunCost): SafeHtml {
+function costSection(run: RunState, cost: RunCost, unmeasured: Unmeasured | null): SafeHtml {
   if (!cost.budget) return html`<p class="muted">The cost could not be measured: ${cost.error}</p>`
-  const rounds = roundSpends(cost.budget)
+  const rounds = roundSpends(cost.budget, unmeasured!)
   const unpriced = cost.budget.ledger.unpriced_models
   return html`${costChart(rounds, cost.budget.limit, `cost-${run.run_id}`)}
-${costTable(rounds, cost.budget)}
+${costTable(rounds, cost.budget, unmeasured!)}
 ${unpriced.length ? html`<p class="muted">No price for ${unpriced.join(', ')}: counted as $0.</p>` : null}
-${unmeasuredNote(cost.budget)}`
+${unmeasuredNote(unmeasured!)}`
 }
 
 export function renderRunReport(run: RunState, cost: RunCost, generatedAt: Date): string {
   const task = run.task.trim()
+  const unmeasured = cost.budget ? unmeasuredOf(cost.budget.ledger) : null
+  const perRound = cost.budget ? { rounds: cost.budget.ledger.rounds, unmeasured: unmeasured! } : null
   const body = html`<header>
 <p class="eyebrow">pair-loop run <code>${run.run_id}</code></p>
 <h1>${firstLine(task) || '(no task)'}</h1>
 ${task.includes('\n') ? html`<div class="task prose">${task}</div>` : null}
 </header>
-${facts(run, cost)}
-<section aria-labelledby="rounds-heading"><h2 id="rounds-heading">Rounds</h2>${timeline(run)}</section>
-<section aria-labelledby="cost-heading"><h2 id="cost-heading">Cost</h2>${costSection(run, cost)}</section>`
+${askBanner(run)}
+${facts(run, cost, unmeasured)}
+<section aria-labelledby="rounds-heading"><h2 id="rounds-heading">Rounds</h2>${timeline(run, perRound)}</section>
+<section aria-labelledby="cost-heading"><h2 id="cost-heading">Cost</h2>${costSection(run, cost, unmeasured)}</section>`
   return reportPage({ title: `${firstLine(task).slice(0, 80)} — pair-loop run ${run.run_id}`, body, generatedAt })
 }

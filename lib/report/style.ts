@@ -18,7 +18,7 @@ body {
   margin: 0; background: var(--bg); color: var(--fg);
   font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif;
 }
-main { max-width: 64rem; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 1.5rem 1.25rem 3rem; }
 h1 { font-size: 1.6rem; line-height: 1.25; margin: 0.2rem 0 0.8rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.25rem; margin: 2rem 0 0.75rem; padding-bottom: 0.3rem; border-bottom: 1px solid var(--line); }
 h3 { font-size: 1.05rem; margin: 0 0 0.5rem; display: flex; gap: 0.6rem; align-items: baseline; flex-wrap: wrap; }
@@ -61,7 +61,10 @@ thead th { border-bottom: 2px solid var(--line); }
 tfoot th, tfoot td { border-top: 2px solid var(--line); font-weight: 700; }
 td.num, th.num { text-align: right; white-space: nowrap; }
 th code { white-space: nowrap; }
-td.task-cell { max-width: 22rem; overflow-wrap: anywhere; }
+td.task-cell { min-width: 12rem; max-width: 28rem; overflow-wrap: break-word; }
+thead th.num { white-space: normal; }
+td.when-cell .date { white-space: nowrap; }
+.runs-table th, .runs-table td { padding: 0.35rem 0.4rem; }
 figure.chart { margin: 1rem 0; }
 figure.chart svg { width: 100%; height: auto; max-width: 44rem; display: block; }
 figure.chart figcaption { color: var(--muted); font-size: 0.9rem; }
@@ -83,6 +86,37 @@ svg text.budget-label { fill: var(--budget); font-weight: 600; }
 .summary dt { color: var(--muted); font-size: 0.85rem; }
 .summary dd { margin: 0; font-size: 1.3rem; font-weight: 700; font-variant-numeric: tabular-nums; }
 .summary dd small { display: block; font-size: 0.8rem; font-weight: 400; color: var(--muted); }
+svg .bar-rounds { fill: var(--recurring); opacity: 0.8; }
+.swatch-rounds { background: var(--recurring); }
+svg text.axis-title { font-weight: 600; }
+.unmeasured { font-style: italic; color: var(--muted); }
+.round-meta { margin: 0 0 0.4rem; font-variant-numeric: tabular-nums; }
+.banner { border: 2px solid var(--changes); border-radius: 6px; padding: 0.6rem 0.9rem; margin: 1rem 0;
+  background: var(--panel); }
+.banner h2 { margin: 0 0 0.3rem; border: 0; padding: 0; font-size: 1.1rem; color: var(--changes); }
+.banner ul { margin: 0.3rem 0 0; padding-left: 1.2rem; }
+.banner code { overflow-wrap: anywhere; }
+.table-scroll { overflow-x: auto; margin: 0.75rem 0; }
+.table-scroll table { margin: 0; }
+.table-scroll tbody th, .table-scroll tfoot th, .table-scroll thead th:first-child {
+  position: sticky; left: 0; background: var(--bg); z-index: 1; }
+td.repo-cell code { white-space: nowrap; }
+@media (max-width: 40rem) {
+  main { padding: 1rem 0.75rem 2rem; }
+  th, td { padding: 0.3rem 0.35rem; }
+  figure.chart svg text { font-size: 22px; }
+  /* the tables of runs and of cost become one block per row, each cell labelled: nothing hides behind a scroll */
+  table.reflow caption { display: block; }
+  table.reflow thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); }
+  table.reflow, table.reflow tbody, table.reflow tfoot { display: block; }
+  table.reflow tr { display: block; border-bottom: 2px solid var(--line); padding: 0.35rem 0; }
+  table.reflow tbody th, table.reflow tfoot th { display: block; position: static; border: 0; }
+  table.reflow td { display: flex; gap: 0.3rem; border: 0; padding: 0.1rem 0.35rem; text-align: left;
+    white-space: normal; }
+  table.reflow td::before { content: attr(data-label); flex: 0 0 7rem; color: var(--muted); font-style: normal;
+    font-weight: 400; }
+  td.task-cell { min-width: 0; max-width: none; }
+}
 footer { color: var(--muted); font-size: 0.85rem; margin-top: 2.5rem; border-top: 1px solid var(--line); padding-top: 0.6rem; }
 a { color: var(--coder); }
 @media print {

@@ -1,7 +1,16 @@
 // The rounds as a timeline: what the coder did, what the reviewer said, each finding with its reply and recurrence.
+import type { RoundCost } from '../cost/ledger-types.ts'
+import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
+import { formatUsd } from '../money.ts'
 import type { Finding, Reply, Round, RunState } from '../state.ts'
 import { findingAnchor, findingPlace, formatDuration, formatWhen, verdictLabel } from './format.ts'
 import { html, type SafeHtml } from './html.ts'
+
+/** The ledger's rounds and what it could not measure: each round's cost in the timeline. */
+export interface TimelineCost {
+  rounds: RoundCost[]
+  unmeasured: Unmeasured
+}
 
 export const verdictBadge = (verdict: string | null) =>
   html`<span class="badge verdict-${verdict ?? 'none'}" data-verdict="${verdict ?? ''}">${verdict ? verdictLabel(verdict) : 'Not reviewed yet'}</span>`
@@ -13,7 +22,8 @@ function replyBlock(reply: Reply | undefined): SafeHtml {
 
 function findingItem(finding: Finding, reply: Reply | undefined): SafeHtml {
   const place = findingPlace(finding)
-  const kind = `${finding.category}${finding.severity ? `/${finding.severity}` : ''}`
+  const said = finding.severity_said ? ` (said: ${finding.severity_said})` : ''
+  const kind = `${finding.category}${finding.severity ? `/${finding.severity}` : ''}${said}`
   const recurrence = finding.recurring
     ? html`<span class="badge recurring" data-recurring-of="${finding.recurring_of ?? ''}">recurs${finding.recurring_of ? html` <a href="#${findingAnchor(finding.recurring_of)}">${finding.recurring_of}</a>` : ''}</span>`
     : null
@@ -24,11 +34,31 @@ ${replyBlock(reply)}
 </li>`
 }
 
+const diffStat = (round: Round) =>
+  round.coder.diff
+    ? `${round.coder.diff.files} file${round.coder.diff.files === 1 ? '' : 's'} changed, +${round.coder.diff.insertions} −${round.coder.diff.deletions}`
+    : null
+
+/** What a round cost (each role, or "not measured"), how long it took, and what it changed: one line under its head. */
+function roundMeta(round: Round, cost: TimelineCost | null): SafeHtml {
+  const row = cost?.rounds.find((r) => r.n === round.n)
+  const measured = (role: 'coder' | 'reviewer') => row !== undefined && roundMeasured(cost!.unmeasured, round.n, role)
+  const part = (role: 'coder' | 'reviewer') =>
+    measured(role) ? formatUsd(row![role].usd) : html`<span class="unmeasured" data-measured="no">not measured</span>`
+  const both = measured('coder') && measured('reviewer')
+  const total =
+    !measured('coder') && !measured('reviewer')
+      ? html`<strong class="unmeasured" data-round-cost="">not measured</strong>`
+      : html`<strong data-round-cost="${String(row!.usd)}">${both ? '' : 'at least '}${formatUsd(row!.usd)}</strong>`
+  const coding = Date.parse(round.coder.done_at) - Date.parse(round.coder.started_at)
+  const took = Number.isFinite(coding) && coding >= 0 ? formatDuration(coding) : '—'
+  const review = round.reviewer ? ` · review ${formatDuration(round.reviewer.duration_ms)}` : ''
+  const diff = diffStat(round)
+  return html`<p class="round-meta" data-round-meta="${round.n}">${total} <span class="muted">(coder ${part('coder')}, reviewer ${part('reviewer')})</span> · coding ${took}${review}${diff ? ` · ${diff}` : ''}</p>`
+}
+
 function coderSide(run: RunState, round: Round): SafeHtml {
   const { coder } = round
-  const diff = coder.diff
-    ? `${coder.diff.files} file${coder.diff.files === 1 ? '' : 's'} changed, +${coder.diff.insertions} −${coder.diff.deletions}`
-    : null
   const notes = [
     coder.over_cap ? 'past the round cap, by the person' : null,
     coder.over_budget ? 'over budget, by the person' : null,
@@ -36,7 +66,7 @@ function coderSide(run: RunState, round: Round): SafeHtml {
     .filter(Boolean)
     .join('; ')
   return html`<section class="side side-coder" aria-label="Coder, round ${round.n}">
-<h4>Coder (${run.coder}) · done ${formatWhen(coder.done_at)}${diff ? ` · ${diff}` : ''}${notes ? ` · ${notes}` : ''}</h4>
+<h4>Coder (${run.coder}) · done ${formatWhen(coder.done_at)}${notes ? ` · ${notes}` : ''}</h4>
 <div class="prose coder-summary">${coder.summary || '(no summary)'}</div>
 </section>`
 }
@@ -64,12 +94,13 @@ function failedAttempts(run: RunState, n: number): SafeHtml[] {
     )
 }
 
-export function timeline(run: RunState): SafeHtml {
+export function timeline(run: RunState, cost: TimelineCost | null = null): SafeHtml {
   if (run.rounds.length === 0) return html`<p class="muted">No round yet: the coder is still on round 1.</p>`
   const items = run.rounds.map((round) => {
     const verdict = round.reviewer?.verdict ?? null
     return html`<li class="round round-${verdict ?? 'none'}" id="round-${round.n}" data-round="${round.n}">
 <h3>Round ${round.n} ${verdictBadge(verdict)}</h3>
+${roundMeta(round, cost)}
 ${coderSide(run, round)}
 ${failedAttempts(run, round.n)}
 ${reviewerSide(run, round)}

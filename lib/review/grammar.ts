@@ -101,6 +101,8 @@ export interface ParsedFinding {
   n: number
   category: string
   severity: Finding['severity']
+  /** The reviewer's word when it differs from `severity` (`critical`, `p0`, or one no alias covers). */
+  severity_said?: string
   path: string | null
   line_start: number | null
   line_end: number | null
@@ -125,6 +127,14 @@ export const SEVERITY_ALIASES: Record<string, Finding['severity']> = {
   p3: 'nit',
 }
 
+/** The severity kept (an alias's) and, when the reviewer said it another way, its own word. */
+export function severityOf(said: string | null | undefined): Pick<ParsedFinding, 'severity' | 'severity_said'> {
+  const word = said?.trim().toLowerCase() ?? ''
+  if (!word) return { severity: null }
+  const severity = SEVERITY_ALIASES[word] ?? null
+  return severity === word ? { severity } : { severity, severity_said: word.slice(0, 40) }
+}
+
 /** Findings in the grammar `N. [category/severity] path:start-end — text`; severity and location optional. */
 export function parseFindings(text: string): ParsedFinding[] {
   const findings: ParsedFinding[] = []
@@ -137,7 +147,7 @@ export function parseFindings(text: string): ParsedFinding[] {
       last = {
         n: findings.length + 1,
         category: category!.trim().toLowerCase(),
-        severity: severity ? (SEVERITY_ALIASES[severity.toLowerCase()] ?? null) : null,
+        ...severityOf(severity),
         path: location ? location[1]! : null,
         line_start: location ? Number(location[2]) : null,
         line_end: location ? Number(location[3] ?? location[2]) : null,

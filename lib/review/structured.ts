@@ -1,9 +1,9 @@
 // A structured reviewer answer (ANSWER_SCHEMA in grammar.ts): checked with valibot, read into the same verdict,
 // findings and summary the text grammar gives, so HANDOFF.md and the run record both the same way.
 import * as v from 'valibot'
-import { SEVERITIES, VERDICTS, type Verdict } from '../state.ts'
+import { VERDICTS, type Verdict } from '../state.ts'
 import { stripControl } from '../text.ts'
-import { SEVERITY_ALIASES, type ParsedFinding } from './grammar.ts'
+import { type ParsedFinding, severityOf } from './grammar.ts'
 import type { ReviewerReply } from './output.ts'
 
 const Text = v.pipe(v.string(), v.trim(), v.minLength(1))
@@ -59,14 +59,14 @@ export function readStructured(value: unknown, maxSummaryChars = 4000): ReadAnsw
         ? `${prose.slice(0, maxSummaryChars)}… [${prose.length - maxSummaryChars} more characters in the raw output]`
         : prose,
     findings: (findings ?? []).map((finding, index) => {
-      const severity = finding.severity ? (SEVERITY_ALIASES[finding.severity.trim().toLowerCase()] ?? null) : null
+      const severity = severityOf(finding.severity ? oneLine(finding.severity) : null)
       const path = finding.path ? oneLine(finding.path) || null : null
       const start = finding.line_start ?? null
       const end = start === null ? null : Math.max(start, finding.line_end ?? start)
       return {
         n: index + 1,
         category: oneLine(finding.category.replace(/[[\]/]/g, ' ')).toLowerCase() || 'general',
-        severity: severity && (SEVERITIES as readonly string[]).includes(severity) ? severity : null,
+        ...severity,
         path,
         line_start: start,
         line_end: end,
