@@ -1,6 +1,7 @@
 // The figures across runs that were not true (issue 21, 6 and 7; issue 20, 11): a run with no coder record is never
 // "measured", an approval later abandoned is no approval, and a run reviewed by the coder's own vendor is counted apart.
 import { describe, expect, it } from 'vitest'
+import { renderPrBody } from '../lib/pr-body.ts'
 import { renderAllRunsReport } from '../lib/report/all-runs-report.ts'
 import { runFigures, summarise, usdPerMergedPr } from '../lib/report/figures.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
@@ -47,6 +48,24 @@ describe('a figure that was not measured', () => {
     expect(page).toMatch(/data-cost="total"[^>]*>at least \$0\.1440</)
     expect(page).toContain('<li>coder: not measured (no coder response in any transcript found for this run)</li>')
     expect(page).toMatch(/<dd><span data-cost="spent" data-usd="0.144">at least \$0\.1440 \(coder not measured\)/)
+  })
+})
+
+describe('the PR body', () => {
+  it('marks the rounds and the total it could not measure, never a measured $0', () => {
+    const unmeasured = {
+      roles: [{ role: 'coder' as const, how: 'none' as const, why: 'no transcript' }],
+      rounds: [1, 2].map((n) => ({ n, role: 'coder' as const, why: 'no coder response in its window' })),
+    }
+    const body = renderPrBody(twoRoundRun(), { total_usd: 0.144, by_round: { 1: 0.072, 2: 0.072 }, unmeasured })
+    expect(body).toContain('| 1 | CHANGES_REQUESTED | 1 | 1 | at least $0.0720 |')
+    expect(body).toContain('**Total cost:** at least $0.1440 (coder not measured)')
+    const measured = renderPrBody(twoRoundRun(), {
+      total_usd: 0.144,
+      by_round: { 1: 0.072, 2: 0.072 },
+      unmeasured: { roles: [], rounds: [] },
+    })
+    expect(measured).toContain('**Total cost:** $0.1440')
   })
 })
 
