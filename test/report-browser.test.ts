@@ -3,8 +3,9 @@
 // cost, time and diff, findings, replies, recurrences, totals equal to budget-check's own figures, what was not
 // measured said so), dark and print styles, nothing loaded but the file, no agent text run as markup; `--all` over
 // three runs linking each page; at 400 px nothing wider than the screen, tables reflowed or scrolling with their first
-// column kept, chart labels readable. Screenshots go to the test's own temp folder, or to PAIR_LOOP_SCREENSHOTS (the
-// README's .github/ shots are taken so: PAIR_LOOP_SCREENSHOTS=.github npx vitest run test/report-browser.test.ts).
+// column kept, chart labels readable. Screenshots go to the test's own temp folder; the README's three (report-run,
+// report-all, report-phone) go to PAIR_LOOP_SCREENSHOTS when it is set, which is how .github/ is re-taken:
+// PAIR_LOOP_SCREENSHOTS=.github npx vitest run test/report-browser.test.ts
 import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
@@ -16,7 +17,9 @@ import { goneWithin } from './_review.ts'
 import { HOSTILE_TASK, type Loop, REPLIES, runA, runsBC, STUB_FINDINGS, shared, TASK } from './_report-loops.ts'
 
 const SLOW = 120_000
-const SHOTS = process.env.PAIR_LOOP_SCREENSHOTS ? resolve(process.env.PAIR_LOOP_SCREENSHOTS) : tempDir('report-shots-')
+const SHOTS = tempDir('report-shots-')
+const README_SHOTS = process.env.PAIR_LOOP_SCREENSHOTS ? resolve(process.env.PAIR_LOOP_SCREENSHOTS) : SHOTS
+const FOR_README = new Set(['report-run.png', 'report-all.png', 'report-phone.png'])
 const DESKTOP = { width: 1280, height: 900 }
 const PHONE = { width: 400, height: 860 }
 
@@ -42,9 +45,10 @@ afterAll(async () => {
 
 const texts = (page: Page, selector: string) => page.locator(selector).allTextContents()
 const usdOf = async (page: Page, selector: string) => Number(await page.locator(selector).getAttribute('data-usd'))
+const shotPath = (name: string) => join(FOR_README.has(name) ? README_SHOTS : SHOTS, name)
 const shot = async (page: Page, name: string) => {
-  await page.screenshot({ path: join(SHOTS, name), fullPage: true })
-  expect(statSync(join(SHOTS, name)).size).toBeGreaterThan(10_000)
+  await page.screenshot({ path: shotPath(name), fullPage: true })
+  expect(statSync(shotPath(name)).size).toBeGreaterThan(10_000)
 }
 /** How far the page reaches past the viewport's right edge (0: nothing wider than the screen). */
 const overflow = (page: Page) =>
@@ -301,6 +305,13 @@ describe.skipIf(!browserAvailable)('pair-loop report on a 400-pixel phone', () =
         const background = await page.evaluate<string>('getComputedStyle(document.body).backgroundColor')
         expect(background).toBe(scheme === 'dark' ? 'rgb(13, 17, 23)' : 'rgb(255, 255, 255)')
         await shot(page, `report-run-phone-${scheme}.png`)
+        if (scheme === 'dark') {
+          // the README's phone shot: the cost section, its chart and its table reflowed
+          await page
+            .locator('section[aria-labelledby="cost-heading"]')
+            .screenshot({ path: shotPath('report-phone.png') })
+          expect(statSync(shotPath('report-phone.png')).size).toBeGreaterThan(10_000)
+        }
         await page.close()
       },
       SLOW,
