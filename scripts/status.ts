@@ -1,20 +1,10 @@
 #!/usr/bin/env node
-// status: where a run stands (or every run, with --all); --wait blocks until it changes.
+// status: its flags, read into options for lib/commands/status.ts (where a run stands, or every run; --wait blocks).
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { fail, interruptedError } from '../lib/errors.ts'
-import { configDrift } from '../lib/config-drift.ts'
-import { configChanged, configOf, handoffPath, resolveRun } from '../lib/run-access.ts'
-import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../lib/run-queries.ts'
-import { pairLoopHome, runStatePath } from '../lib/paths.ts'
-import { learnMerge, learnMerges, mergedPrFigures } from '../lib/pr/merged.ts'
-import { runFigures } from '../lib/report/figures.ts'
-import { fullyMeasured } from '../lib/cost/measured.ts'
-import type { RunState } from '../lib/state.ts'
-import { listRuns, readRun } from '../lib/store.ts'
+import * as status from '../lib/commands/status.ts'
+import { fail } from '../lib/errors.ts'
 
-const POLL_MS = 100
-
-const status = defineScript({
+const statusScript = defineScript({
   name: 'status',
   description: 'Where a run stands: phase, round, next step, open findings, budget; --all for every run.',
   args: {
@@ -22,161 +12,13 @@ const status = defineScript({
     all: { type: 'boolean', description: 'list every run (for dashboards and jq)' },
     wait: { type: 'string', description: 'block up to S seconds for a change, then report `changed`', valueHint: 'S' },
   },
-  async run(args, io) {
+  async run(args, _io, ctx) {
     const waitS = integerFlag(args.wait, 'wait', { max: 86_400 })
     if (args.all && args.run !== undefined)
       fail('usage', '--all lists every run; give --all or --run, not both', { flag: '--run' })
-    if (args.all) {
-      await checkClaims(io.stderr)
-      const before = allRunsDocument()
-      if (waitS === undefined) return withMergedPrs(before)
-      const changed = await waitFor(() => fingerprint(allRunsDocument()) !== fingerprint(before), waitS, io.signal)
-      return { ...(await withMergedPrs(allRunsDocument())), changed }
-    }
-    const run = await learnMerge(await checkedRun(resolveRun(args, { allowFinished: true }), io.stderr))
-    if (waitS === undefined) return runDocument(run)
-    const before = meaningful(run)
-    const changed = await waitFor(
-      async () => meaningful(await checkedRun(readRun(run.run_id), io.stderr)) !== before,
-      waitS,
-      io.signal,
-    )
-    return { ...(await runDocument(readRun(run.run_id))), changed }
+    return status.run(ctx, { run: args.run, cwd: args.cwd, all: args.all ?? false, waitS })
   },
 })
 
-async function runDocument(run: RunState) {
-  const { cachedCostSummary } = await import('../lib/cost/status-snapshot.ts')
-  const cost = await cachedCostSummary(run, () => configOf(run))
-  return {
-    run_id: run.run_id,
-    phase: run.phase,
-    round: currentRound(run),
-    rounds_left: roundsLeft(run),
-    max_rounds: run.max_rounds,
-    ...nextFields(run),
-    task: run.task,
-    repo: run.repo,
-    branch: run.branch,
-    coder: run.coder,
-    reviewer: run.reviewer,
-    reviewer_fallback: run.reviewer_fallback,
-    open_findings: openFindings(run).map((f) => ({
-      id: f.id,
-      category: f.category,
-      severity: f.severity,
-      ...(f.severity_said ? { severity_said: f.severity_said } : {}),
-      path: f.path,
-      line: f.line_start,
-      line_end: f.line_end,
-      text: f.text,
-      recurring: f.recurring,
-      recurring_of: f.recurring_of,
-    })),
-    replies: Object.keys(run.replies).length,
-    review_in_progress: run.review_claim !== null,
-    failed_reviews: run.failed_reviews.length,
-    budget: { limit_usd: run.budget_usd, spent_usd: cost.total_usd, unmeasured: cost.unmeasured },
-    outcome: run.outcome,
-    pr: run.pr,
-    pr_url: run.pr_url,
-    revision: run.revision,
-    updated_at: run.updated_at,
-    state_path: runStatePath(run.run_id),
-    handoff_path: handoffPath(run),
-    config_changed: configChanged(run),
-    config_warnings: configDrift(run).map(({ path, drift, message }) => ({ path, drift, message })),
-  }
-}
-
-function allRunsDocument() {
-  const runs = listRuns(pairLoopHome())
-  return {
-    states: runs.flatMap((entry) => ('state' in entry ? [entry.state] : [])),
-    runs: runs.flatMap((entry) => ('state' in entry ? [summarise(entry.state)] : [])),
-    unreadable: runs.flatMap((entry) =>
-      'error' in entry ? [{ run_id: entry.run_id, code: entry.error.code, message: entry.error.message }] : [],
-    ),
-  }
-}
-
-function summarise(run: RunState) {
-  return {
-    run_id: run.run_id,
-    phase: run.phase,
-    round: currentRound(run),
-    ...nextFields(run),
-    task: run.task,
-    repo: run.repo,
-    branch: run.branch,
-    created_at: run.created_at,
-    open_findings: openFindings(run).length,
-    outcome: run.outcome?.verdict ?? null,
-    pr: run.pr,
-    merged_at: mergedAt(run),
-    revision: run.revision,
-    updated_at: run.updated_at,
-  }
-}
-
-/** The all-runs document with each run's cost, and what merged PRs cost (the report's one definition). */
-async function withMergedPrs({ states: listed, ...document }: ReturnType<typeof allRunsDocument>) {
-  const { cachedCostSummary } = await import('../lib/cost/status-snapshot.ts')
-  const states = await learnMerges(listed) // a PR merged after the last tick is learnt here, once
-  const costs = await Promise.all(states.map((run) => cachedCostSummary(run, () => configOf(run))))
-  const figures = states.map((run, i) =>
-    runFigures(run, { spent: costs[i]!.total_usd, measured: fullyMeasured(costs[i]!) }),
-  )
-  const runs = document.runs.map((entry, i) => ({
-    ...entry,
-    merged_at: mergedAt(states[i]!),
-    cost_usd: costs[i]!.total_usd,
-    measured: figures[i]!.measured,
-    cross_vendor: figures[i]!.cross_vendor,
-  }))
-  return { ...document, runs, merged_prs: mergedPrFigures(states, figures) }
-}
-
-const fingerprint = (doc: ReturnType<typeof allRunsDocument>) =>
-  JSON.stringify([doc.runs.map((r) => `${r.run_id}:${r.revision}`), doc.unreadable.map((u) => u.run_id)])
-
-/** The claim's liveness check: a review worker found dead is settled (its attempt kept), never left "running". */
-async function checkedRun(run: RunState, stderr: (text: string) => void): Promise<RunState> {
-  if (!run.review_claim) return run
-  const { settleDeadClaim } = await import('../lib/review/dead-worker.ts')
-  return settleDeadClaim(run, { log: (line) => stderr(`pair-loop status: ${line}\n`) })
-}
-
-/** The same check on every run that has a review in flight. */
-async function checkClaims(stderr: (text: string) => void): Promise<void> {
-  for (const entry of listRuns(pairLoopHome())) if ('state' in entry) await checkedRun(entry.state, stderr)
-}
-
-/**
- * What `status --wait` waits to change: the run, less its revision and how its review claim is held (the worker taking
- * it over, noting its reviewer), so a review in flight wakes it when it ends, not when it settles in.
- */
-function meaningful(run: RunState): string {
-  const { revision: _revision, updated_at: _updated, review_claim, ...rest } = run
-  return JSON.stringify([rest, review_claim?.attempt ?? review_claim?.started_at ?? null])
-}
-
-/** Poll (fs.watch differs across runtimes and filesystems) until `changed` or the time is up; a signal stops the
- * wait with `interrupted` (a cron loop still reads JSON). */
-async function waitFor(
-  changed: () => boolean | Promise<boolean>,
-  seconds: number,
-  signal?: AbortSignal,
-): Promise<boolean> {
-  const deadline = Date.now() + seconds * 1000
-  for (;;) {
-    if (signal?.aborted) throw interruptedError(signal, 'status --wait')
-    if (await changed()) return true
-    const left = deadline - Date.now()
-    if (left <= 0) return false
-    await new Promise((resolve) => setTimeout(resolve, Math.min(POLL_MS, left)))
-  }
-}
-
-export default status
-if (isMain(import.meta)) void main(status)
+export default statusScript
+if (isMain(import.meta)) void main(statusScript)
