@@ -18,7 +18,11 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 // The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
 // of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
-const CORE = ['/lib/cli.ts', '/lib/stdio.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts', '/lib/text.ts']
+// the Context (lib/context.ts) too: every command reads the outside world through it
+const CORE = [
+  ...['/lib/cli.ts', '/lib/context.ts', '/lib/stdio.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts'],
+  '/lib/text.ts',
+]
 // status's cost snapshot, the transcript finders and the frozen transcript environment are light; the grammar's
 // finding keys number findings in a move
 // the PR phase (lib/pr/) is a chunk of its own for the same reason (its final round imports the reviewer call); only the
@@ -45,7 +49,8 @@ function chunkOf(id: string): string | undefined {
   if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review
   if (id.endsWith('/lib/snapshot/hash-worker.ts')) return undefined // an entry of its own: in a chunk, it would become it
   if (id.endsWith('/lib/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
-  const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
+  // the use-cases (lib/commands/) sit above the snapshot and the review: in lib they would make a cycle of chunks too
+  const area = /\/lib\/(cost|review|export|report|pr|commands)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined
 }

@@ -1,6 +1,7 @@
 // Bodies given as input (summaries, replies) come from a file or stdin, never argv: checked for presence, size and UTF-8.
 import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
+import { context } from './context.ts'
 import { fail } from './errors.ts'
 import { stripControl } from './text.ts'
 
@@ -9,7 +10,7 @@ export const MAX_BODY_BYTES = 64 * 1024
 export async function readBody(
   source: string,
   flag: string,
-  { cwd = process.cwd(), stdin }: { cwd?: string; stdin: AsyncIterable<Uint8Array | string> },
+  { cwd = context().cwd, stdin }: { cwd?: string; stdin: AsyncIterable<Uint8Array | string> },
 ): Promise<string> {
   const bytes = source === '-' ? await readStdin(stdin, flag) : readBodyFile(resolve(cwd, source), flag)
   let text: string

@@ -1,6 +1,6 @@
 // Claims on gh side effects (a PR being opened, a reply being posted), as pure moves on the run: key, claim under the
 // run's lock, call gh outside it, then record and drop the claim under the lock. A second call sees the claim.
-import { hostname } from 'node:os'
+import { context, nowDate } from './context.ts'
 import { fail } from './errors.ts'
 import { heldByAnother } from './processes.ts'
 import type { SideClaim } from './pr/schema.ts'
@@ -11,12 +11,13 @@ import type { Step } from './store.ts'
 /** A gh call is bounded (3 attempts of at most a minute, with waits): a claim older than this is of a dead process. */
 const CLAIM_LIFETIME_MS = 10 * 60_000
 
-export function ownSideClaim(now = new Date()): SideClaim {
-  return { pid: process.pid, host: hostname(), at: now.toISOString() }
+export function ownSideClaim(now = nowDate()): SideClaim {
+  const { pid, host } = context()
+  return { pid, host, at: now.toISOString() }
 }
 
 /** Held by another call still running: this host's live pid (another host's until the claim expires), not ours. */
-export function isClaimLive(claim: SideClaim | undefined, now = Date.now()): boolean {
+export function isClaimLive(claim: SideClaim | undefined, now = context().now()): boolean {
   return claim !== undefined && heldByAnother(claim, Date.parse(claim.at) + CLAIM_LIFETIME_MS, now)
 }
 

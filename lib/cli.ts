@@ -3,6 +3,7 @@
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { ArgsDef, ParsedArgs } from 'citty'
+import { type Context, processContext, type ScriptIO, withContext } from './context.ts'
 import { ERROR_CODES, type PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
 import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
 import { toStderr, toStdout } from './stdio.ts'
@@ -22,7 +23,8 @@ export interface ScriptDef<A extends ArgsDef> {
   name: string
   description: string
   args: A
-  run: (args: ParsedArgs<A>, io: ScriptIO) => Promise<Document | Outcome | RawOutput>
+  /** `io` is `ctx.io`: the command's streams. */
+  run: (args: ParsedArgs<A>, io: ScriptIO, ctx: Context) => Promise<Document | Outcome | RawOutput>
 }
 
 /** A command's module, loaded when it runs (so each command loads only what it uses). */
@@ -52,20 +54,6 @@ export const runArgs = {
   cwd: { type: 'string', description: 'work as if started in this directory', valueHint: 'dir' },
 } as const satisfies ArgsDef
 
-/** A command's streams, injected so demo and tests run commands in-process with buffers instead of patching globals. */
-export interface ScriptIO {
-  /** What a body file `-` reads. */
-  stdin: AsyncIterable<Uint8Array | string>
-  stdout: (text: string) => void
-  stderr: (text: string) => void
-  /** Aborted by SIGINT/SIGTERM (with the signal's name as its reason): a command that waits stops on it. */
-  signal?: AbortSignal
-  /** stdout's width when it is a terminal (a --text view wraps to it; 100 otherwise). */
-  columns?: number
-  /** stdout and stderr are one terminal: a --text error is printed once, not on both. */
-  sameTerminal?: boolean
-}
-
 /** How long a command has, after a signal, to stop on its own (a review ends its reviewer and records the attempt). */
 const INTERRUPT_GRACE_MS = 4_000
 
@@ -87,6 +75,9 @@ function processIO(): ScriptIO & { dispose: () => void } {
   }
 }
 
+/** A real process's command: the process's world, its streams, SIGINT and SIGTERM an aborted signal. */
+export const edgeContext = (): Context => processContext(processIO())
+
 /** Settles (rejecting) once the signal has been aborted for `graceMs`: a command that does not stop by then is cut. */
 function cutAfterSignal(signal: AbortSignal, graceMs: number): Promise<never> {
   return new Promise((_, reject) => {
@@ -102,12 +93,23 @@ export async function* textInput(text: string): AsyncIterable<Uint8Array> {
   yield new TextEncoder().encode(text)
 }
 
-/** Parse, run, print; returns the exit status. Never throws, never calls process.exit (it can cut stdout short). */
-export async function runScript<A extends ArgsDef>(
+/**
+ * Parse, run, print, with `given` as the Context (bare streams: the process's world with them); returns the exit
+ * status. Never throws, never calls process.exit (it can cut stdout short).
+ */
+export function runScript<A extends ArgsDef>(
   def: ScriptDef<A>,
   rawArgs: string[],
-  io: ScriptIO = processIO(),
+  given: Context | ScriptIO = edgeContext(),
 ): Promise<number> {
+  const ctx = isContext(given) ? given : processContext(given)
+  return withContext(ctx, () => runIn(ctx, def, rawArgs))
+}
+
+const isContext = (given: Context | ScriptIO): given is Context => 'io' in given && 'env' in given
+
+async function runIn<A extends ArgsDef>(ctx: Context, def: ScriptDef<A>, rawArgs: string[]): Promise<number> {
+  const { io } = ctx
   const args = withCommonArgs(def.args)
   if (flagGiven(args, rawArgs, ['--help', '-h'])) {
     io.stdout((await import('./help.ts')).commandHelp({ ...def, args })) // loaded for --help only
@@ -117,7 +119,7 @@ export async function runScript<A extends ArgsDef>(
   const asText = flagGiven(args, rawArgs, ['--text'])
   try {
     const parsed = parseFlags({ args }, rawArgs) as ParsedArgs<A>
-    const running = def.run(parsed, io)
+    const running = def.run(parsed, io, ctx)
     const result = io.signal
       ? await Promise.race([running, cutAfterSignal(io.signal, INTERRUPT_GRACE_MS)])
       : await running
@@ -152,7 +154,7 @@ const errorText = (error: PairLoopError) =>
 
 /** Entry point of a script file: run with the process's argv and set the exit code. */
 export async function main<A extends ArgsDef>(def: ScriptDef<A>, rawArgs = process.argv.slice(2)): Promise<void> {
-  await exitWith(runScript(def, rawArgs, processIO()))
+  await exitWith(runScript(def, rawArgs, edgeContext()))
 }
 
 /** Set the exit status; after a signal, end the process once the document is out (nothing else may still print). */

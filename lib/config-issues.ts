@@ -2,6 +2,7 @@
 // Never the schema library's own text ("Invalid key: Expected never but received …") nor the JSON parser's.
 import { relative, isAbsolute } from 'node:path'
 import type * as v from 'valibot'
+import { context } from './context.ts'
 import { closest, didYouMean } from './suggest.ts'
 
 type Issue = v.BaseIssue<unknown>
@@ -35,7 +36,7 @@ const MUST_BE: Record<string, string> = {
 }
 
 /** The file as the person sees it: relative to where they are when it lies below, else the whole path. */
-export function shownPath(path: string, cwd = process.cwd()): string {
+export function shownPath(path: string, cwd = context().cwd): string {
   const below = relative(cwd, path)
   return below && !below.startsWith('..') && !isAbsolute(below) ? below : path
 }

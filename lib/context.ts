@@ -1,10 +1,24 @@
-// The outside world, read once at the edge: home, environment, clock, pid, host, working directory, streams and the
-// PAIR_LOOP_* settings. Every other lib file reads them from here (test/architecture.test.ts checks it), so a command
-// runs in-process with a test Context as it runs in a process with the real one.
+// The outside world, read once at the edge: home, environment, clock, pid, host, working directory and streams (the
+// PAIR_LOOP_* settings are read from its environment by lib/settings.ts). Every other lib file reads them from here
+// (test/architecture.test.ts checks it), so a command runs in-process with a test Context as in a process.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import { hostname, homedir } from 'node:os'
+import { homedir, hostname, tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { ScriptIO } from './cli.ts'
+import { toStderr, toStdout } from './stdio.ts'
+
+/** A command's streams, injected so demo and tests run commands in-process with buffers instead of patching globals. */
+export interface ScriptIO {
+  /** What a body file `-` reads. */
+  stdin: AsyncIterable<Uint8Array | string>
+  stdout: (text: string) => void
+  stderr: (text: string) => void
+  /** Aborted by SIGINT/SIGTERM (with the signal's name as its reason): a command that waits stops on it. */
+  signal?: AbortSignal
+  /** stdout's width when it is a terminal (a --text view wraps to it; 100 otherwise). */
+  columns?: number
+  /** stdout and stderr are one terminal: a --text error is printed once, not on both. */
+  sameTerminal?: boolean
+}
 
 /** A command's world. Made once per command (processContext at a script's entry, testContext in tests). */
 export interface Context {
@@ -19,26 +33,51 @@ export interface Context {
   readonly pid: number
   readonly host: string
   readonly io: ScriptIO
+  /** How `review` starts its detached worker (a runtime and the review script); default this runtime and script. */
+  readonly reviewWorker?: readonly string[]
 }
 
-/** A Context from the process's own world. */
+/** A Context from the process's own world (anything in `overrides` in its place). */
 export function processContext(io: ScriptIO, overrides: Partial<Context> = {}): Context {
   const env = overrides.env ?? process.env
   const cwd = overrides.cwd ?? process.cwd()
+  let host = overrides.host
   return {
     env,
     cwd,
     home: overrides.home ?? homeOf(env, cwd),
     now: overrides.now ?? Date.now,
     pid: overrides.pid ?? process.pid,
-    host: overrides.host ?? hostname(),
+    // read when asked: most commands never need it
+    get host() {
+      host ??= hostname()
+      return host
+    },
     io,
+    ...(overrides.reviewWorker ? { reviewWorker: overrides.reviewWorker } : {}),
   }
 }
 
 /** `$PAIR_LOOP_HOME` as the environment gives it, made absolute against the starting directory. */
 export function homeOf(env: Readonly<NodeJS.ProcessEnv>, cwd: string): string {
-  return env.PAIR_LOOP_HOME ? resolve(cwd, env.PAIR_LOOP_HOME) : join(homedir(), '.pair-loop')
+  return env.PAIR_LOOP_HOME ? resolve(cwd, env.PAIR_LOOP_HOME) : join(userHome(env), '.pair-loop')
+}
+
+/** `$HOME` as the agents' CLIs read it; without one, the account's home directory. */
+export function userHome(env: Readonly<NodeJS.ProcessEnv> = context().env): string {
+  if (env.HOME) return env.HOME
+  try {
+    return userInfo().homedir
+  } catch {
+    return homedir() // no account entry (a container's bare uid)
+  }
+}
+
+/** The temp folder the Context's environment names ($TMPDIR, read as os.tmpdir() reads it). */
+export function tempRoot(env: Readonly<NodeJS.ProcessEnv> = context().env): string {
+  if (process.platform === 'win32') return tmpdir()
+  const dir = env.TMPDIR || env.TMP || env.TEMP || '/tmp'
+  return dir.length > 1 && dir.endsWith('/') ? dir.slice(0, -1) : dir
 }
 
 const current = new AsyncLocalStorage<Context>()
@@ -48,16 +87,22 @@ export function withContext<T>(ctx: Context, work: () => T): T {
   return current.run(ctx, work)
 }
 
-/** The Context of the command running now; outside any command (a library caller), the process's own. */
+/** The Context of the command running now; outside any command (a library caller, the review worker), the process's. */
 export function context(): Context {
-  return current.getStore() ?? processContext(silentIO)
+  return current.getStore() ?? processContext(processStreams)
 }
 
-const silentIO: ScriptIO = {
-  stdin: (async function* () {})(),
-  stdout: () => {},
-  stderr: () => {},
+/** The process's own streams, without signal handling (only a script's entry installs that: lib/cli.ts). */
+const processStreams: ScriptIO = {
+  get stdin() {
+    return process.stdin
+  },
+  stdout: toStdout,
+  stderr: toStderr,
 }
 
 /** The time now as an ISO string, from the Context's clock. */
 export const nowIso = (): string => new Date(context().now()).toISOString()
+
+/** The time now as a Date, from the Context's clock. */
+export const nowDate = (): Date => new Date(context().now())

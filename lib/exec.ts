@@ -1,5 +1,7 @@
 // The one subprocess wrapper for short commands (git, gh): zx with an explicit preset, so ZX_* env vars can't flip it;
 // and, for output too large to hold, a streamed one (node:child_process) whose reader can stop the command.
+import { resolve as resolvePath } from 'node:path'
+import { context } from './context.ts'
 import { fail } from './errors.ts'
 import { firstLineOf } from './text.ts'
 
@@ -19,12 +21,14 @@ export interface ExecOptions {
 
 export async function exec(command: string, args: string[], options: ExecOptions = {}): Promise<ExecResult> {
   const { $ } = await import('zx/core')
+  const ctx = context()
   const shell = $({
     quiet: true,
     nothrow: true,
     verbose: false,
-    cwd: options.cwd,
-    env: options.env ?? process.env,
+    // the command's directory and environment, never the process's (an in-process command has its own)
+    cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
+    env: { ...(options.env ?? ctx.env) },
     input: options.input ?? '',
     timeout: `${options.timeoutMs ?? 60_000}ms` as `${number}ms`,
     prefix: '',
@@ -78,9 +82,10 @@ export async function execStream(
   // loaded when a command runs one: commands that never do (budget-check, status) start without it
   const { spawn } = await import('node:child_process')
   return new Promise((resolve) => {
+    const ctx = context()
     const child = spawn(command, args, {
-      cwd: options.cwd,
-      env: options.env ?? process.env,
+      cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
+      env: { ...(options.env ?? ctx.env) },
       stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     })
     let stderr = ''

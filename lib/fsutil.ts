@@ -16,10 +16,9 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
+import { context, tempRoot } from './context.ts'
 import { fail } from './errors.ts'
-import { toStderr } from './stdio.ts'
 
 /** A folder's names; none when it is missing or cannot be read (a cache folder not made yet). */
 export function listDir(dir: string): string[] {
@@ -37,9 +36,9 @@ export function listDir(dir: string): string[] {
 export async function withTempDir<T>(
   prefix: string,
   use: (dir: string) => Promise<T>,
-  note: (text: string) => void = toStderr,
+  note: (text: string) => void = context().io.stderr,
 ): Promise<T> {
-  const dir = mkdtempSync(join(tmpdir(), prefix))
+  const dir = mkdtempSync(join(tempRoot(), prefix))
   try {
     return await use(dir)
   } finally {
@@ -106,7 +105,8 @@ export function writeFileAtomic(
   const dir = dirname(path)
   mkdirSync(dir, { recursive: true })
   if (sweep) removeLeftoverTemps(path)
-  const temp = join(dir, `.${basename(path)}.${process.pid}.${Date.now()}.tmp`)
+  const { pid, now } = context()
+  const temp = join(dir, `.${basename(path)}.${pid}.${now()}.tmp`)
   const fd = openSync(temp, 'w', mode)
   try {
     writeAll(fd, typeof content === 'string' ? Buffer.from(content, 'utf8') : content)

@@ -6,10 +6,10 @@ import { fail } from './errors.ts'
 import { withTempDir } from './fsutil.ts'
 import { context } from './context.ts'
 import { exec, type ExecResult } from './exec.ts'
-import { toStderr } from './stdio.ts'
+import { settings } from './settings.ts'
 import { firstLineOf } from './text.ts'
 
-export const ghBin = () => process.env.PAIR_LOOP_GH || 'gh'
+export const ghBin = () => settings().gh
 
 /** Why a call failed, as far as retrying goes. */
 export type GhFailure = 'timeout' | 'server' | 'rate_limited' | 'network' | 'refused'
@@ -45,15 +45,9 @@ export interface GhOptions {
 
 const ATTEMPTS = 3
 
-function envNumber(name: string, fallback: number): number {
-  const value = Number(context().env[name])
-  return Number.isFinite(value) && value > 0 ? value : fallback
-}
-
 /** The one way pair-loop calls gh: bounded in time, retried only where that is safe; its stdout, or `gh_error`. */
 export async function runGh(args: string[], options: GhOptions): Promise<string> {
-  const timeoutMs = envNumber('PAIR_LOOP_GH_TIMEOUT_S', 60) * 1000
-  const waitMs = envNumber('PAIR_LOOP_GH_RETRY_MS', 2000)
+  const { ghTimeoutMs: timeoutMs, ghRetryMs: waitMs } = settings()
   let result: ExecResult | undefined
   let failure: GhFailure = 'refused'
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
@@ -65,7 +59,7 @@ export async function runGh(args: string[], options: GhOptions): Promise<string>
       failure === 'rate_limited' ||
       (options.idempotent && (failure === 'server' || failure === 'timeout' || failure === 'network'))
     if (!retryable || attempt === ATTEMPTS) break
-    toStderr(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
+    context().io.stderr(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
     await new Promise((resolve) => setTimeout(resolve, waitMs * attempt))
   }
   return ghFailed(args, result!, failure)

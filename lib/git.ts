@@ -3,6 +3,7 @@
 // git reads (DESIGN.md, Trust): the working tree is the coder's, and so are .git/config and .git/info/attributes.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
+import { type Context, context } from './context.ts'
 import { fail } from './errors.ts'
 import { type ExecOptions, type ExecResult, execStream, nulRecords, type StreamResult } from './exec.ts'
 import { gitFailed, headFailed, unknownBase } from './git-messages.ts'
@@ -27,26 +28,30 @@ const FIXED = [
 ]
 
 /** The environment of every call: no optional index writes (status leaves the user's index alone), no lazy fetch, no prompt. */
-const safeEnv = (env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv => ({
+const safeEnv = (env: Readonly<NodeJS.ProcessEnv> = context().env): NodeJS.ProcessEnv => ({
   ...env,
   GIT_OPTIONAL_LOCKS: '0',
   GIT_NO_LAZY_FETCH: '1',
   GIT_TERMINAL_PROMPT: '0',
 })
 
-const overridesByRepo = new Map<string, Promise<string[]>>()
+/** Per command (its Context): a config changed between two commands run in one process is read again. */
+const overridesByCommand = new WeakMap<Context, Map<string, Promise<string[]>>>()
 
 /**
  * A clean or smudge filter is a program, and a driver's name is whatever the config says: so every `filter.<name>`
  * the config defines gets its clean, smudge and process blanked (and required off), and every `diff.<name>` its
- * binary flag back to auto (a text file forced to "binary" would be named only). Read once per repository per process.
+ * binary flag back to auto (a text file forced to "binary" would be named only). Read once per repository per command.
  */
 function driverOverrides(cwd: string): Promise<string[]> {
-  let known = overridesByRepo.get(cwd)
+  const ctx = context()
+  const byRepo = overridesByCommand.get(ctx) ?? new Map<string, Promise<string[]>>()
+  overridesByCommand.set(ctx, byRepo)
+  let known = byRepo.get(cwd)
   if (!known) {
     const listing = collect(cwd, ['config', '-z', '--get-regexp', '^(filter|diff)\\.'], {}, false)
     known = listing.then((result) => overridesFrom(result.ok ? result.stdout : ''))
-    overridesByRepo.set(cwd, known)
+    byRepo.set(cwd, known)
   }
   return known
 }

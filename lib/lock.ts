@@ -3,14 +3,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { context, nowIso } from './context.ts'
 import { fail } from './errors.ts'
 import { ioFailure } from './fsutil.ts'
+import { settings } from './settings.ts'
 
 const STALE_MS = 10_000
-
-/** How long a command waits for a run's lock before giving up with `locked` (env override for tests). */
-function lockWaitMs(): number {
-  const fromEnv = Number(process.env.PAIR_LOOP_LOCK_WAIT_MS)
-  return Number.isFinite(fromEnv) && fromEnv > 0 ? fromEnv : 15_000
-}
 
 /** Node ignores SIGXFSZ so that a write past `ulimit -f` fails with EFBIG; signal-exit (under proper-lockfile) would
  * turn it into a death by signal with the lock's cleanup. A listener of our own keeps it an error. */
@@ -26,7 +21,8 @@ let keepSigxfszIgnored = () => {
 export async function withLock<T>(path: string, work: () => T | Promise<T>): Promise<T> {
   keepSigxfszIgnored()
   let compromised: Error | undefined
-  const release = await acquire(path, lockWaitMs(), (error) => {
+  // how long a command waits for a run's lock before giving up with `locked` (PAIR_LOOP_LOCK_WAIT_MS for tests)
+  const release = await acquire(path, settings().lockWaitMs, (error) => {
     compromised = error
   })
   noteHolder(path)
@@ -81,14 +77,14 @@ async function acquire(
   onCompromised: (error: Error) => void,
 ): Promise<() => Promise<void>> {
   const lockfile = (await import('proper-lockfile')).default
-  const startedAt = Date.now()
+  const startedAt = context().now()
   for (;;) {
     try {
       return await lockfile.lock(path, { realpath: false, stale: STALE_MS, onCompromised })
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') ioFailure(`${path}.lock`, error)
     }
-    const waited = Date.now() - startedAt
+    const waited = context().now() - startedAt
     if (waited >= waitMs) {
       const holder = holderOf(path)
       const who = holder.pid === null ? 'another pair-loop command' : `pid ${holder.pid} on ${holder.host}`

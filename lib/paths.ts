@@ -1,22 +1,26 @@
 // Where pair-loop keeps things: $PAIR_LOOP_HOME (default ~/.pair-loop) with config.json, runs/ and caches.
-import { homedir } from 'node:os'
-import { join, relative, resolve, isAbsolute } from 'node:path'
+import { join, relative, isAbsolute } from 'node:path'
+import { context, homeOf, nowDate } from './context.ts'
 import { fail } from './errors.ts'
 
 /** Run ids look like 20261130-051500-a1b2c3: anything else can't name a state file. */
 export const RUN_ID_PATTERN = /^\d{8}-\d{6}-[0-9a-f]{6}$/
 
-/** `$PAIR_LOOP_HOME`, made absolute against the directory the command started in (it never changes directory). */
-export function pairLoopHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.PAIR_LOOP_HOME ? resolve(env.PAIR_LOOP_HOME) : join(homedir(), '.pair-loop')
+/**
+ * The command's `$PAIR_LOOP_HOME` (the Context's); of another environment `env`, made absolute against the directory
+ * the command started in (it never changes directory).
+ */
+export function pairLoopHome(env?: Readonly<NodeJS.ProcessEnv>): string {
+  const ctx = context()
+  return env === undefined || env === ctx.env ? ctx.home : homeOf(env, ctx.cwd)
 }
 
-export const runsDir = (home = pairLoopHome()) => join(home, 'runs')
-export const configPath = (home = pairLoopHome()) => join(home, 'config.json')
-export const cacheDir = (home = pairLoopHome()) => join(home, 'cache')
+export const runsDir = (home = context().home) => join(home, 'runs')
+export const configPath = (home = context().home) => join(home, 'config.json')
+export const cacheDir = (home = context().home) => join(home, 'cache')
 
 /** The run's state must not lie in the change under review: a home inside the repository is `usage`. */
-export function checkHomeOutside(repo: string, home = pairLoopHome()): void {
+export function checkHomeOutside(repo: string, home = context().home): void {
   const inside = relative(repo, home)
   if (inside === '' || (!inside.startsWith('..') && !isAbsolute(inside)))
     fail(
@@ -39,15 +43,15 @@ export function checkRunId(id: string): string {
   return id
 }
 
-export const runStatePath = (id: string, home = pairLoopHome()) => join(runsDir(home), `${checkRunId(id)}.json`)
-export const runArtifactsDir = (id: string, home = pairLoopHome()) => join(runsDir(home), checkRunId(id))
-export const prBodyPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-body.md')
+export const runStatePath = (id: string, home = context().home) => join(runsDir(home), `${checkRunId(id)}.json`)
+export const runArtifactsDir = (id: string, home = context().home) => join(runsDir(home), checkRunId(id))
+export const prBodyPath = (id: string, home = context().home) => join(runArtifactsDir(id, home), 'pr-body.md')
 /** The snapshot the last `pr-check` read (beside the state, in the run's folder). */
-export const prSnapshotPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-snapshot.json')
+export const prSnapshotPath = (id: string, home = context().home) => join(runArtifactsDir(id, home), 'pr-snapshot.json')
 /** The PR diff the final round (`review --pr`) reviewed. */
-export const prDiffPath = (id: string, home = pairLoopHome()) => join(runArtifactsDir(id, home), 'pr-diff.patch')
+export const prDiffPath = (id: string, home = context().home) => join(runArtifactsDir(id, home), 'pr-diff.patch')
 
-export function newRunId(now = new Date(), random = Math.random): string {
+export function newRunId(now = nowDate(), random = Math.random): string {
   const p = (n: number, w = 2) => String(n).padStart(w, '0')
   const date = `${now.getUTCFullYear()}${p(now.getUTCMonth() + 1)}${p(now.getUTCDate())}`
   const time = `${p(now.getUTCHours())}${p(now.getUTCMinutes())}${p(now.getUTCSeconds())}`

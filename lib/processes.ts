@@ -1,7 +1,7 @@
 // Whether a process a claim names is still the one running: by pid, host and (on Linux) its start time, until the
 // claim expires. One check for the review claim and the claims on gh side effects.
 import { readFileSync } from 'node:fs'
-import { hostname } from 'node:os'
+import { context } from './context.ts'
 
 /** Alive: it exists and is not a zombie (a process that exited, waiting for a parent that may never reap it). */
 export function isProcessAlive(pid: number): boolean {
@@ -44,10 +44,11 @@ export interface Holder {
  * Held by another process still running: not this one; not past `expiresAt`; on another host (which we cannot look
  * into) until then; on this host, only while its pid is alive and, when recorded, started when the claimer did.
  */
-export function heldByAnother(holder: Holder, expiresAt: number, now = Date.now()): boolean {
-  if (holder.pid === process.pid && holder.host === hostname()) return false
+export function heldByAnother(holder: Holder, expiresAt: number, now = context().now()): boolean {
+  const { pid, host } = context()
+  if (holder.pid === pid && holder.host === host) return false
   if (now > expiresAt) return false
-  if (holder.host !== hostname()) return true
+  if (holder.host !== host) return true
   if (!isProcessAlive(holder.pid)) return false
   return !holder.pid_start || processStartTime(holder.pid) === holder.pid_start
 }

@@ -1,27 +1,27 @@
 // Which run a command means (`--run`, or the active run of the repository here), and changing it under its lock
 // with HANDOFF.md re-rendered from what was written.
 import { existsSync, readFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { type Config, loadConfig } from './config.ts'
 import { configDrift, warnConfigDrift } from './config-drift.ts'
 import { fail, PairLoopError } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { currentBranch, findTopLevelFast, HANDOFF_NAME } from './git.ts'
 import { renderHandoff } from './handoff.ts'
-import { checkHomeOutside, checkRunId, pairLoopHome, RUN_ID_PATTERN } from './paths.ts'
+import { checkHomeOutside, checkRunId, RUN_ID_PATTERN } from './paths.ts'
 import { type IndexedRun, indexedRunsOf } from './run-index.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
-import { toStderr } from './stdio.ts'
 import { readRun, updateRun } from './store.ts'
+import { context } from './context.ts'
 
 /** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
-export function runsOfRepo(repo: string, home = pairLoopHome()): RunState[] {
+export function runsOfRepo(repo: string, home = context().home): RunState[] {
   return readIndexed(repo, home, (runs) => runs).sort((a, b) => b.run_id.localeCompare(a.run_id))
 }
 
 /** The repository's runs not yet finished (read without reading the others; a damaged one of it fails: it may be active). */
-export function activeRunsOf(repo: string, home = pairLoopHome()): RunState[] {
+export function activeRunsOf(repo: string, home = context().home): RunState[] {
   return readIndexed(repo, home, (runs) => runs.filter((run) => run.phase !== 'finished'))
 }
 
@@ -84,11 +84,11 @@ export function resolveRun(
 
 function findRun(
   { run, cwd }: { run?: string; cwd?: string },
-  { allowFinished = false, home = pairLoopHome() }: { allowFinished?: boolean; home?: string },
+  { allowFinished = false, home = context().home }: { allowFinished?: boolean; home?: string },
 ): RunState {
   if (run !== undefined) return readRun(checkRunId(run), home)
-  const dir = cwd ?? process.cwd()
-  const top = findTopLevelFast(dir)
+  const dir = cwd ?? context().cwd
+  const top = findTopLevelFast(resolve(context().cwd, dir)) // --cwd as given, from where the command started
   if (!top) fail('run_not_found', `${dir} is not inside a git repository, and no --run was given`, { cwd: dir })
   checkHomeOutside(top, home)
   const runs = readIndexed(top, home, activeOrNewest)
@@ -116,7 +116,7 @@ export function writeHandoff(run: RunState): void {
   try {
     writeFileAtomic(handoffPath(run), renderHandoff(run), 0o644)
   } catch (error) {
-    toStderr(`pair-loop: warning: could not write ${handoffPath(run)}: ${(error as Error).message}\n`)
+    context().io.stderr(`pair-loop: warning: could not write ${handoffPath(run)}: ${(error as Error).message}\n`)
   }
 }
 
@@ -127,7 +127,7 @@ export function writeHandoff(run: RunState): void {
 export function changeRun<T>(
   id: string,
   mutate: Parameters<typeof updateRun<T>>[1],
-  home = pairLoopHome(),
+  home = context().home,
 ): Promise<T> {
   return updateRun(id, mutate, {
     home,
@@ -149,7 +149,7 @@ export async function checkBranch(run: RunState, command: string): Promise<void>
 }
 
 /** A HANDOFF.md that no pair-loop run of this repository rendered is the person's: never overwritten. */
-export function foreignHandoff(repo: string, home = pairLoopHome()): string | null {
+export function foreignHandoff(repo: string, home = context().home): string | null {
   const path = join(repo, HANDOFF_NAME)
   let first: string
   try {
@@ -165,15 +165,13 @@ export function foreignHandoff(repo: string, home = pairLoopHome()): string | nu
   return run instanceof PairLoopError || run.repo !== repo ? path : null
 }
 
-export const nowIso = () => new Date().toISOString()
-
 /** The config a run goes by: the one frozen at its start, so a file changed mid-run moves nothing; a run started
  * before runs froze theirs reads it live. */
-export function configOf(run: RunState, home = pairLoopHome()): Config {
+export function configOf(run: RunState, home = context().home): Config {
   return run.config ?? loadConfig({ repo: run.repo, home })
 }
 
 /** Whether a config file the run started under changed (or one appeared or went) since: `status` says so. */
-export function configChanged(run: RunState, home = pairLoopHome()): boolean | null {
+export function configChanged(run: RunState, home = context().home): boolean | null {
   return run.config ? configDrift(run, home).length > 0 : null
 }

@@ -3,6 +3,7 @@
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
+import { context } from './context.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { cacheDir, RUN_ID_PATTERN } from './paths.ts'
 import { PHASES } from './state.ts'
@@ -28,7 +29,7 @@ export const Stamp = v.object({
   version: v.literal(1),
   /** runs/'s mtime when its names were last seen to be these ('' when unknown: the next reader looks). */
   dir_mtime_ns: v.string(),
-  /** When runs/ was last listed (Date.now()): absorbed writes are listed again after a while. */
+  /** When runs/ was last listed (ms since the epoch): absorbed writes are listed again after a while. */
   verified_at: v.number(),
   names: Count,
   digest: v.string(),
@@ -209,7 +210,7 @@ export function tryIndexLock(home: string): (() => void) | null {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return null
       try {
-        if (Date.now() - statSync(lock).mtimeMs < LOCK_STALE_MS) return null
+        if (context().now() - statSync(lock).mtimeMs < LOCK_STALE_MS) return null
         rmdirSync(lock)
       } catch {}
     }
@@ -219,7 +220,7 @@ export function tryIndexLock(home: string): (() => void) | null {
 
 /** `work` under the index's lock, waiting up to `waitMs` for it; undefined when it stayed taken (a cache can wait). */
 export async function withIndexLock<T>(home: string, work: () => T, waitMs = 1_000): Promise<T | undefined> {
-  const deadline = Date.now() + waitMs
+  const deadline = context().now() + waitMs
   for (;;) {
     const release = tryIndexLock(home)
     if (release) {
@@ -229,7 +230,7 @@ export async function withIndexLock<T>(home: string, work: () => T, waitMs = 1_0
         release()
       }
     }
-    if (Date.now() >= deadline) return undefined
+    if (context().now() >= deadline) return undefined
     await new Promise((resolve) => setTimeout(resolve, 10 + Math.random() * 20))
   }
 }

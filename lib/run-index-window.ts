@@ -1,5 +1,6 @@
 // The write side of the runs index: every write of a state file enters the run in the index under the index's lock,
 // and a short write that found the index current leaves it current (its own changes to runs/ taken in, not listed).
+import { context } from './context.ts'
 import { runsDir } from './paths.ts'
 import {
   digestWith,
@@ -34,7 +35,7 @@ interface Window {
 const open = new Map<string, Window>()
 
 /** Whether the stamp still describes runs/ (same mtime, listed recently). */
-export function stampCurrent(stamp: Stamp | null, mtime: string | null, now = Date.now()): boolean {
+export function stampCurrent(stamp: Stamp | null, mtime: string | null, now = context().now()): boolean {
   return stamp !== null && mtime !== null && stamp.dir_mtime_ns === mtime && now - stamp.verified_at < RELIST_MS
 }
 
@@ -44,13 +45,14 @@ export function stampCurrent(stamp: Stamp | null, mtime: string | null, now = Da
  */
 export function currentInWindow(home: string, text: string | null): boolean {
   const window = open.get(home)
-  return Boolean(window?.current && text !== null && text === window.text && Date.now() - window.at < SHORT_WRITE_MS)
+  const now = context().now()
+  return Boolean(window?.current && text !== null && text === window.text && now - window.at < SHORT_WRITE_MS)
 }
 
 /** A reader listed runs/ and wrote the stamp: an open window starts again from there. */
 export function listedInWindow(home: string, text: string): void {
   const window = open.get(home)
-  if (window) Object.assign(window, { text, current: true, at: Date.now() })
+  if (window) Object.assign(window, { text, current: true, at: context().now() })
 }
 
 export interface WindowTools {
@@ -77,7 +79,8 @@ export async function withRunsWindow<T>(
   let window = open.get(home)
   if (!window) {
     const text = readStampText(home)
-    window = { depth: 0, text, current: stampCurrent(parseStamp(text), dirMtime(runsDir(home))), at: Date.now() }
+    const at = context().now()
+    window = { depth: 0, text, current: stampCurrent(parseStamp(text), dirMtime(runsDir(home))), at }
     open.set(home, window)
   }
   window.depth++
@@ -125,7 +128,8 @@ function enter(home: string, window: Window, noted: Noted[]): true {
     if (stat) stamp.temps = stamp.temps.filter((id) => id !== state.run_id) // its write swept them
     files.set(key, { ...file, runs: { ...file.runs, [state.run_id]: entryOf(state, stat) } })
   }
-  const ours = stamp !== null && window.current && text === window.text && Date.now() - window.at < SHORT_WRITE_MS
+  const short = context().now() - window.at < SHORT_WRITE_MS
+  const ours = stamp !== null && window.current && text === window.text && short
   if (ours) stamp.dir_mtime_ns = dirMtime(runsDir(home)) ?? ''
   if (stamp && (files.size > 0 || ours)) {
     const written = writeIndexFiles(home, files, stamp)

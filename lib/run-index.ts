@@ -1,6 +1,7 @@
 // A repository's runs without reading everyone's: the runs index (lib/run-index-files.ts) checked against runs/ (its
 // mtime; a readdir when that moved) and against each of the repository's state files (a stat each), rebuilt from the
 // state files when it is missing, stale or damaged. The state files stay the truth: callers check what they read.
+import { context } from './context.ts'
 import { runStatePath, runsDir } from './paths.ts'
 import { PairLoopError } from './errors.ts'
 import {
@@ -64,7 +65,7 @@ function currentStamp(home: string): Stamp | null {
   const after = dirMtime(dir)
   if (ids.length !== stamp.names || namesDigest(ids) !== stamp.digest) return null
   const mtime = before !== null && before === after ? before : ''
-  const listed: Stamp = { ...stamp, dir_mtime_ns: mtime, verified_at: Date.now(), temps }
+  const listed: Stamp = { ...stamp, dir_mtime_ns: mtime, verified_at: context().now(), temps }
   // only over the stamp it listed against: a writer that entered a run meanwhile is not undone
   withIndexLockNow(home, () => {
     if (readStampText(home) !== text) return false
@@ -145,7 +146,7 @@ export function rebuildRunIndex(home: string): Map<string, RepoRuns> {
   const stamp: Stamp = {
     version: 1,
     dir_mtime_ns: mtime,
-    verified_at: Date.now(),
+    verified_at: context().now(),
     names: ids.length,
     digest: namesDigest(ids),
     repos,

@@ -9,8 +9,8 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { homedir } from 'node:os'
 import { join, relative, sep } from 'node:path'
+import { context, userHome } from './context.ts'
 import { fail } from './errors.ts'
 import { writeFileAtomic } from './fsutil.ts'
 import { ensureExcluded, excludeFile, topLevel } from './git.ts'
@@ -41,10 +41,8 @@ export interface TargetOptions {
   env?: NodeJS.ProcessEnv
 }
 
-/** `$HOME` as the agents' CLIs read it (a test or a sandbox may set HOME; os.homedir() is the fallback). */
-function home(env: NodeJS.ProcessEnv): string {
-  return env.HOME || homedir()
-}
+/** `$HOME` as the agents' CLIs read it (a test or a sandbox may set HOME; the account's home is the fallback). */
+const home = (env: Readonly<NodeJS.ProcessEnv>) => userHome(env)
 
 /**
  * Where the agent reads skills from:
@@ -53,7 +51,7 @@ function home(env: NodeJS.ProcessEnv): string {
  */
 export async function skillTarget(
   agent: SkillAgent,
-  { project = false, cwd = process.cwd(), env = process.env }: TargetOptions = {},
+  { project = false, cwd = context().cwd, env = context().env }: TargetOptions = {},
 ): Promise<string> {
   if (project) {
     const top = await topLevel(cwd) // git_error outside a repository: a project install needs one
@@ -127,7 +125,7 @@ export async function installSkill(
   const target = await skillTarget(agent, options)
   const files = installSkillFiles(source, target)
   const exclusion = options.project
-    ? await projectExclusion(target, options.cwd ?? process.cwd(), options.commit === true)
+    ? await projectExclusion(target, options.cwd ?? context().cwd, options.commit === true)
     : { excluded: false, exclude_file: null }
   return { agent, scope: options.project ? 'project' : 'user', skill_dir: target, ...files, ...exclusion }
 }

@@ -2,9 +2,10 @@
 import { lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import * as v from 'valibot'
 import { fail, PairLoopError } from './errors.ts'
+import { context, nowIso } from './context.ts'
 import { ioFailure, writeFileAtomic } from './fsutil.ts'
 import { withLock } from './lock.ts'
-import { pairLoopHome, RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
+import { RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
 import { withRunsWindow } from './run-index-window.ts'
 import { RunState } from './state.ts'
 import { parseJson, validate } from './validate.ts'
@@ -15,7 +16,7 @@ export interface StoreOptions {
   afterWrite?: (state: RunState, previous: RunState | null) => void
 }
 
-export function readRun(id: string, home = pairLoopHome()): RunState {
+export function readRun(id: string, home = context().home): RunState {
   const path = runStatePath(id, home)
   let text: string
   try {
@@ -47,7 +48,7 @@ export function parseRunState(text: string, path: string): RunState {
 /** Every run on disk, newest first; a file that fails its schema is reported, not skipped silently. */
 export type ListedRun = { state: RunState } | { error: PairLoopError; run_id: string; repo: string | null }
 
-export function listRuns(home = pairLoopHome()): ListedRun[] {
+export function listRuns(home = context().home): ListedRun[] {
   let names: string[]
   try {
     names = readdirSync(runsDir(home))
@@ -78,7 +79,7 @@ type Mutation<T> = (state: RunState) => Step<T>
  * mutation that returns no new state writes nothing (idempotent replays keep `revision` as it is).
  */
 export async function updateRun<T>(id: string, mutate: Mutation<T>, options: StoreOptions = {}): Promise<T> {
-  const home = options.home ?? pairLoopHome()
+  const home = options.home ?? context().home
   const path = runStatePath(id, home)
   readRun(id, home) // fail fast with run_not_found / state_malformed before waiting on a lock
   return withRunsWindow(home, ({ note, sweep }) =>
@@ -89,7 +90,7 @@ export async function updateRun<T>(id: string, mutate: Mutation<T>, options: Sto
         const next = v.parse(RunState, {
           ...state,
           revision: current.revision + 1,
-          updated_at: new Date().toISOString(),
+          updated_at: nowIso(),
         })
         writeState(path, `${JSON.stringify(next, null, 2)}\n`, sweep(id))
         note(next, path)
@@ -101,7 +102,7 @@ export async function updateRun<T>(id: string, mutate: Mutation<T>, options: Sto
 }
 
 export async function createRun(state: RunState, options: StoreOptions = {}): Promise<RunState> {
-  const home = options.home ?? pairLoopHome()
+  const home = options.home ?? context().home
   const path = runStatePath(state.run_id, home)
   ensureRunsDir(home)
   const checked = v.parse(RunState, state)
@@ -133,7 +134,7 @@ function writeState(path: string, text: string, sweep: boolean): void {
 }
 
 /** `$PAIR_LOOP_HOME/runs`, created if need be; one that cannot be is said plainly. */
-export function ensureRunsDir(home = pairLoopHome()): void {
+export function ensureRunsDir(home = context().home): void {
   try {
     mkdirSync(runsDir(home), { recursive: true })
   } catch (error) {

@@ -18,6 +18,7 @@ import type {
   RunState,
 } from './state.ts'
 import type { Step } from './store.ts'
+import { context } from './context.ts'
 
 const changed = <T>(state: RunState, result: T): Step<T> => ({ state, result })
 const unchanged = <T>(result: T): Step<T> => ({ result })
@@ -249,7 +250,7 @@ export function recordReply(run: RunState, input: ReplyInput): Step<Reply> {
 /** Where the reply was posted on the PR, so it is never posted twice; the post's claim goes. */
 export function notePostedReply(run: RunState, input: { finding: string; url: string; pid?: number }): Step<undefined> {
   const next =
-    dropClaim(run, { key: replyPostKey(input.finding), pid: input.pid ?? process.pid }) ?? structuredClone(run)
+    dropClaim(run, { key: replyPostKey(input.finding), pid: input.pid ?? context().pid }) ?? structuredClone(run)
   next.replies[input.finding] = { ...next.replies[input.finding]!, comment_url: input.url }
   return changed(next, undefined)
 }
@@ -315,7 +316,7 @@ export function closeRun(
 
 /** The PR opened for the run (`finish --create-pr`); the claim on opening it goes. */
 export function attachPr(run: RunState, input: { number: number; url: string; pid?: number }): Step<RunState> {
-  const next = dropClaim(run, { key: PR_CREATE_KEY, pid: input.pid ?? process.pid }) ?? structuredClone(run)
+  const next = dropClaim(run, { key: PR_CREATE_KEY, pid: input.pid ?? context().pid }) ?? structuredClone(run)
   next.pr = input.number
   next.pr_url = input.url
   return changed(next, next)

@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
 import { ioFailure, readRegularFile, writeFileAtomic } from './fsutil.ts'
-import { pairLoopHome } from './paths.ts'
+import { context, nowIso } from './context.ts'
 import { withLock } from './lock.ts'
 import { fail, isPairLoopError } from './errors.ts'
 import { notJson } from './config-issues.ts'
@@ -21,7 +21,7 @@ const TrustFile = v.object({
 })
 type TrustFile = v.InferOutput<typeof TrustFile>
 
-export const trustPath = (home = pairLoopHome()) => join(home, 'trust.json')
+export const trustPath = (home = context().home) => join(home, 'trust.json')
 
 function readTrust(home: string): TrustFile {
   const path = trustPath(home)
@@ -55,12 +55,12 @@ function damaged(path: string, what: string): never {
 }
 
 /** The SHA-256 trusted for the config file at `path`, if any. */
-export function trustedSha(path: string, home = pairLoopHome()): string | null {
+export function trustedSha(path: string, home = context().home): string | null {
   return readTrust(home).trusted[path]?.sha256 ?? null
 }
 
 /** The files inside `repo`'s working tree that the person trusted its commands to run, by SHA-256. */
-export function trustedPrograms(repo: string, home = pairLoopHome()): Record<string, string> {
+export function trustedPrograms(repo: string, home = context().home): Record<string, string> {
   return readTrust(home).programs[repo]?.files ?? {}
 }
 
@@ -77,7 +77,7 @@ export interface ProgramTrust {
 export async function setTrust(
   path: string,
   sha256: string | null,
-  home = pairLoopHome(),
+  home = context().home,
   programs?: ProgramTrust,
 ): Promise<boolean> {
   const file = trustPath(home)
@@ -89,7 +89,7 @@ export async function setTrust(
   return withLock(file, () => {
     const trust = readTrust(home)
     const before = JSON.stringify(trust)
-    const at = new Date().toISOString()
+    const at = nowIso()
     if (sha256 === null) delete trust.trusted[path]
     else if (trust.trusted[path]?.sha256 !== sha256) trust.trusted[path] = { sha256, at }
     if (programs?.files === null) delete trust.programs[programs.repo]

@@ -1,20 +1,20 @@
 #!/usr/bin/env node
 // pair-loop <command> ...: the dispatcher. Loads only the command it runs, so start-up stays cheap (all of them only
 // for --help, to print what each does).
-import { exitWith, isMain, runScript, type ScriptIO } from '../lib/cli.ts'
+import { edgeContext, exitWith, isMain, runScript } from '../lib/cli.ts'
+import type { Context, ScriptIO } from '../lib/context.ts'
 import { COMMANDS } from './commands.ts'
 import { PairLoopError, errorDocument } from '../lib/errors.ts'
 import { closest, didYouMean } from '../lib/suggest.ts'
 import { overviewHelp } from '../lib/help.ts'
-import { toStderr, toStdout } from '../lib/stdio.ts'
 
 const HELP_WORDS = ['--help', '-h', 'help']
 
-/** What the dispatcher writes to (the process's streams; tests pass buffers). */
 type Out = Pick<ScriptIO, 'stdout' | 'stderr'>
-const processOut: Out = { stdout: toStdout, stderr: toStderr }
 
-export async function dispatch(argv: string[], out: Out = processOut): Promise<number> {
+/** Run the command `argv` names in `ctx` (a real process's by default; tests run commands in-process with their own). */
+export async function dispatch(argv: string[], ctx: Context = edgeContext()): Promise<number> {
+  const out = ctx.io
   // `pair-loop --text codes` is `pair-loop codes --text`: the common flag may come first
   const [command, ...rest] = argv[0] === '--text' && argv.length > 1 ? [argv[1]!, argv[0], ...argv.slice(2)] : argv
   if (command === '--version' || command === '-V') {
@@ -28,14 +28,14 @@ export async function dispatch(argv: string[], out: Out = processOut): Promise<n
   // bare `pair-loop` is a person finding their way: the help, not an error
   if (command === undefined || HELP_WORDS.includes(command)) {
     const topic = rest[0] !== undefined && Object.hasOwn(COMMANDS, rest[0]) ? COMMANDS[rest[0]] : undefined
-    if (topic) return runScript((await topic()).default, ['--help'])
+    if (topic) return runScript((await topic()).default, ['--help'], ctx)
     out.stdout(await helpText())
     return 0
   }
   // own keys only: `pair-loop toString` is an unknown command, not Object.prototype's method
   const load = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined
   if (!load) return unknownCommand(command, rest.includes('--text'), out)
-  return runScript((await load()).default, rest)
+  return runScript((await load()).default, rest, ctx)
 }
 
 /** A command that does not exist: usage like any other (one document, one stderr line, exit 2). */

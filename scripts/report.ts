@@ -12,6 +12,7 @@ import { costOfRun } from '../lib/report/run-cost.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
 import { resolveRun } from '../lib/run-access.ts'
 import { listRuns } from '../lib/store.ts'
+import { context } from '../lib/context.ts'
 
 const report = defineScript({
   name: 'report',
@@ -35,7 +36,7 @@ const report = defineScript({
       fail('usage', '--all reports every run; give --all or --run, not both', { flag: '--run' })
     if (args.out === '') fail('usage', '--out needs a file name', { flag: '--out' })
     const home = pairLoopHome()
-    const cwd = args.cwd ?? process.cwd()
+    const cwd = args.cwd ?? context().cwd
     const now = new Date()
     if (args.all) {
       const listed = listRuns(home)

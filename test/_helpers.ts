@@ -1,15 +1,18 @@
-// Shared test tools: temp repositories and homes, the CLI run as a real process, and a recorded review round.
+// Shared test tools: temp repositories and homes, the CLI run in this process (with a test Context) or as a real
+// process, and a recorded review round.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
+import { type Context, homeOf, processContext, withContext } from '../lib/context.ts'
 import { parseFindings, parseVerdict, reviewerProse } from '../lib/review/grammar.ts'
 import { changeRun } from '../lib/run-access.ts'
 import type { RunState } from '../lib/state.ts'
 import { applyReview } from '../lib/transitions.ts'
 import { readRun } from '../lib/store.ts'
+import { dispatch } from '../scripts/pair-loop.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
@@ -148,11 +151,61 @@ export function runProcess(
   })
 }
 
-export async function runCli(
-  args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string | Buffer; timeoutMs?: number },
-): Promise<CliResult> {
-  const result = await runProcess([...CLI_COMMAND, ...args], options)
+export interface CliOptions {
+  cwd: string
+  env: NodeJS.ProcessEnv
+  input?: string | Buffer
+  timeoutMs?: number
+}
+
+/** The review worker an in-process `review` starts: the built one under vitest (Node runs no .ts), the sources under bun. */
+const REVIEW_WORKER = isBun ? undefined : [process.execPath, join(ROOT, 'dist', 'review.cjs')]
+
+/** A test's Context: the environment and directory given, `input` on stdin, stdout and stderr kept for the test. */
+export function testContext({ cwd, env, input }: Omit<CliOptions, 'timeoutMs'>) {
+  const out: string[] = []
+  const err: string[] = []
+  const ctx: Context = processContext(
+    {
+      stdin: (async function* () {
+        if (input !== undefined && input.length > 0) yield typeof input === 'string' ? Buffer.from(input) : input
+      })(),
+      stdout: (text) => out.push(text),
+      stderr: (text) => err.push(text),
+    },
+    { env, cwd, home: homeOf(env, cwd), ...(REVIEW_WORKER ? { reviewWorker: REVIEW_WORKER } : {}) },
+  )
+  return { ctx, stdout: () => out.join(''), stderr: () => err.join('') }
+}
+
+/**
+ * The CLI run in this process: `pair-loop <args>` through the dispatcher (scripts/pair-loop.ts) with a test Context,
+ * as a process would run it, without starting one. The few tests where the process itself matters (exit codes through
+ * the real binary, stdio, signals, runtimes, a CLI killed) use runCliProcess.
+ */
+export async function runCli(args: string[], { timeoutMs = 60_000, ...options }: CliOptions): Promise<CliResult> {
+  const test = testContext(options)
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`pair-loop ${args.join(' ')} (in-process) did not end in ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+  })
+  try {
+    const code = await Promise.race([dispatch(args, test.ctx), late])
+    return withJson({ code, stdout: test.stdout(), stderr: test.stderr() })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** The CLI as a real process (the built dist under vitest, the sources under bun), stdin given, output collected. */
+export async function runCliProcess(args: string[], options: CliOptions): Promise<CliResult> {
+  return withJson(await runProcess([...CLI_COMMAND, ...args], options))
+}
+
+function withJson(result: ProcessResult): CliResult {
   let json: unknown
   try {
     json = JSON.parse(result.stdout)
@@ -162,14 +215,24 @@ export async function runCli(
   return { ...result, json }
 }
 
-/** A fresh repo and home, and a CLI bound to them: the usual start of a test. */
+type SandboxCliOptions = { input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv }
+
+/**
+ * A fresh repo and home, and a CLI bound to them: the usual start of a test. `cli` runs a command in this process;
+ * `cliProcess` starts the real CLI, for what only a process shows (its exit status, its streams, being killed).
+ */
 export function sandbox(files?: Record<string, string>) {
   const repo = makeRepo(files)
   const env = isolatedEnv()
-  const cli = (args: string[], options: { input?: string | Buffer; cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
-    runCli(args, { cwd: options.cwd ?? repo, env: { ...env, ...options.env }, input: options.input })
+  const bound = (options: SandboxCliOptions): CliOptions => ({
+    cwd: options.cwd ?? repo,
+    env: { ...env, ...options.env },
+    input: options.input,
+  })
+  const cli = (args: string[], options: SandboxCliOptions = {}) => runCli(args, bound(options))
+  const cliProcess = (args: string[], options: SandboxCliOptions = {}) => runCliProcess(args, bound(options))
   const state = (runId: string): RunState => readRun(runId, env.PAIR_LOOP_HOME)
-  return { repo, env, home: env.PAIR_LOOP_HOME, cli, state }
+  return { repo, env, home: env.PAIR_LOOP_HOME, cli, cliProcess, state }
 }
 
 /**
@@ -185,10 +248,10 @@ export async function recordReview(
   tree?: string | null,
 ): Promise<RunState> {
   const verdict = parseVerdict(reviewerText) ?? 'CHANGES_REQUESTED'
-  const previous = process.env.PAIR_LOOP_HOME
-  process.env.PAIR_LOOP_HOME = home
-  try {
-    await changeRun(
+  // the run's home as the Context's: lib reads it there (a test's own process.env is left as it is)
+  const { ctx } = testContext({ cwd: process.cwd(), env: { ...process.env, PAIR_LOOP_HOME: home } })
+  await withContext(ctx, () =>
+    changeRun(
       runId,
       (state) => {
         const now = new Date().toISOString()
@@ -224,11 +287,8 @@ export async function recordReview(
         return { state: applyReview(claimed, { review, pid: process.pid }).state, result: undefined }
       },
       home,
-    )
-  } finally {
-    if (previous === undefined) delete process.env.PAIR_LOOP_HOME
-    else process.env.PAIR_LOOP_HOME = previous
-  }
+    ),
+  )
   return readRun(runId, home)
 }
 

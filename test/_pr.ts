@@ -152,12 +152,16 @@ export async function prSandbox(initial: World = world(), config?: object, pr = 
   }
   const cli = (args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
     sb.cli(args, { input: options.input, env: { ...env, ...options.env } })
+  /** The real CLI: for callers at once (a claim is a process's, and one process never races itself). */
+  const cliProcess = (args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
+    sb.cliProcess(args, { input: options.input, env: { ...env, ...options.env } })
   const runId: string = expectOk(await cli(['start', '--task', 'demo task'])).run_id
   expectOk(await cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', String(pr)]))
   return {
     ...sb,
     env: { ...sb.env, ...env },
     cli,
+    cliProcess,
     runId,
     ghDir,
     read: (): World => JSON.parse(readFileSync(worldFile, 'utf8')),

@@ -182,7 +182,7 @@ describe('runScript', () => {
   })
 })
 
-// ---------------------------------------------------------------- the real processes
+// ---------------------------------------------------------------- the command line (in this process, as the CLI runs it)
 
 describe('flag errors from the command line', () => {
   const sb = sandbox()
@@ -232,6 +232,30 @@ describe('the dispatcher', () => {
     const result = await sb.cli(['--help'])
     expect(result.code).toBe(0)
     expect(result.stdout).toContain('coder-done')
+  })
+})
+
+// The named few that go through the real binary: the exit status a shell sees is the one the command returned.
+describe('the real binary', () => {
+  const sb = sandbox()
+
+  it('exits 0 with the document on stdout', async () => {
+    const result = await sb.cliProcess(['codes'])
+    expect(expectOk(result).codes).toContainEqual(expect.objectContaining({ code: 'usage', exit: 2 }))
+  })
+
+  it('exits 2 for a flag error, the usage document on stdout', async () => {
+    expectError(await sb.cliProcess(['status', '--bogus']), 'usage')
+  })
+
+  it("exits with the code's status for an error of the command's own (run_not_found, 8)", async () => {
+    const result = await sb.cliProcess(['status'])
+    expectError(result, 'run_not_found')
+    expect(result.code).toBe(8)
+  })
+
+  it('exits 2 for an unknown command, through the dispatcher', async () => {
+    expectError(await sb.cliProcess(['frobnicate']), 'usage')
   })
 })
 

@@ -8,6 +8,7 @@ import { expectError, expectOk, reviewWith, runInReview, writeChange } from './_
 
 const N = 8
 
+// Each writer is a process of its own (sb.cliProcess): the run's lock is taken between processes.
 describe('concurrent writers', () => {
   it(`lose nothing: ${N} reply processes on distinct findings are all recorded, revision up by exactly ${N}`, async () => {
     const sb = sandbox()
@@ -18,7 +19,9 @@ describe('concurrent writers', () => {
     const ids = Array.from({ length: N }, (_, i) => `1.${i + 1}`)
     const results = await Promise.all(
       ids.map((id) =>
-        sb.cli(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], { input: `answer to ${id}` }),
+        sb.cliProcess(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], {
+          input: `answer to ${id}`,
+        }),
       ),
     )
     for (const result of results) expectOk(result)
@@ -38,7 +41,9 @@ describe('concurrent writers', () => {
     const before = await recordReview(sb.home, runId, reviewWith(1))
     const results = await Promise.all(
       Array.from({ length: N }, (_, i) =>
-        sb.cli(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-'], { input: `answer ${i}` }),
+        sb.cliProcess(['reply', '--finding', '1.1', '--disposition', 'ack', '--body-file', '-'], {
+          input: `answer ${i}`,
+        }),
       ),
     )
     const winners = results.filter((r) => r.code === 0)
@@ -55,8 +60,8 @@ describe('concurrent writers', () => {
     const runId = expectOk(await sb.cli(['start', '--task', 't'])).run_id
     writeChange(sb)
     const results = await Promise.all([
-      sb.cli(['coder-done', '--summary', 'a']),
-      sb.cli(['coder-done', '--summary', 'b']),
+      sb.cliProcess(['coder-done', '--summary', 'a']),
+      sb.cliProcess(['coder-done', '--summary', 'b']),
     ])
     expect(results.map((r) => r.code).sort()).toEqual([0, 10])
     expectError(results.find((r) => r.code !== 0)!, 'wrong_phase')
@@ -67,7 +72,7 @@ describe('concurrent writers', () => {
 
   it('let exactly one of several start processes in one repository open a run', async () => {
     const sb = sandbox()
-    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => sb.cli(['start', '--task', `t${i}`])))
+    const results = await Promise.all(Array.from({ length: 4 }, (_, i) => sb.cliProcess(['start', '--task', `t${i}`])))
     const started = results.filter((r) => r.code === 0)
     expect(started).toHaveLength(1)
     for (const refused of results.filter((r) => r.code !== 0))

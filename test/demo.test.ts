@@ -9,11 +9,12 @@ import { expectOk } from './_expect.ts'
 /** The demo's folder, as its stderr names it. */
 const demoDir = (stderr: string) => /(?:Removed|Kept in) (\S+?pair-loop-demo-[A-Za-z0-9]+)/.exec(stderr)?.[1]
 
+// The demo runs as a process: it starts its stub reviewer (scripts/demo-reviewer) beside itself, in its own runtime.
 describe('pair-loop demo', () => {
   it('runs a clean loop with no warning, says where it worked, and removes it', async () => {
     const tmp = tempDir('pl-demo-')
     const sb = sandbox()
-    const result = await sb.cli(['demo'], { env: { TMPDIR: tmp } })
+    const result = await sb.cliProcess(['demo'], { env: { TMPDIR: tmp } })
     const status = expectOk(result)
     expect(status).toMatchObject({ phase: 'finished', outcome: { verdict: 'APPROVED' } })
     expect(result.stderr).not.toMatch(/warning/i)
@@ -28,7 +29,7 @@ describe('pair-loop demo', () => {
 
   it('--keep keeps the repository and its runs, says where and how to remove them', async () => {
     const tmp = tempDir('pl-demo-keep-')
-    const result = await sandbox().cli(['demo', '--keep'], { env: { TMPDIR: tmp } })
+    const result = await sandbox().cliProcess(['demo', '--keep'], { env: { TMPDIR: tmp } })
     const status = expectOk(result)
     const dir = demoDir(result.stderr)!
     expect(result.stderr).toContain(`Kept in ${dir}`)
@@ -45,7 +46,7 @@ describe('pair-loop demo', () => {
   })
 
   it('--text prints the final status for a person', async () => {
-    const result = await sandbox().cli(['demo', '--text'])
+    const result = await sandbox().cliProcess(['demo', '--text'])
     expect(result.code).toBe(0)
     expect(result.stdout).toMatch(/^phase +finished$/m)
     expect(result.stdout).toMatch(/^outcome +APPROVED at /m)

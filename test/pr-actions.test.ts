@@ -58,7 +58,7 @@ describe('pr-reply', () => {
     const slow = { FAKE_GH_DELAY_MS: '700' }
     const results = await Promise.all(
       ['first', 'second'].map((body) =>
-        sb.cli(['pr-reply', '--thread', 'PRRT_bot', '--body-file', '-'], { input: body, env: slow }),
+        sb.cliProcess(['pr-reply', '--thread', 'PRRT_bot', '--body-file', '-'], { input: body, env: slow }),
       ),
     )
     expect(results.map((r) => r.code).sort()).toEqual([0, 4])

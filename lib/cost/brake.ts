@@ -4,12 +4,12 @@ import type { Config } from '../config.ts'
 import { PairLoopError } from '../errors.ts'
 import { formatUsd } from '../money.ts'
 import { pairLoopHome } from '../paths.ts'
-import { nowIso } from '../run-access.ts'
 import { currentRound } from '../run-queries.ts'
 import type { BudgetOverride, RunState } from '../state.ts'
 import { rememberHighWater } from './high-water.ts'
 import { computeLedger } from './ledger.ts'
 import type { Ledger } from './ledger-types.ts'
+import { context, nowIso } from '../context.ts'
 
 export type BudgetLevel = 'none' | 'warn' | 'alert' | null
 
@@ -42,7 +42,7 @@ export function assessBudget(
   config: BudgetConfig,
   options: { limit?: number; env?: NodeJS.ProcessEnv } = {},
 ): BudgetAssessment {
-  const env = options.env ?? process.env
+  const env = options.env ?? context().env
   const limit = options.limit ?? run.budget_usd ?? config.budget.per_run_usd
   const ledger = computeLedger(run, { pricing: config.pricing, env })
   const spent = ledger.spent_usd
@@ -73,7 +73,7 @@ export async function checkBudgetBrake(
   opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv },
 ): Promise<{ override: BudgetOverride | null; budget: BudgetAssessment | null }> {
   if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null, budget: null }
-  const env = opts.env ?? process.env
+  const env = opts.env ?? context().env
   const budget = assessBudget(run, config, { env })
   await rememberHighWater(run.run_id, budget.ledger.seen, pairLoopHome(env))
   if (budget.level !== 'alert') return { override: null, budget }

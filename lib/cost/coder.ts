@@ -10,6 +10,7 @@ import type { PriceBook } from './pricing.ts'
 import { claudeSessions, codexSessions } from './sessions.ts'
 import { type PartialSums, UsageSums, sumsKey } from './sums.ts'
 import type { ScanResult } from './transcript-cache.ts'
+import { context } from '../context.ts'
 
 /** A coder session, and its main transcript when the search that found it saw it. */
 interface CoderSession {
@@ -25,7 +26,7 @@ const START_SLACK_MS = 5_000
  * transcript folders (the top level's and any folder's below it) changed since the run started, newest first. A
  * cheap session started just before a command must not hide the costly one. Reviewer sessions are never the coder's.
  */
-export function coderSessions(run: RunState, env: NodeJS.ProcessEnv = process.env): CoderSession[] {
+export function coderSessions(run: RunState, env: NodeJS.ProcessEnv = context().env): CoderSession[] {
   const reviewerIds = reviewerSessionIds(run)
   const sessions: CoderSession[] = []
   const add = (id: string | null, path: string | null) => {
@@ -42,14 +43,14 @@ export function coderSessions(run: RunState, env: NodeJS.ProcessEnv = process.en
   return sessions
 }
 
-export const coderSessionIds = (run: RunState, env: NodeJS.ProcessEnv = process.env) =>
+export const coderSessionIds = (run: RunState, env: NodeJS.ProcessEnv = context().env) =>
   coderSessions(run, env).map((session) => session.id)
 
 /**
  * The coder's session now (coder-done without --session-id): the newest transcript of its CLI for the repository that
  * changed in the run's window and that no reviewer ran under. A session that ended before the run began is not it.
  */
-export function currentCoderSession(run: RunState, env: NodeJS.ProcessEnv = process.env): string | null {
+export function currentCoderSession(run: RunState, env: NodeJS.ProcessEnv = context().env): string | null {
   const since = Date.parse(run.created_at) - START_SLACK_MS
   const sessions =
     run.coder === 'claude' ? claudeSessions(run.repo, env, { since }) : codexSessions(run.repo, env, { since })

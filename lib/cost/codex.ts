@@ -5,6 +5,7 @@ import { codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
 import { type PartialSums, resumeSums, type UsageItem, type UsageVisitor, type UsageSums, collect } from './sums.ts'
 import { scanFile, type ScanResult, type SumsHook } from './transcript-cache.ts'
+import { context } from '../context.ts'
 
 // Entry layout: timestamp ms, model index, input (incl. cached and writes), cached, cache writes, output (incl.
 // reasoning), reasoning, 0.
@@ -55,7 +56,7 @@ const sig = (t: Totals) => t.join(',')
 const same = (a: Totals, b: Totals) => a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3] && a[4] === b[4]
 
 /** The parser, bound to where a forked rollout's parent is looked up. */
-export function codexParser(env: NodeJS.ProcessEnv = process.env): LineParser<CodexState> {
+export function codexParser(env: NodeJS.ProcessEnv = context().env): LineParser<CodexState> {
   return {
     kind: 'codex',
     version: 1,
@@ -167,7 +168,7 @@ function rolloutTotals(path: string): string[] | null {
 export function scanCodex(
   path: string,
   cacheDir: string | null,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = context().env,
   sums?: SumsHook,
 ): ScanResult {
   return scanFile(path, codexParser(env), cacheDir, sums)

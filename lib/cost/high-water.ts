@@ -4,9 +4,9 @@
 import { isPairLoopError } from '../errors.ts'
 import { reviewerSessionIds } from '../run-queries.ts'
 import type { HighWater, RunState } from '../state.ts'
-import { toStderr } from '../stdio.ts'
 import { updateRun } from '../store.ts'
 import { CELL, type UsageSums } from './sums.ts'
+import { context } from '../context.ts'
 
 /** Below this (USD) a difference is float noise between two ways of summing, not money. */
 const NOISE = 1e-9
@@ -98,6 +98,6 @@ export async function rememberHighWater(runId: string, seen: HighWater, home?: s
     // held by another command: the marks are raised by the next one that gets the lock (this command's own write, if
     // it has one, meets the same lock and says so itself: one line)
     if (error.code === 'locked') return
-    toStderr(`pair-loop: warning: the spend seen could not be kept on run ${runId}: ${error.message}\n`)
+    context().io.stderr(`pair-loop: warning: the spend seen could not be kept on run ${runId}: ${error.message}\n`)
   }
 }

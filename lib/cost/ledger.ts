@@ -11,6 +11,7 @@ import { addTokens, priceBook, zeroTokens, type Tokens } from './pricing.ts'
 import { usageFamily, usageTokens } from './reviewer.ts'
 import { CELL } from './sums.ts'
 import { transcriptEnvOf } from './transcript-env.ts'
+import { context } from '../context.ts'
 
 const roleCost = (): RoleCost => ({ usd: 0, tokens: zeroTokens(), models: {} })
 
@@ -35,7 +36,7 @@ function addTo(role: RoleCost, model: string, usd: number, tokens: Tokens | null
 }
 
 export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
-  const env = options.env ?? process.env
+  const env = options.env ?? context().env
   const prices = priceBook(options.pricing)
   const cache = options.cache === false ? null : cacheDir(pairLoopHome(env))
   const sources: Source[] = []

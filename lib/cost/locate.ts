@@ -2,16 +2,16 @@
 // Codex rollouts (all, or a thread's). Which of them belong to a repository is sessions.ts's; the readers only read
 // the paths found.
 import { type Dirent, existsSync, readdirSync, realpathSync } from 'node:fs'
-import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, pairLoopHome } from '../paths.ts'
+import { context, userHome } from '../context.ts'
 
 /** `env`'s home (a frozen run's HOME, see transcript-env.ts), else the OS's. */
-const homeOf = (env: NodeJS.ProcessEnv) => env.HOME || homedir()
-export const claudeConfigDir = (env: NodeJS.ProcessEnv = process.env) =>
+const homeOf = (env: NodeJS.ProcessEnv) => userHome(env)
+export const claudeConfigDir = (env: NodeJS.ProcessEnv = context().env) =>
   (env.CLAUDE_CONFIG_DIR || join(homeOf(env), '.claude')).normalize('NFC')
-export const codexHome = (env: NodeJS.ProcessEnv = process.env) => env.CODEX_HOME || join(homeOf(env), '.codex')
+export const codexHome = (env: NodeJS.ProcessEnv = context().env) => env.CODEX_HOME || join(homeOf(env), '.codex')
 
 /** Java's String.hashCode over UTF-16 code units, as Claude Code uses for long folder names. */
 function javaHash(text: string): number {
@@ -36,12 +36,12 @@ export function realPath(path: string): string {
   }
 }
 
-export function claudeProjectDir(repo: string, env: NodeJS.ProcessEnv = process.env): string {
+export function claudeProjectDir(repo: string, env: NodeJS.ProcessEnv = context().env): string {
   return join(claudeConfigDir(env), 'projects', claudeProjectFolder(realPath(repo)))
 }
 
 /** `<config>/projects`, and the legacy `$XDG_CONFIG_HOME/claude/projects` some mid-2025 releases used. */
-export function claudeProjectRoots(env: NodeJS.ProcessEnv = process.env): string[] {
+export function claudeProjectRoots(env: NodeJS.ProcessEnv = context().env): string[] {
   const roots = [join(claudeConfigDir(env), 'projects')]
   if (!env.CLAUDE_CONFIG_DIR && env.HOME)
     roots.push(join(env.XDG_CONFIG_HOME || join(env.HOME, '.config'), 'claude', 'projects'))
@@ -77,7 +77,7 @@ export function claudeSessionFiles(
   sessionId: string,
   options: { repo?: string; env?: NodeJS.ProcessEnv } = {},
 ): SessionFiles {
-  const env = options.env ?? process.env
+  const env = options.env ?? context().env
   const name = `${sessionId}.jsonl`
   const roots = claudeProjectRoots(env)
   let main: string | null = null
@@ -112,7 +112,7 @@ export function subagentFiles(main: string): string[] {
 const isRollout = (name: string) => name.startsWith('rollout-') && name.endsWith('.jsonl')
 
 /** Every Codex rollout file (live and archived). Day folders are local time, so all of them are walked. */
-export function codexRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
+export function codexRollouts(env: NodeJS.ProcessEnv = context().env): string[] {
   const home = codexHome(env)
   const found = findFiles(join(home, 'sessions'), 4, isRollout) // sessions/YYYY/MM/DD/rollout-….jsonl
   return findFiles(join(home, 'archived_sessions'), 1, isRollout, found)
@@ -122,7 +122,7 @@ export function codexRollouts(env: NodeJS.ProcessEnv = process.env): string[] {
  * A thread's rollout. Its path is remembered (cache/codex-rollouts.json), so a cost check does not walk the whole
  * sessions tree for a thread it found before; a remembered path that is gone sends it walking again.
  */
-export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv = process.env): string | undefined {
+export function codexRolloutForThread(threadId: string, env: NodeJS.ProcessEnv = context().env): string | undefined {
   const file = join(cacheDir(pairLoopHome(env)), 'codex-rollouts.json')
   const known = readJsonRecord(file, (value): value is string => typeof value === 'string')
   const remembered = known[threadId]

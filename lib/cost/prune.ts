@@ -2,12 +2,13 @@
 // run's cost snapshot with the run (or 30 days after it finished); once a day at most, from `start` and `finish`.
 import { existsSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cacheDir, pairLoopHome } from '../paths.ts'
+import { cacheDir } from '../paths.ts'
 import { listDir } from '../fsutil.ts'
 import type { RunState } from '../state.ts'
 import { listRuns } from '../store.ts'
 import { pruneSnapshots } from '../snapshot/prune.ts'
 import { transcriptOfCacheFile } from './transcript-cache-file.ts'
+import { context } from '../context.ts'
 
 const DAY_MS = 86_400_000
 export const KEEP_FINISHED_MS = 30 * DAY_MS
@@ -20,7 +21,7 @@ export interface Pruned {
 }
 
 /** The home's caches pruned against every run on disk, once a day at most (`start` and `finish` call it). */
-export function pruneHomeDaily(home = pairLoopHome()): Pruned | null {
+export function pruneHomeDaily(home = context().home): Pruned | null {
   return pruneCachesDaily(() => listRuns(home).flatMap((entry) => ('state' in entry ? [entry.state] : [])), home)
 }
 
@@ -28,7 +29,7 @@ export function pruneHomeDaily(home = pairLoopHome()): Pruned | null {
  * Prune unless it was done in the last day (a marker file's mtime says when; the runs are read only when it is due);
  * never fails the command.
  */
-export function pruneCachesDaily(runs: () => RunState[], home = pairLoopHome(), now = Date.now()): Pruned | null {
+export function pruneCachesDaily(runs: () => RunState[], home = context().home, now = context().now()): Pruned | null {
   const marker = join(cacheDir(home), '.pruned')
   try {
     if (existsSync(marker) && now - statSync(marker).mtimeMs < DAY_MS) return null
@@ -43,7 +44,7 @@ export function pruneCachesDaily(runs: () => RunState[], home = pairLoopHome(), 
 }
 
 /** Remove the caches nothing will read again; `runs` are every run on disk. */
-export function pruneCaches(runs: RunState[], home = pairLoopHome(), now = Date.now()): Pruned {
+export function pruneCaches(runs: RunState[], home = context().home, now = context().now()): Pruned {
   const cache = cacheDir(home)
   const pruned = { transcripts: 0, summaries: 0, snapshots: pruneSnapshots(runs, home, now) }
   const transcripts = join(cache, 'transcripts')

@@ -8,6 +8,7 @@ import { codexItems, scanCodex } from './codex.ts'
 import { claudeSessionFiles, codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, claudeCost, codexCost, codexTokens, priceBook, type PriceBook, type Tokens } from './pricing.ts'
 import type { UsageItem } from './sums.ts'
+import { context } from '../context.ts'
 
 /** One model's part of a reviewer call, as `claude -p` reports it per model (`modelUsage`), with its own cost. */
 export interface ReviewerModelUsage {
@@ -71,7 +72,7 @@ interface Priced {
 }
 
 export function costOfReviewerCall(call: ReviewerCall, options: CostOptions): ReviewerCost {
-  const env = options.env ?? process.env
+  const env = options.env ?? context().env
   const prices = priceBook(options.pricing)
   const family = usageFamily(call)
   const transcript = call.session_id ? transcriptCost(family, call.session_id, prices, env) : null

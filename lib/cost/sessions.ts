@@ -4,6 +4,7 @@
 import { closeSync, type Dirent, lstatSync, openSync, readSync, readdirSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { claudeProjectFolder, claudeProjectRoots, codexRollouts, realPath } from './locate.ts'
+import { context } from '../context.ts'
 
 /** Whether a recorded `cwd` is the repository's top level (its real path) or a folder below it. */
 export function withinRepo(cwd: string, top: string): boolean {
@@ -20,7 +21,7 @@ export const changedMs = (st: Stats) => Math.max(st.mtimeMs, st.ctimeMs)
  */
 export function claudeRepoFolders(
   repo: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = context().env,
 ): Array<{ dir: string; own: boolean }> {
   const top = realPath(repo)
   const own = claudeProjectFolder(top)
@@ -71,7 +72,7 @@ export interface ClaudeSession {
  */
 export function claudeSessions(
   repo: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = context().env,
   options: { since?: number } = {},
 ): ClaudeSession[] {
   const top = realPath(repo)
@@ -165,7 +166,7 @@ export function codexSessionMeta(path: string): CodexSessionMeta | undefined {
  */
 export function codexSessions(
   repo: string,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = context().env,
   options: { since?: number } = {},
 ): CodexSessionMeta[] {
   const real = realPath(repo)

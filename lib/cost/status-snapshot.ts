@@ -11,6 +11,7 @@ import { claudeProjectRoots, codexHome } from './locate.ts'
 import { claudeRepoFolders } from './sessions.ts'
 import { transcriptEnvOf } from './transcript-env.ts'
 import type { RunCostSummary } from './summary.ts'
+import { context, nowDate } from '../context.ts'
 
 interface Snapshot {
   revision: number
@@ -30,7 +31,7 @@ const fingerprint = (path: string) => {
 /** Where a change would change the figures: the transcripts read, where new sessions appear, the config (prices). */
 function watched(run: RunState, files: string[], current: NodeJS.ProcessEnv): string[] {
   const env = transcriptEnvOf(run, current)
-  const day = new Date() // rollout folders are local dates: a new session today lands under these
+  const day = nowDate() // rollout folders are local dates: a new session today lands under these
   const parts = [
     String(day.getFullYear()),
     String(day.getMonth() + 1).padStart(2, '0'),
@@ -57,7 +58,7 @@ function watched(run: RunState, files: string[], current: NodeJS.ProcessEnv): st
 export async function cachedCostSummary(
   run: RunState,
   config: () => Pick<Config, 'pricing'>,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = context().env,
 ): Promise<RunCostSummary> {
   const file = join(cacheDir(pairLoopHome(env)), 'summaries', `${run.run_id}.json`)
   try {

@@ -2,9 +2,9 @@
 import type { Config } from '../config.ts'
 import { isPairLoopError } from '../errors.ts'
 import type { HighWater, RunState } from '../state.ts'
-import { toStderr } from '../stdio.ts'
 import { computeLedger } from './ledger.ts'
 import { type Unmeasured, unmeasuredOf } from './measured.ts'
+import { context } from '../context.ts'
 
 export interface RunCostSummary {
   total_usd: number
@@ -35,7 +35,7 @@ export async function runCostSummary(
   } catch (error) {
     if (!isPairLoopError(error, 'config_invalid')) throw error
     configOk = false
-    toStderr(`pair-loop: warning: ${error.message}; costing with the embedded price table\n`)
+    context().io.stderr(`pair-loop: warning: ${error.message}; costing with the embedded price table\n`)
   }
   const ledger = computeLedger(run, { pricing, env: options.env })
   const by_round: Record<number, number> = {}

@@ -8,6 +8,7 @@ import { closeSync, fstatSync, openSync, readSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { writeFileAtomic } from '../fsutil.ts'
 import { hash52 } from './hash.ts'
+import { context } from '../context.ts'
 
 const BASE = 'PLC4'
 const DELTA = 'PLD4'
@@ -226,7 +227,7 @@ export function saveCache(
       }
     }
     if (plan.deltaOnly) return
-    const stamp = `${Date.now().toString(36)}.${process.pid}.${Math.random().toString(36).slice(2, 10)}`
+    const stamp = `${context().now().toString(36)}.${context().pid}.${Math.random().toString(36).slice(2, 10)}`
     const parts = [bytesOf(numbers, header.count * w), ...index.map((part) => bytesOf(part, part.length))]
     writeFileAtomic(file, image(BASE, { ...header, stamp }, parts), 0o600, CACHE)
     try {

@@ -1,25 +1,24 @@
 // The environment that says where the agents keep their transcripts, frozen on the run at `start`: a later command
 // run with another HOME, CLAUDE_CONFIG_DIR, CODEX_HOME or XDG_CONFIG_HOME still looks where the coder's CLI wrote.
-import { homedir } from 'node:os'
 import { resolve } from 'node:path'
 import type { RunState, TranscriptEnv } from '../state.ts'
-import { toStderr } from '../stdio.ts'
+import { type Context, context, userHome } from '../context.ts'
 
 export const TRANSCRIPT_ENV_KEYS = ['HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'XDG_CONFIG_HOME'] as const
 
 /** Each variable as a CLI started from `env` would read it: absolute, HOME as the OS resolves it, null when unset. */
-export function transcriptEnvNow(env: NodeJS.ProcessEnv = process.env): TranscriptEnv {
+export function transcriptEnvNow(env: NodeJS.ProcessEnv = context().env): TranscriptEnv {
   const value = (key: (typeof TRANSCRIPT_ENV_KEYS)[number]) => (env[key] ? resolve(env[key]) : null)
   return {
-    HOME: value('HOME') ?? homedir(),
+    HOME: value('HOME') ?? userHome(env),
     CLAUDE_CONFIG_DIR: value('CLAUDE_CONFIG_DIR'),
     CODEX_HOME: value('CODEX_HOME'),
     XDG_CONFIG_HOME: value('XDG_CONFIG_HOME'),
   }
 }
 
-/** Runs already told, in this process, that the current environment is not the one they started with. */
-const told = new Set<string>()
+/** Runs already told, by this command (its Context), that the current environment is not the one they started with. */
+const toldBy = new WeakMap<Context, Set<string>>()
 
 /**
  * `env` with the run's frozen transcript variables in place of its own (the run's start saw where the coder writes;
@@ -28,13 +27,15 @@ const told = new Set<string>()
  */
 export function transcriptEnvOf(
   run: Pick<RunState, 'run_id' | 'transcript_env'>,
-  env: NodeJS.ProcessEnv = process.env,
-  say: (text: string) => void = toStderr,
+  env: NodeJS.ProcessEnv = context().env,
+  say: (text: string) => void = context().io.stderr,
 ): NodeJS.ProcessEnv {
   const frozen = run.transcript_env
   if (!frozen) return env
   const now = transcriptEnvNow(env)
   const differ = TRANSCRIPT_ENV_KEYS.filter((key) => now[key] !== frozen[key])
+  const told = toldBy.get(context()) ?? new Set<string>()
+  toldBy.set(context(), told)
   if (differ.length > 0 && !told.has(run.run_id)) {
     told.add(run.run_id)
     const show = (value: string | null) => value ?? '(unset)'

@@ -1,8 +1,8 @@
 // The PR phase's read side: one snapshot of the PR (metadata, the CI rollup, review threads with every comment page,
 // conversation comments, reviews) through gh's GraphQL API, paginated. The head is read before and after; if it moved
 // the whole collection runs once more, and a head that moves again is `head_moved`.
-import { context } from '../context.ts'
 import { fail } from '../errors.ts'
+import { settings } from '../settings.ts'
 import { type GraphqlVars, graphql } from './github.ts'
 import { PR_COMMENTS, PR_HEAD, PR_META, PR_REVIEWS, PR_THREADS, THREAD_COMMENTS } from './queries.ts'
 import type { Snapshot, SnapshotComment } from './schema.ts'
@@ -34,7 +34,7 @@ export async function collectSnapshot(options: CollectOptions): Promise<Snapshot
 }
 
 // GitHub's largest page (100) by default; `pr-check --page-size` (or PAIR_LOOP_GH_PAGE_SIZE) makes it smaller
-const pageSize = (options: CollectOptions) => options.pageSize ?? (Number(context().env.PAIR_LOOP_GH_PAGE_SIZE) || 100)
+const pageSize = (options: CollectOptions) => options.pageSize ?? settings().ghPageSize
 
 function prVars(options: CollectOptions): GraphqlVars {
   return { owner: '{owner}', name: '{repo}', number: options.number }

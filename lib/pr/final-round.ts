@@ -25,6 +25,7 @@ import type { ReviewerRound, RunState } from '../state.ts'
 import { recordFailedReview } from '../transitions.ts'
 import { diffStatText } from './diff-lines.ts'
 import { expectPr, recordFinalReview } from './moves.ts'
+import { context } from '../context.ts'
 
 /** The side claim key final rounds used before they were detached (dropped with the record, should one be left). */
 const OLD_CLAIM_KEY = 'final-review'
@@ -83,7 +84,7 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
     const stopped = stoppedAs(call.watch.stopped(), choice.tool)
     const message = stopped?.message ?? conducted.message
     const failure = failureOf(choice.tool, stopped?.kept ?? conducted.code, message, conducted.calls)
-    await changeRun(run.run_id, (state) => recordFailedReview(state, { failure, pid: process.pid }))
+    await changeRun(run.run_id, (state) => recordFailedReview(state, { failure, pid: context().pid }))
     const code = stopped?.code ?? conducted.code
     return { error: { code, message, details: { run_id: run.run_id, pr, tool: choice.tool, next: 'review' } } }
   }
@@ -94,10 +95,10 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
       review: recorded,
       diff_path: prDiffPath(run.run_id),
       claimKey: OLD_CLAIM_KEY,
-      pid: process.pid,
+      pid: context().pid,
       now: recorded.at,
     })
-    if (step.state?.review_claim?.pid === process.pid) step.state.review_claim = null
+    if (step.state?.review_claim?.pid === context().pid) step.state.review_claim = null
     return step
   })
   return { document: finalReviewDocument(state) }

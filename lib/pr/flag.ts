@@ -1,8 +1,9 @@
 // Setting a PR item aside as a suspected prompt injection: the item (a thread, a conversation comment, a review) is
 // looked up in the last pr-check snapshot, then recorded on the run under its lock. Flagged items are listed in
 // `threads.flagged_injection[]`, no longer block success, and their text is never acted on.
+import { nowIso } from '../context.ts'
 import { fail } from '../errors.ts'
-import { changeRun, nowIso } from '../run-access.ts'
+import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { flagKey } from './classify.ts'
 import { recordFlag } from './moves.ts'

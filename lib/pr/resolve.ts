@@ -2,8 +2,10 @@
 // thread is resolved, then it is recorded under the run's lock; unconfirmed is `resolve_unconfirmed`, nothing recorded.
 // Resolving is idempotent on GitHub's side, so a retried or concurrent call does no harm; a recorded thread is not asked
 // again.
+import { nowIso } from '../context.ts'
 import { fail } from '../errors.ts'
-import { changeRun, nowIso } from '../run-access.ts'
+import { changeRun } from '../run-access.ts'
+import { settings } from '../settings.ts'
 import type { RunState } from '../state.ts'
 import { graphql } from './github.ts'
 import { expectPr, recordResolved, watchOf } from './moves.ts'
@@ -15,8 +17,7 @@ export async function resolveThread(run: RunState, thread: string) {
   expectPr(run, 'pr-resolve')
   const recorded = watchOf(run)?.resolved[thread]
   if (recorded) return { run_id: run.run_id, thread, confirmed: true, attempts: 0, already_resolved: true }
-  const waitMs =
-    Number(process.env.PAIR_LOOP_RESOLVE_WAIT_MS) >= 0 ? Number(process.env.PAIR_LOOP_RESOLVE_WAIT_MS) : 1000
+  const waitMs = settings().resolveWaitMs
   let last: unknown = null
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     const data = await graphql(run.repo, RESOLVE_THREAD, { threadId: thread })

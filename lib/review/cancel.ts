@@ -2,7 +2,7 @@
 // then SIGTERM): it ends its reviewer's process group and keeps the attempt as `cancelled`, with the cost its named
 // session shows. A worker that does not stop in time is killed with its whole group and the attempt is settled here.
 // The run stays where it was (`reviewing`): the next `review` starts a new attempt.
-import { hostname } from 'node:os'
+import { context } from '../context.ts'
 import { fail } from '../errors.ts'
 import { isProcessAlive } from '../processes.ts'
 import { nextFields } from '../run-queries.ts'
@@ -21,7 +21,7 @@ export async function cancelAttempt(run: RunState, kind: AttemptKind, log: (line
   const held = run.review_claim
   const ours = held !== null && (held.kind ?? 'round') === kind
   if (!ours) return { run_id: run.run_id, cancelled: false, reason: 'no review in flight', ...nextFields(run) }
-  if (held.host !== hostname())
+  if (held.host !== context().host)
     fail('review_in_progress', `the review of run ${run.run_id} runs on host ${held.host}: cancel it there`, {
       run_id: run.run_id,
       claim: held,
@@ -84,9 +84,9 @@ function signal(pid: number, name: NodeJS.Signals): void {
 }
 
 async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
+  const deadline = context().now() + ms
   while (!done()) {
-    if (Date.now() > deadline) return false
+    if (context().now() > deadline) return false
     await new Promise((resolve) => setTimeout(resolve, 50))
   }
   return true

@@ -3,6 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
+import { context } from '../context.ts'
 import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
 import { cacheDir, pairLoopHome } from '../paths.ts'
 
@@ -25,7 +26,7 @@ export function flagsInHelp(tool: CliTool, help: string): Set<string> {
 }
 
 /** The wanted flags `bin` lists in its `--help` (`exec --help` for codex); none when it gives no help. */
-export function cliFlags(tool: CliTool, bin: string, env: NodeJS.ProcessEnv = process.env): CliFlags {
+export function cliFlags(tool: CliTool, bin: string, env: NodeJS.ProcessEnv = context().env): CliFlags {
   const key = binaryKey(tool, bin)
   const file = join(cacheDir(pairLoopHome(env)), CACHE_FILE)
   const cache = readCache(file)

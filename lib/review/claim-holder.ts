@@ -1,6 +1,6 @@
 // Who holds a review claim: the claim a process makes for itself, and whether the process named by a claim on the run
 // is still the one running (the liveness check every `review` and `status` makes).
-import { hostname } from 'node:os'
+import { context } from '../context.ts'
 import { heldByAnother, processStartTime } from '../processes.ts'
 import type { ReviewClaim } from '../state.ts'
 import type { AttemptKind } from './attempt-files.ts'
@@ -13,12 +13,12 @@ export function ownClaim(
   timeoutS: number,
   attempt: string | null = null,
   kind: AttemptKind = 'round',
-  holder = process.pid,
+  holder = context().pid,
 ): ReviewClaim {
-  const now = Date.now()
+  const now = context().now()
   return {
     pid: holder,
-    host: hostname(),
+    host: context().host,
     started_at: new Date(now).toISOString(),
     pid_start: processStartTime(holder),
     expires_at: new Date(now + 2 * timeoutS * 1000 + CLAIM_GRACE_MS).toISOString(),
@@ -34,7 +34,7 @@ export function ownClaim(
  * started at the same time (a recycled pid is not it); on another host (a container sharing PAIR_LOOP_HOME), until
  * it expires. A claim from before claims expired runs out after the default timeout's span.
  */
-export function isHeldElsewhere(claim: ReviewClaim | null, now = Date.now()): boolean {
+export function isHeldElsewhere(claim: ReviewClaim | null, now = context().now()): boolean {
   if (claim === null) return false
   const expires = claim.expires_at
     ? Date.parse(claim.expires_at)

@@ -1,6 +1,7 @@
 // One review: build the prompt, call the reviewer (re-asking once for a missing verdict), and judge what came back.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { context } from '../context.ts'
 import type { ErrorCode, ErrorDetails } from '../errors.ts'
 import { type Failure, judgeFailure } from './failure.ts'
 import { stripControl } from '../text.ts'
@@ -129,13 +130,13 @@ async function callReviewer(
   const round = run.rounds.length
   mkdirSync(options.artifactsDir, { recursive: true })
   mkdirSync(choice.cwd, { recursive: true })
-  const stamp = `round-${round}-${Date.now()}-${attempt}`
+  const stamp = `round-${round}-${context().now()}-${attempt}`
   const lastMessageFile = join(options.artifactsDir, `${stamp}.last-message.txt`)
   const rawPath = join(options.artifactsDir, `${stamp}.${choice.tool}.out`)
   const schemaFile = join(options.artifactsDir, 'answer-schema.json')
   if (choice.structured) writeFileSync(schemaFile, `${JSON.stringify(ANSWER_SCHEMA, null, 2)}\n`)
   const env: NodeJS.ProcessEnv = {
-    ...(options.env ?? process.env),
+    ...(options.env ?? context().env),
     PAIR_LOOP_RUN_ID: run.run_id,
     PAIR_LOOP_ROUND: String(round),
   }

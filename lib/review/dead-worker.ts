@@ -2,7 +2,7 @@
 // a machine restarted, a worker that crashed, or one whose `review` died before sending its job) is ended. The reviewer it left running is ended
 // too, the attempt is kept as a failed one with whatever its transcripts show it cost, and a new review can start: no
 // state says "running" for a process that is gone.
-import { hostname } from 'node:os'
+import { context, nowIso } from '../context.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { configOf, changeRun } from '../run-access.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
@@ -52,7 +52,7 @@ export async function settleDeadClaim(run: RunState, settling: Settling): Promis
       attempt: claim.attempt,
       kind: claim.kind ?? 'round',
       mark: loopMark(state),
-      at: new Date().toISOString(),
+      at: nowIso(),
       error: {
         code: code === 'cancelled' ? 'interrupted' : 'reviewer_failed',
         message,
@@ -70,7 +70,7 @@ const sameClaim = (a: ReviewClaim | null, b: ReviewClaim) =>
 
 /** The reviewer a dead claim left running (its process group, on this host, if it is still that process) is ended. */
 function endLeftReviewer(claim: ReviewClaim, log: (line: string) => void): void {
-  if (claim.host !== hostname()) return
+  if (claim.host !== context().host) return
   if (reapReviewerGroup(claim.reviewer_pgid, claim.reviewer_start))
     log(`ended the reviewer left running by a killed review (process group ${claim.reviewer_pgid})`)
 }

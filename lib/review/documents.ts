@@ -4,6 +4,7 @@ import { type ErrorCode, ERROR_CODES, PairLoopError } from '../errors.ts'
 import { nextFields, roundsLeft } from '../run-queries.ts'
 import type { ReviewClaim, RunState } from '../state.ts'
 import type { AttemptOutcome, AttemptProgress } from './attempt-files.ts'
+import { context } from '../context.ts'
 
 /** The finished round's review, as `review` has always printed it. */
 export function reviewDocument(state: RunState) {
@@ -64,7 +65,7 @@ export function inFlightDocument(
     round: claim.kind === 'pr' ? 'pr' : state.rounds.length,
     in_progress: true,
     started_at: claim.started_at,
-    elapsed_s: Math.max(0, Math.round((Date.now() - Date.parse(claim.started_at)) / 1000)),
+    elapsed_s: Math.max(0, Math.round((context().now() - Date.parse(claim.started_at)) / 1000)),
     wait_s: waitS,
     reviewer: {
       tool: progress?.tool ?? null,

@@ -8,8 +8,8 @@ import { closeSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
 import { fail } from '../errors.ts'
-import { pairLoopHome } from '../paths.ts'
 import type { AttemptJob } from './attempt-files.ts'
+import { context } from '../context.ts'
 
 /** `sh -c` of this, with the worker's command line as its arguments: in the background, its pid on fd 3, fd 4 its stdin. */
 const START_IN_BACKGROUND = '"$@" "$$" <&4 4<&- 3>&- & echo $! >&3'
@@ -40,10 +40,13 @@ export async function launchWorker(entry: string, runId: string, attempt: string
   const log = openSync(ownLog, 'w', 0o600)
   let child: ChildProcess
   try {
-    child = spawn('sh', ['-c', START_IN_BACKGROUND, 'sh', ...runtimeArgv(entry), WORKER_FLAG, runId, attempt], {
-      cwd: process.cwd(),
+    const ctx = context()
+    // a Context may name the worker's runtime and script (an in-process test's `review` starts the built one)
+    const worker = ctx.reviewWorker ?? runtimeArgv(entry)
+    child = spawn('sh', ['-c', START_IN_BACKGROUND, 'sh', ...worker, WORKER_FLAG, runId, attempt], {
+      cwd: ctx.cwd,
       // PAIR_LOOP_HOME made absolute once: the worker must find the same home whatever its directory
-      env: { ...process.env, PAIR_LOOP_HOME: pairLoopHome() },
+      env: { ...ctx.env, PAIR_LOOP_HOME: ctx.home },
       stdio: ['ignore', log, log, 'pipe', 'pipe'],
       detached: true,
     })

@@ -4,7 +4,9 @@
 // and then closed, so a descendant that left the group (setsid) and keeps them open cannot hold the review.
 // node:child_process rather than zx here: the reviewer needs its own process group so nothing it spawns outlives it.
 import { spawn } from 'node:child_process'
+import { context } from '../context.ts'
 import { processStartTime } from '../processes.ts'
+import { settings } from '../settings.ts'
 
 export interface RunResult {
   exitCode: number | null
@@ -51,16 +53,12 @@ export const OUTPUT_GRACE_MS = 2_000
 /** After the SIGKILL, how long to wait for the reviewer's exit status before settling without it. */
 const EXIT_WAIT_MS = 500
 const STDERR_CAP = 1024 * 1024
-const DEFAULT_OUTPUT_CAP = 64 * 1024 * 1024
 
 /** The cap on a reviewer's stdout: 64 MiB, or PAIR_LOOP_REVIEWER_MAX_OUTPUT_BYTES (a positive integer) for tests. */
-export function outputCap(env: NodeJS.ProcessEnv = process.env): number {
-  const bytes = Number(env.PAIR_LOOP_REVIEWER_MAX_OUTPUT_BYTES)
-  return Number.isSafeInteger(bytes) && bytes > 0 ? bytes : DEFAULT_OUTPUT_CAP
-}
+export const outputCap = (): number => settings().reviewerMaxOutputBytes
 
 export function runReviewerProcess(argv: string[], options: RunOptions): Promise<RunResult> {
-  const started = Date.now()
+  const started = context().now()
   const maxBytes = options.maxOutputBytes ?? outputCap()
   if (options.signalRelay?.interrupted) {
     return Promise.resolve({
@@ -149,7 +147,7 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
       stop()
     })
     const heartbeat = options.onHeartbeat
-      ? setInterval(() => options.onHeartbeat!(Date.now() - started, outBytes), options.heartbeatMs ?? 10_000)
+      ? setInterval(() => options.onHeartbeat!(context().now() - started, outBytes), options.heartbeatMs ?? 10_000)
       : undefined
 
     function finish(exitCode: number | null, signal: NodeJS.Signals | null) {
@@ -166,7 +164,7 @@ export function runReviewerProcess(argv: string[], options: RunOptions): Promise
         stdout: Buffer.concat(out),
         stderr: Buffer.concat(err),
         timedOut,
-        durationMs: Date.now() - started,
+        durationMs: context().now() - started,
         truncated,
         maxOutputBytes: maxBytes,
       })

@@ -2,7 +2,6 @@
 // claude, codex and a configured command run outside the repository, loading no instructions, settings or hooks from it.
 import { askReviewerUnavailable } from '../ask.ts'
 import { accessSync, constants } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
 import type { Config } from '../config.ts'
 import { fail } from '../errors.ts'
@@ -12,6 +11,7 @@ import { BUILTIN_PREFIX, builtinReviewer } from './builtin.ts'
 import { type CliFlags, cliFlags } from './capabilities.ts'
 import { ANSWER_SCHEMA } from './grammar.ts'
 import { inTreePaths, type PinOptions, pinnedCommand } from './trusted-programs.ts'
+import { context, tempRoot } from '../context.ts'
 
 /** What one call puts on its command line besides the choice itself. */
 export interface ReviewerCall {
@@ -42,7 +42,11 @@ export interface ReviewerChoice {
   argv: (call: ReviewerCall) => string[]
 }
 
-export function findExecutable(bin: string, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string | null {
+export function findExecutable(
+  bin: string,
+  env: NodeJS.ProcessEnv = context().env,
+  cwd = context().cwd,
+): string | null {
   const candidates = bin.includes('/')
     ? [isAbsolute(bin) ? bin : resolve(cwd, bin)]
     : (env.PATH ?? '')
@@ -111,13 +115,13 @@ export function reviewerArgv(
  * An empty folder outside the repository for claude and codex to run in, so neither loads the repository's
  * CLAUDE.md, AGENTS.md, .claude/ or .codex/ (instructions, settings, hooks): the run's own folder, or a temp one.
  */
-export function reviewerWorkdir(run: RunState, env: NodeJS.ProcessEnv = process.env): string {
+export function reviewerWorkdir(run: RunState, env: NodeJS.ProcessEnv = context().env): string {
   const outside = (dir: string) => {
     const path = relative(run.repo, dir)
     return path.startsWith('..') || isAbsolute(path)
   }
   const own = join(runArtifactsDir(run.run_id, pairLoopHome(env)), 'reviewer-cwd')
-  return outside(own) ? own : join(tmpdir(), `pair-loop-reviewer-${run.run_id}`)
+  return outside(own) ? own : join(tempRoot(), `pair-loop-reviewer-${run.run_id}`)
 }
 
 /** The choice for one vendor's CLI at `path`, with the flags its `--help` lists. */
@@ -150,7 +154,7 @@ export function chooseReviewer(
   run: RunState,
   config: Config,
   reviewerCmd: string[] | null,
-  env: NodeJS.ProcessEnv = process.env,
+  env: NodeJS.ProcessEnv = context().env,
 ): ReviewerChoice {
   const custom = reviewerCmd ?? config.pair_loop.reviewer_cmd
   const program = custom && findExecutable(custom[0]!, env, run.repo)
@@ -206,7 +210,7 @@ const pinOptions = (run: RunState, key: string, env: NodeJS.ProcessEnv): PinOpti
 })
 
 /** The in-tree files the config's commands name (custom command, CLI binaries), for `pair-loop trust` to record. */
-export function configuredInTree(config: Pick<Config, 'pair_loop'>, repo: string, env = process.env): string[] {
+export function configuredInTree(config: Pick<Config, 'pair_loop'>, repo: string, env = context().env): string[] {
   const { reviewer_cmd, claude_bin, codex_bin } = config.pair_loop
   const commands = [...(reviewer_cmd ? [reviewer_cmd] : []), [claude_bin], [codex_bin]]
   return [

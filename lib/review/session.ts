@@ -4,7 +4,9 @@
 import { afterFailure } from '../run-queries.ts'
 import type { Config } from '../config.ts'
 import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
+import { context } from '../context.ts'
 import { PairLoopError } from '../errors.ts'
+import { settings } from '../settings.ts'
 import { runArtifactsDir } from '../paths.ts'
 import { changeRun, checkBranch, configOf } from '../run-access.ts'
 import type { RunState } from '../state.ts'
@@ -110,11 +112,11 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
         {
           state: recordFailedReview(state, {
             failure: failureOf(choice.tool, 'finished_during_review', late, conducted.calls),
-            pid: process.pid,
+            pid: context().pid,
           }).state,
           result: { tooLate: state.phase },
         }
-      : applyReview(state, { pid: process.pid, review: reviewInputOf(choice, conducted, job.over_budget) }),
+      : applyReview(state, { pid: context().pid, review: reviewInputOf(choice, conducted, job.over_budget) }),
   )
   if ('tooLate' in recorded)
     throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: recorded.tooLate, next: null })
@@ -130,7 +132,7 @@ async function keepFailure(
   calls: CallRecord[],
 ) {
   const failure = failureOf(tool, code, message, calls)
-  await changeRun(runId, (state) => recordFailedReview(state, { failure, pid: process.pid }))
+  await changeRun(runId, (state) => recordFailedReview(state, { failure, pid: context().pid }))
 }
 
 /**
@@ -142,7 +144,5 @@ function budgetLeft(choice: ReviewerChoice, overridden: boolean, budget: BudgetA
   return Math.max(budget.limit - budget.spent, 0)
 }
 
-function heartbeatMs(): number {
-  const seconds = Number(process.env.PAIR_LOOP_HEARTBEAT_S)
-  return (Number.isFinite(seconds) && seconds > 0 ? seconds : 15) * 1000
-}
+/** How often a review in flight notes it is alive: 15 s, or PAIR_LOOP_HEARTBEAT_S (tests). */
+const heartbeatMs = (): number => settings().heartbeatMs

@@ -8,6 +8,7 @@ import { attemptLogPath, markDelivered, readOutcome, readProgress } from './atte
 import { isHeldElsewhere } from './claim-holder.ts'
 import { settleDeadClaim } from './dead-worker.ts'
 import { inFlightDocument, outcomeResult, recordedResult } from './documents.ts'
+import { context } from '../context.ts'
 
 export interface WaitOptions {
   waitS: number
@@ -31,7 +32,7 @@ export async function awaitAttempt(
   options: WaitOptions,
 ): Promise<Record<string, unknown>> {
   const attempt = claim.attempt
-  const started = Date.now()
+  const started = context().now()
   const deadline = (options.since ?? started) + options.waitS * 1000
   const lines = forwarder(attemptLogPath(runId), options.launched === true, options.stderr)
   let goneAt: number | null = null
@@ -45,15 +46,15 @@ export async function awaitAttempt(
     }
     lines.forward()
     const endedBy = options.signal?.aborted ? String(options.signal.reason ?? 'a signal') : null
-    const ending = endedBy !== null || Date.now() >= deadline
+    const ending = endedBy !== null || context().now() >= deadline
     // the outcome file is looked at on every turn; the run itself (a read and a schema check) ten times a second
-    if (ending || Date.now() - checkedAt >= STATE_EVERY_MS) {
-      checkedAt = Date.now()
+    if (ending || context().now() - checkedAt >= STATE_EVERY_MS) {
+      checkedAt = context().now()
       const state = readRun(runId)
       const held = state.review_claim
       if (!sameAttempt(held, claim)) {
-        goneAt ??= Date.now()
-        if (Date.now() - goneAt > OUTCOME_GRACE_MS) {
+        goneAt ??= context().now()
+        if (context().now() - goneAt > OUTCOME_GRACE_MS) {
           lines.flush()
           if (attempt) markDelivered(runId, attempt)
           return recordedResult(state, claim)
@@ -68,7 +69,7 @@ export async function awaitAttempt(
         return inFlightDocument(state, held ?? claim, readProgress(runId, attempt), options.waitS, endedBy)
       }
     }
-    await pause(Math.min(pollMs(Date.now() - started), Math.max(1, deadline - Date.now())), options.signal)
+    await pause(Math.min(pollMs(context().now() - started), Math.max(1, deadline - context().now())), options.signal)
   }
 }
 

@@ -3,7 +3,9 @@
 // named transcript does not grow, for longer than the silence allowed is ended (its whole process group).
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
+import { context, nowIso } from '../context.ts'
 import { claudeProjectDir } from '../cost/locate.ts'
+import { settings } from '../settings.ts'
 import { type AttemptProgress, writeProgress } from './attempt-files.ts'
 import { parseCodexJsonl } from './output.ts'
 import type { CallControl } from './process.ts'
@@ -26,10 +28,7 @@ export interface AttemptWatch {
 }
 
 /** Silence allowed before the watchdog ends a call: 300 s, or PAIR_LOOP_REVIEWER_SILENCE_S (tests). */
-export function silenceMs(env: NodeJS.ProcessEnv = process.env): number {
-  const seconds = Number(env.PAIR_LOOP_REVIEWER_SILENCE_S)
-  return (Number.isFinite(seconds) && seconds > 0 ? seconds : 300) * 1000
-}
+export const silenceMs = (): number => settings().reviewerSilenceMs
 
 /** How much of a call's stdout is searched for codex's `thread.started` (it comes first). */
 const HEAD_BYTES = 64 * 1024
@@ -46,9 +45,9 @@ export function watchAttempt(
     calls: 0,
     output_bytes: 0,
     last_output_at: null,
-    heartbeat_at: new Date().toISOString(),
+    heartbeat_at: nowIso(),
   }
-  let lastActivity = Date.now()
+  let lastActivity = context().now()
   let reason: StopReason | null = null
   let transcript: { path: string; size: number } | null = null
   let head = ''
@@ -69,7 +68,7 @@ export function watchAttempt(
     save() // at once: should the worker be killed, what the call cost is found through it
   }
   control.onOutput = (chunk, stream) => {
-    lastActivity = Date.now()
+    lastActivity = context().now()
     progress.output_bytes += chunk.length
     progress.last_output_at = new Date(lastActivity).toISOString()
     dirty = true
@@ -85,7 +84,7 @@ export function watchAttempt(
     control.kill?.()
   }
   const tick = () => {
-    const now = Date.now()
+    const now = context().now()
     if (transcript) {
       const size = sizeOf(transcript.path)
       if (size !== transcript.size) {
@@ -122,7 +121,7 @@ export function watchAttempt(
       }
     },
     started: () => {
-      lastActivity = Date.now()
+      lastActivity = context().now()
       progress.calls += 1
       save()
     },

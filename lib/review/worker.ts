@@ -10,7 +10,6 @@ import { processStartTime } from '../processes.ts'
 import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { readRun } from '../store.ts'
-import { toStderr } from '../stdio.ts'
 import {
   type AttemptJob,
   type AttemptKind,
@@ -22,6 +21,7 @@ import {
 } from './attempt-files.ts'
 import { noteReviewerGroup, releaseClaim } from './claim.ts'
 import { type AttemptWatch, type StopReason, silenceMs, watchAttempt } from './watch.ts'
+import { context, nowIso } from '../context.ts'
 
 /** What a task hands back: the finished review's document, or the error `review` prints for it. */
 export type TaskResult = Pick<AttemptOutcome, 'document' | 'error'>
@@ -48,11 +48,11 @@ export async function runWorker(
   if (!job) return // its `review` did not claim the run after all (a check failed, or it was killed first)
   const run = readRun(runId)
   const claim = run.review_claim
-  if (claim?.attempt !== attempt || claim.pid !== process.pid) return // ended before it began (a cancel, a check)
+  if (claim?.attempt !== attempt || claim.pid !== context().pid) return // ended before it began (a cancel, a check)
 
   const watch = watchAttempt(
     runId,
-    { attempt, worker_pid: process.pid, worker_pgid: started.pgid },
+    { attempt, worker_pid: context().pid, worker_pgid: started.pgid },
     {
       silenceMs: silenceMs(),
     },
@@ -63,11 +63,11 @@ export async function runWorker(
   let noted: Promise<void> = Promise.resolve()
   const call: WorkerCall = {
     watch,
-    log: (line) => toStderr(`pair-loop review: ${line}\n`),
+    log: (line) => context().io.stderr(`pair-loop review: ${line}\n`),
     onSpawn: (pgid) => {
       watch.started(pgid)
       noted = changeRun(runId, (state) =>
-        noteReviewerGroup(state, { pid: process.pid, pgid, start: processStartTime(pgid) }),
+        noteReviewerGroup(state, { pid: context().pid, pgid, start: processStartTime(pgid) }),
       ).catch(() => {})
     },
     noted: () => noted,
@@ -83,15 +83,15 @@ export async function runWorker(
   }
   // whatever happened, the claim does not outlive the worker (recording a result let go of it already)
   let after = readRun(runId)
-  if (after.review_claim?.pid === process.pid) {
-    await changeRun(runId, (state) => releaseClaim(state, { pid: process.pid })).catch(() => {})
+  if (after.review_claim?.pid === context().pid) {
+    await changeRun(runId, (state) => releaseClaim(state, { pid: context().pid })).catch(() => {})
     after = readRun(runId)
   }
   writeOutcome(runId, {
     attempt,
     kind: job.kind,
     mark: loopMark(after),
-    at: new Date().toISOString(),
+    at: nowIso(),
     ...result,
   })
 }
