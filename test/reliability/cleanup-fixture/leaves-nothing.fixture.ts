@@ -16,7 +16,7 @@ describe('a test file that makes temp dirs', () => {
 
   it('through a CLI process: the demo keeps its temp repository (--keep), in the TMPDIR it was given', async () => {
     const sb = sandbox()
-    expect((await sb.cli(['demo', '--keep'])).code).toBe(0)
+    expect((await sb.cliProcess(['demo', '--keep'])).code).toBe(0)
   })
 
   it('past the helpers: straight into the temp dir', () => {
