@@ -53,19 +53,26 @@ function watched(run: RunState, files: string[], current: NodeJS.ProcessEnv): st
 
 /**
  * The run's cost summary, from the snapshot while it holds. `config` reads the command's config: called only when the
- * figures must be computed again (see runCostSummary).
+ * figures must be computed again (see runCostSummary). `seen`: the files' prints already taken by this command
+ * (status --all checks many runs of a few repositories: their folders are looked at once, not once a run).
  */
 export async function cachedCostSummary(
   run: RunState,
   config: () => Pick<Config, 'pricing'>,
   env: NodeJS.ProcessEnv = context().env,
+  seen?: Map<string, string>,
 ): Promise<RunCostSummary> {
+  const print = (path: string) => {
+    if (!seen) return fingerprint(path)
+    let known = seen.get(path)
+    if (known === undefined) seen.set(path, (known = fingerprint(path)))
+    return known
+  }
   const file = join(cacheDir(pairLoopHome(env)), 'summaries', `${run.run_id}.json`)
   try {
     const snapshot = JSON.parse(readFileSync(file, 'utf8')) as Snapshot
     const unchanged =
-      snapshot.revision === run.revision &&
-      Object.entries(snapshot.watch).every(([path, print]) => fingerprint(path) === print)
+      snapshot.revision === run.revision && Object.entries(snapshot.watch).every(([path, was]) => print(path) === was)
     if (unchanged && snapshot.summary.seen && snapshot.summary.unmeasured) return snapshot.summary // an older one is stale
   } catch {}
   const { runCostSummary } = await import('./summary.ts')
