@@ -10,7 +10,7 @@ import { overviewHelp } from '../lib/help.ts'
 
 const HELP_WORDS = ['--help', '-h', 'help']
 
-type Out = Pick<ScriptIO, 'stdout' | 'stderr'>
+type Out = Pick<ScriptIO, 'stdout' | 'stderr' | 'sameTerminal'>
 
 /** Run the command `argv` names in `ctx` (a real process's by default; tests run commands in-process with their own). */
 export async function dispatch(argv: string[], ctx: Context = edgeContext()): Promise<number> {
@@ -52,7 +52,7 @@ function unknownCommand(command: string, asText: boolean, out: Out): number {
     ...(suggestion ? { suggestion } : {}),
   })
   out.stdout(asText ? `error: usage (exit 2): ${error.message}\n` : `${JSON.stringify(errorDocument(error))}\n`)
-  out.stderr(`pair-loop: usage: ${error.message}\n`)
+  if (!(asText && out.sameTerminal)) out.stderr(`pair-loop: usage: ${error.message}\n`) // one screen: said once
   return 2
 }
 

@@ -227,6 +227,14 @@ describe('--text in a terminal', () => {
     expect(screen).toMatch(/^error: run_not_found \(exit 8\): /)
     expect(screen.match(/run_not_found/g)).toHaveLength(1)
   })
+
+  it('prints an unknown command once there too', () => {
+    const sb = sandbox()
+    const command = [...CLI_COMMAND, 'stauts', '--text'].map((part) => `'${part}'`).join(' ')
+    const out = spawnSync('script', ['-qec', command, '/dev/null'], { cwd: sb.repo, env: sb.env, encoding: 'utf8' })
+    expect(out.status).toBe(2)
+    expect(out.stdout.replace(/\r/g, '').match(/unknown command "stauts"/g)).toHaveLength(1)
+  })
 })
 
 describe('--text is asked for, never guessed', () => {
