@@ -7,7 +7,10 @@
 //   git worktree add --detach /tmp/before 20ab024 && ln -s "$PWD/node_modules" /tmp/before/ && (cd /tmp/before && npx unbuild)
 //   PAIR_LOOP_GOLDEN_RECORD=1 PAIR_LOOP_GOLDEN_CLI=/tmp/before/dist/pair-loop.cjs npx vitest run test/golden-documents.test.ts
 // Without PAIR_LOOP_GOLDEN_CLI the CLI is this checkout's. Re-record only for a change of behaviour meant as one, and
-// say so in the commit.
+// say so in the commit. An A/B check of one change (how each command of the renovation was checked): record the build
+// without it into another file (PAIR_LOOP_GOLDEN_CLI=<its dist/pair-loop.cjs> PAIR_LOOP_GOLDEN_FIXTURE=/tmp/a.json
+// PAIR_LOOP_GOLDEN_RECORD=1), then run this build against that file (PAIR_LOOP_GOLDEN_FIXTURE=/tmp/a.json);
+// PAIR_LOOP_GOLDEN_OUT=<file> writes what was played, to diff with the fixture.
 import { spawn } from 'node:child_process'
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join, resolve } from 'node:path'
