@@ -50,7 +50,7 @@ const HOSTILE_FINDING = `1. [security/blocker] src/x.ts:1 — <script>window.__p
 export interface Loop {
   sb: Sandbox
   runId: string
-  // biome-ignore lint/suspicious/noExplicitAny: budget-check's JSON document, read field by field
+  /** budget-check's JSON document, read field by field. */
   budget: any
   /** B only: its page while it waited for the person (the round cap reached). */
   waitingPage?: string
