@@ -22,29 +22,17 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { CLI, ROOT, option, requireBuilt, median } from './_util.mjs'
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'pair-loop.cjs')
 const FAKE = join(ROOT, 'fixtures', 'gh', 'fake-gh.cjs')
 
-function option(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  if (at === -1) return fallback
-  const value = Number(process.argv[at + 1])
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes a positive integer`)
-  return value
-}
 const THREADS = option('threads', 3000)
 const TICKS = option('ticks', 7)
 const AS_JSON = process.argv.includes('--json')
 const TARGET = 2
 
-if (!existsSync(CLI)) {
-  console.error(`${CLI} is missing: run \`npm run build\` first`)
-  process.exit(1)
-}
+requireBuilt()
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-pr-')))
 const home = join(scratch, 'home')
@@ -200,12 +188,6 @@ function tick() {
   if (lines.length !== 1) throw new Error(`pr-check printed ${lines.length} lines on stdout, not one document`)
   const doc = JSON.parse(lines[0])
   return { tickMs, ghMs: spans.reduce((a, b) => a + b, 0), calls: spans.length, bytes: out.stdout.length, doc }
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = sorted.length >> 1
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
 try {

@@ -11,30 +11,11 @@
 // `coder-done` (after a one-file change), `stop-hook` (timed), then `finish --verdict ABANDONED` and the change
 // removed (not timed), so both homes gain the same runs of their own repository.
 import { spawnSync } from 'node:child_process'
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  realpathSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { CLI, option, requireBuilt, median } from './_util.mjs'
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'pair-loop.cjs')
-
-function option(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  if (at === -1) return fallback
-  const value = Number(process.argv[at + 1])
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes a positive integer`)
-  return value
-}
 const OTHER_RUNS = option('runs', 10_000)
 const ROUNDS = option('rounds', 15)
 const WARMUP = option('warmup', 2)
@@ -42,10 +23,7 @@ const ALL_ROUNDS = option('all-rounds', 5)
 const AS_JSON = process.argv.includes('--json')
 const TARGET = 1.2
 
-if (!existsSync(CLI)) {
-  console.error(`${CLI} is missing: run \`npm run build\` first`)
-  process.exit(1)
-}
+requireBuilt()
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-runs-')))
 
@@ -119,12 +97,6 @@ function addOtherRuns(h, template, count) {
     mkdirSync(join(h.runs, run_id))
     writeFileSync(join(h.runs, run_id, 'pr-body.md'), '# bench\n')
   }
-}
-
-function median(values) {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = (sorted.length - 1) / 2
-  return (sorted[Math.floor(mid)] + sorted[Math.ceil(mid)]) / 2
 }
 
 const COMMANDS = ['status', 'start', 'coder-done', 'stop-hook']

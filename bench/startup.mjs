@@ -8,29 +8,16 @@
 // Runs the built CLI (dist/pair-loop.cjs; `npm run build` first) against a run it starts in a temp
 // git repository with a temp PAIR_LOOP_HOME and HOME; nothing of the developer's is read or written.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join } from 'node:path'
+import { CLI, option, requireBuilt } from './_util.mjs'
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'pair-loop.cjs')
-
-function option(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  if (at === -1) return fallback
-  const value = Number(process.argv[at + 1])
-  if (!Number.isInteger(value) || value < 1) throw new Error(`--${name} takes a positive integer`)
-  return value
-}
 const ROUNDS = option('rounds', 30)
 const WARMUP = option('warmup', 3)
 const AS_JSON = process.argv.includes('--json')
 
-if (!existsSync(CLI)) {
-  console.error(`${CLI} is missing: run \`npm run build\` first`)
-  process.exit(1)
-}
+requireBuilt()
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-')))
 const home = join(scratch, 'home')
