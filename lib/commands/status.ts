@@ -3,6 +3,7 @@
 import { configDrift } from '../config-drift.ts'
 import type { Context } from '../context.ts'
 import { fullyMeasured } from '../cost/measured.ts'
+import { cachedCostSummary } from '../cost/status-snapshot.ts' // in lib's chunk: loaded with it anyway
 import { interruptedError } from '../errors.ts'
 import { runStatePath } from '../paths.ts'
 import { learnMerge, learnMerges, mergedPrFigures } from '../pr/merged.ts'
@@ -45,7 +46,6 @@ export async function run(ctx: Context, options: StatusOptions) {
 }
 
 async function runDocument(ctx: Context, run: RunState) {
-  const { cachedCostSummary } = await import('../cost/status-snapshot.ts')
   const cost = await cachedCostSummary(run, () => configOf(run), ctx.env)
   return {
     run_id: run.run_id,
@@ -120,7 +120,6 @@ function summarise(run: RunState) {
 
 /** The all-runs document with each run's cost, and what merged PRs cost (the report's one definition). */
 async function withMergedPrs(ctx: Context, { states: listed, ...document }: ReturnType<typeof allRunsDocument>) {
-  const { cachedCostSummary } = await import('../cost/status-snapshot.ts')
   const states = await learnMerges(listed) // a PR merged after the last tick is learnt here, once
   const seen = new Map<string, string>() // each folder's print taken once for all the runs
   const costs = await Promise.all(states.map((run) => cachedCostSummary(run, () => configOf(run), ctx.env, seen)))
