@@ -23,7 +23,7 @@ import { parseReviewerOutput } from '../../lib/review/output.ts'
 import type { RunState } from '../../lib/state.ts'
 import { parseRunState } from '../../lib/store.ts'
 import { COMMANDS } from '../../scripts/commands.ts'
-import { runCli, sandbox, tempDir } from '../_helpers.ts'
+import { runCli, runCliProcess, sandbox, tempDir } from '../_helpers.ts'
 import { stubPath } from '../_review.ts'
 import { seedFor } from './_util.ts'
 import { runState } from '../_state.ts'
@@ -939,7 +939,9 @@ describe('fuzz: the commands themselves', () => {
       JSON.stringify({ pair_loop: { claude_bin: `${missing}/claude`, codex_bin: `${missing}/codex` } }),
     )
     const env = { ...sb.env, PAIR_LOOP_GH: `${missing}/gh` }
-    const run = (argv: string[]) => runCli(argv, { cwd: sb.repo, env, timeoutMs: 30_000 })
+    // in this process, but the demo: it runs its stub reviewer beside itself, in its own runtime (a process)
+    const run = (argv: string[]) =>
+      (argv[0] === 'demo' ? runCliProcess : runCli)(argv, { cwd: sb.repo, env, timeoutMs: 30_000 })
     const started = await run(['start', '--task', 'fuzz the commands', '--budget-usd', '5'])
     expect(started.code, started.stderr).toBe(0)
     const runId: string = started.json.run_id
