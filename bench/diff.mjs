@@ -264,5 +264,5 @@ try {
   }
 } finally {
   if (flag('keep')) console.error(`kept ${scratch}`)
-  else rmSync(scratch, { recursive: true, force: true })
+  else rmSync(scratch, { recursive: true, force: true, maxRetries: 10, retryDelay: 200 }) // a review worker may still be ending
 }
