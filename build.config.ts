@@ -18,10 +18,14 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 // The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
 // of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
-// the Context (lib/context.ts) too: every command reads the outside world through it
+// the Context (lib/context.ts) too: every command reads the outside world through it; the help (the dispatcher
+// imports it: in lib, every command would load lib before its own code); and review's launch.ts: `review` starts its
+// worker before it loads the rest of its code
 const CORE = [
   ...['/lib/cli.ts', '/lib/context.ts', '/lib/stdio.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts'],
   '/lib/text.ts',
+  '/lib/help.ts',
+  '/lib/review/launch.ts',
 ]
 // status's cost snapshot, the transcript finders and the frozen transcript environment are light; the grammar's
 // finding keys number findings in a move

@@ -6,19 +6,25 @@
 //      the commit before the worker (built from git into a temp folder), alternating, in a fresh run each time.
 //      Target: at most 100 ms more.
 //
-//   node bench/review-wait.mjs [--rounds 20] [--warmup 2] [--wait 2] [--baseline REV] [--json]
+//   node bench/review-wait.mjs [--rounds 20] [--warmup 2] [--wait 2] [--baseline REV | --baseline-cli PATH]
+//                              [--cli PATH] [--overhead-only] [--json]
 //
-// Runs the built CLI (dist/pair-loop.cjs; `npm run build` first) in temp git repositories with a temp PAIR_LOOP_HOME
-// and HOME; nothing of the developer's is read or written. REV defaults to the parent of the commit that added
-// lib/review/worker.ts.
+// Runs the built CLI (dist/pair-loop.cjs, `npm run build` first; or --cli PATH, another build) in temp git
+// repositories with a temp PAIR_LOOP_HOME and HOME; nothing of the developer's is read or written. REV defaults to the
+// parent of the commit that added lib/review/worker.ts (--baseline-cli: a build of it already made). --overhead-only
+// skips the first figure. The added time is also given paired (the median of each round's difference, the two
+// reviews run one after the other) and with the load average: the worker's start-up is hidden only while a core is
+// free for it.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { loadavg, tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = join(ROOT, 'dist', 'pair-loop.cjs')
+const CLI = process.argv.includes('--cli')
+  ? resolve(process.argv[process.argv.indexOf('--cli') + 1])
+  : join(ROOT, 'dist', 'pair-loop.cjs')
 const STUBS = join(ROOT, 'fixtures', 'reviewers')
 
 function option(name, fallback) {
@@ -32,7 +38,11 @@ const ROUNDS = option('rounds', 20)
 const WARMUP = option('warmup', 2)
 const WAIT_S = option('wait', 2)
 const AS_JSON = process.argv.includes('--json')
+const OVERHEAD_ONLY = process.argv.includes('--overhead-only')
 const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : null
+const BASELINE_CLI = process.argv.includes('--baseline-cli')
+  ? resolve(process.argv[process.argv.indexOf('--baseline-cli') + 1])
+  : null
 
 if (!existsSync(CLI)) {
   console.error(`${CLI} is missing: run \`npm run build\` first`)
@@ -109,8 +119,9 @@ const BEHAVIOURS = ['hang', 'slow-drip', 'spawns-child']
 try {
   // 1. the wait bound, on one run: each review is cancelled before the next
   const waits = []
-  const repo = runInReview(CLI)
-  for (let round = 0; round < ROUNDS; round++) {
+  const load = { start: loadavg()[0] }
+  const repo = OVERHEAD_ONLY ? null : runInReview(CLI)
+  for (let round = 0; repo && round < ROUNDS; round++) {
     const stub = BEHAVIOURS[round % BEHAVIOURS.length]
     const { ms, out } = timed([CLI, 'review', '--reviewer-cmd', reviewer(stub), '--wait', String(WAIT_S)], repo)
     if (out.status !== 0 || !JSON.parse(out.stdout).in_progress)
@@ -121,7 +132,7 @@ try {
   }
 
   // 2. the worker's overhead, against the foreground review of the commit before it
-  const baseline = buildBaseline()
+  const baseline = BASELINE_CLI ? { rev: BASELINE_CLI, cli: BASELINE_CLI } : buildBaseline()
   const subjects = [
     { name: 'baseline', cli: baseline.cli, samples: [] },
     { name: 'detached', cli: CLI, samples: [] },
@@ -141,39 +152,51 @@ try {
     }
   }
 
-  const bound = {
-    wait_s: WAIT_S,
-    median_ms: quantile(
-      waits.map((w) => w.ms),
-      0.5,
-    ),
-    worst_ms: Math.max(...waits.map((w) => w.ms)),
-    over_wait_worst_ms: Math.max(...waits.map((w) => w.ms)) - WAIT_S * 1000,
-  }
+  load.end = loadavg()[0]
+  const bound =
+    waits.length === 0
+      ? null
+      : {
+          wait_s: WAIT_S,
+          median_ms: quantile(
+            waits.map((w) => w.ms),
+            0.5,
+          ),
+          worst_ms: Math.max(...waits.map((w) => w.ms)),
+          over_wait_worst_ms: Math.max(...waits.map((w) => w.ms)) - WAIT_S * 1000,
+        }
   const [old, detached] = subjects.map((s) => ({
     median_ms: quantile(s.samples, 0.5),
     p90_ms: quantile(s.samples, 0.9),
   }))
+  const [before, after] = subjects.map((s) => s.samples)
   const overhead = {
     baseline: baseline.rev,
     baseline_median_ms: old.median_ms,
     detached_median_ms: detached.median_ms,
     added_ms: detached.median_ms - old.median_ms,
     ratio: detached.median_ms / old.median_ms,
+    paired_added_median_ms: quantile(
+      after.map((ms, i) => ms - before[i]),
+      0.5,
+    ),
     node_e0_median_ms: quantile(bare, 0.5),
     baseline_p90_ms: old.p90_ms,
     detached_p90_ms: detached.p90_ms,
   }
-  const result = { node: process.version, rounds: ROUNDS, warmup: WARMUP, bound, overhead }
+  const result = { node: process.version, rounds: ROUNDS, warmup: WARMUP, load_average: load, bound, overhead }
   if (AS_JSON) console.log(JSON.stringify(result, null, 2))
   else {
     const ms = (value) => `${value.toFixed(0)} ms`
     console.log(
-      `review --wait ${WAIT_S}, ${ROUNDS} reviews (${BEHAVIOURS.join(', ')} in turn), node ${process.version}:`,
+      `node ${process.version}, load average ${load.start.toFixed(1)} at the start, ${load.end.toFixed(1)} at the end`,
     )
-    console.log(
-      `  returned in ${ms(bound.median_ms)} median, ${ms(bound.worst_ms)} worst (wait + ${ms(bound.over_wait_worst_ms)} at worst; target wait + 1000 ms)`,
-    )
+    if (bound) {
+      console.log(`review --wait ${WAIT_S}, ${ROUNDS} reviews (${BEHAVIOURS.join(', ')} in turn):`)
+      console.log(
+        `  returned in ${ms(bound.median_ms)} median, ${ms(bound.worst_ms)} worst (wait + ${ms(bound.over_wait_worst_ms)} at worst; target wait + 1000 ms)`,
+      )
+    }
     console.log(`review with a stub that answers at once, ${ROUNDS} rounds (+${WARMUP} warm-up) alternating:`)
     console.log(`  foreground (${baseline.rev}): ${ms(old.median_ms)} median, ${ms(old.p90_ms)} p90`)
     console.log(`  detached worker:        ${ms(detached.median_ms)} median, ${ms(detached.p90_ms)} p90`)
@@ -181,6 +204,7 @@ try {
     console.log(
       `  added: ${ms(overhead.added_ms)} (${overhead.ratio.toFixed(2)}×; target at most 100 ms more), ${bareUnits}× a bare \`node -e 0\` (${ms(overhead.node_e0_median_ms)} median here)`,
     )
+    console.log(`  added, paired (median of each round's difference): ${ms(overhead.paired_added_median_ms)}`)
   }
 } finally {
   rmSync(scratch, { recursive: true, force: true })

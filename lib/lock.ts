@@ -97,3 +97,11 @@ async function acquire(
     await new Promise((resolve) => setTimeout(resolve, Math.min(25 + Math.random() * 50, waitMs - waited)))
   }
 }
+
+/**
+ * Load the lock's code at the next turn of the event loop, so that a process about to take its first lock does it
+ * while it waits on something else (a git child, a pipe) rather than on the way to the lock.
+ */
+export function preloadLock(): void {
+  setImmediate(() => void import('proper-lockfile').catch(() => {}))
+}

@@ -1,16 +1,15 @@
 #!/usr/bin/env node
-// review: the reviewer's round. Parse the flags, start (or attach to) the detached review and wait for it a bounded
-// time, print what it recorded or how far it got. Run as `review --worker <run> <attempt>`, it is that worker.
+// review: its flags, read into options for lib/commands/review.ts (the reviewer's round, in a detached worker). Run as
+// `review --worker <attempt>`, it is that worker.
+// Only what starts the worker is imported up front, the rest when it is needed: `review` starts a new attempt's worker
+// first, so the worker's start-up runs while `review` loads its code, finds the run and makes its checks.
 import { fileURLToPath } from 'node:url'
 import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
-import { cancelAttempt } from '../lib/review/cancel.ts'
-import { workerArgs } from '../lib/review/launch.ts'
-import { parseReviewerCmd } from '../lib/review/reviewers.ts'
-import { conductRound, reviewSession } from '../lib/review/session.ts'
-import { runWorker } from '../lib/review/worker.ts'
-import { configOf, resolveRun } from '../lib/run-access.ts'
+import { type Launched, launchWorker, workerArgs } from '../lib/review/launch.ts'
 
-const review = defineScript({
+const ENTRY = fileURLToPath(import.meta.url)
+
+const reviewScript = defineScript({
   name: 'review',
   description:
     'Run the reviewer on the working tree in a detached worker, wait for it a bounded time, record its verdict and findings.',
@@ -43,46 +42,71 @@ const review = defineScript({
       description: "the final round (pair_loop.pr_final_round): review the pushed PR's diff against its base, once",
     },
   },
-  async run(args, io) {
-    const since = Date.now()
-    const reviewerCmd = parseReviewerCmd(args['reviewer-cmd'])
-    const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 86_400 })
-    const waitFlag = integerFlag(args.wait, 'wait', { max: 86_400 })
-    const log = (line: string) => io.stderr(`pair-loop review: ${line}\n`)
-    const run = resolveRun(args, { allowFinished: args.pr ?? false })
-    if (args.cancel) return cancelAttempt(run, args.pr ? 'pr' : 'round', log)
-    const config = configOf(run)
-    const options = {
-      config,
-      reviewerCmd,
-      timeoutS,
-      overBudget: args['over-budget'] ?? false,
-      waitS: waitFlag ?? config.pair_loop.review_wait_s,
-      since,
-      signal: io.signal,
-      stderr: io.stderr,
-      log,
-      workerEntry: fileURLToPath(import.meta.url),
+  async run(args, _io, ctx) {
+    const since = ctx.now()
+    const worker = args.cancel ? null : earlyWorker()
+    try {
+      const [{ parseReviewerCmd }, review] = await Promise.all([
+        import('../lib/review/reviewers.ts'),
+        import('../lib/commands/review.ts'),
+      ])
+      const reviewerCmd = parseReviewerCmd(args['reviewer-cmd'])
+      return await review.run(ctx, {
+        run: args.run,
+        cwd: args.cwd,
+        reviewerCmd,
+        timeoutS: integerFlag(args.timeout, 'timeout', { min: 1, max: 86_400 }),
+        waitS: integerFlag(args.wait, 'wait', { max: 86_400 }),
+        cancel: args.cancel ?? false,
+        overBudget: args['over-budget'] ?? false,
+        pr: args.pr ?? false,
+        since,
+        workerEntry: ENTRY,
+        worker,
+      })
+    } finally {
+      worker?.abandon() // a worker not needed after all (a refusal, an attach) reads no job and exits
     }
-    if (!args.pr) return reviewSession(run, options)
-    const { finalRound } = await import('../lib/pr/final-round.ts') // the PR phase's code only for the final round
-    return finalRound(run, options)
   },
 })
 
-export default review
+/** The new attempt's worker, started first; if it cannot start now, `review` starts it when it needs it, and says why. */
+function earlyWorker(): Launched | null {
+  try {
+    return launchWorker(ENTRY)
+  } catch {
+    return null
+  }
+}
+
+export default reviewScript
 if (isMain(import.meta)) {
   const worker = workerArgs(process.argv.slice(2))
-  if (!worker) void main(review)
-  else
-    runWorker(worker, {
-      round: conductRound,
-      pr: async (...call) => (await import('../lib/pr/final-round.ts')).conductFinalRound(...call),
-    }).then(
-      () => process.exit(0),
-      (error: Error) => {
-        process.stderr.write(`review worker: ${error.stack ?? error}\n`) // its log, beside the run's state
-        process.exit(70)
-      },
+  if (!worker) void main(reviewScript)
+  else void runAsWorker(worker)
+}
+
+/** The worker: its code loads while its `review` finds the run and claims it; the process ends with the attempt. */
+async function runAsWorker(started: NonNullable<ReturnType<typeof workerArgs>>): Promise<void> {
+  try {
+    const [{ runWorker }, { conductRound }, { processContext, withContext }, { toStderr, toStdout }] =
+      await Promise.all([
+        import('../lib/review/worker.ts'),
+        import('../lib/review/session.ts'),
+        import('../lib/context.ts'),
+        import('../lib/stdio.ts'),
+      ])
+    // one Context for the worker's whole attempt (its own signal handling is the worker's: lib/review/worker.ts)
+    const ctx = processContext({ stdin: process.stdin, stdout: toStdout, stderr: toStderr })
+    await withContext(ctx, () =>
+      runWorker(started, {
+        round: conductRound,
+        pr: async (...call) => (await import('../lib/pr/final-round.ts')).conductFinalRound(...call),
+      }),
     )
+    process.exit(0)
+  } catch (error) {
+    process.stderr.write(`review worker: ${(error as Error).stack ?? error}\n`) // its log, beside the run's state
+    process.exit(70)
+  }
 }

@@ -27,6 +27,17 @@ describe('pair-loop demo', () => {
     expect(readdirSync(tmp)).toEqual([])
   })
 
+  it('shows one review coming back in flight once, then attached to by the next review, which prints its verdict', async () => {
+    const result = await sandbox().cliProcess(['demo'])
+    expectOk(result)
+    const inFlight = result.stderr.split('\n').filter((line) => line.includes('in_progress=true'))
+    expect(inFlight, result.stderr).toHaveLength(1)
+    expect(inFlight[0]).toMatch(/^ {2}→ run_id=\S+ round=1 in_progress=true next=review$/)
+    // the step after it runs review again, with no reviewer of its own: it attaches to the one in flight
+    const after = result.stderr.slice(result.stderr.indexOf(inFlight[0]!) + inFlight[0]!.length)
+    expect(after).toMatch(/^\n\n▶ [^\n]+\n {2}\$ pair-loop review\n {2}→ run_id=\S+ round=1 verdict=CHANGES_REQUESTED /)
+  })
+
   it('--keep keeps the repository and its runs, says where and how to remove them', async () => {
     const tmp = tempDir('pl-demo-keep-')
     const result = await sandbox().cliProcess(['demo', '--keep'], { env: { TMPDIR: tmp } })

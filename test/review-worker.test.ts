@@ -1,12 +1,15 @@
 // The review outlives the shell that asked for it: a detached worker owns the reviewer call, `review` waits at most
 // `--wait` and prints the in-flight document, a later `review` attaches (never a second call), `--cancel` ends the whole
 // group, a dead worker is found by the claim's liveness check, and a silent reviewer is ended by the watchdog.
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { configPath } from '../lib/paths.ts'
+import { wakeOnWrites } from '../lib/review/wait.ts'
+import { lineReader } from '../lib/review/job-pipe.ts'
 import { codexMeta, codexTokenCount, codexTurn, rolloutPath } from './cost/_gen.ts'
-import { sandbox, tempDir } from './_helpers.ts'
+import { isBun, ROOT, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, runInReview, type Sandbox } from './_expect.ts'
 import { goneWithin, reviewArgs, sandboxInReview, SLOW, waitFor } from './_review.ts'
 import { prSandbox, world } from './_pr.ts'
@@ -232,6 +235,106 @@ describe('status --wait while a review is in flight', () => {
     SLOW,
   )
 })
+
+describe('review starts its worker first, and a worker it does not need goes', () => {
+  it.skipIf(isBun)(
+    'loads only its core chunk before it starts the worker (the rest loads while the worker starts)',
+    () => {
+      expect(distFilesLoadedBy('review.cjs')).toEqual(['/dist/chunks/core.cjs', '/dist/review.cjs'])
+    },
+  )
+
+  it.skipIf(isBun)('is reached through a dispatcher that loads only the core chunk too', () => {
+    expect(distFilesLoadedBy('pair-loop.cjs')).toEqual(['/dist/chunks/core.cjs', '/dist/pair-loop.cjs'])
+  })
+
+  it(
+    'leaves no worker running and no worker log behind when the review is refused',
+    async () => {
+      const sb = sandbox()
+      expectOk(await sb.cli(['start', '--task', 'a review asked for too early']))
+      expectError(await sb.cli(reviewArgs('approve')), 'wrong_phase')
+      await waitFor(() => workersOf(sb.home!).length === 0, 'the worker not needed to exit')
+      expect(listed(join(sb.home!, 'review-workers'))).toEqual([])
+    },
+    SLOW,
+  )
+
+  it('exits and removes the log it started with when its review sent no job (killed before the claim)', () => {
+    const home = tempDir('pl-home-')
+    const attempt = '3f2a1c4e-0000-4000-8000-00000000dead'
+    const log = join(home, 'review-workers', `${attempt}.log`)
+    mkdirSync(dirname(log), { recursive: true })
+    writeFileSync(log, '')
+    const script = isBun ? join(ROOT, 'scripts', 'review.ts') : join(ROOT, 'dist', 'review.cjs')
+    const worker = spawnSync(process.execPath, [script, '--worker', attempt], {
+      env: { ...process.env, PAIR_LOOP_HOME: home },
+      input: '', // the pipe closed with nothing on it
+      timeout: 20_000,
+    })
+    expect(worker.status, String(worker.stderr)).toBe(0)
+    expect(existsSync(log)).toBe(false)
+  })
+
+  it('takes each line of its stdin up at its newline, while the pipe is still open', async () => {
+    const run = '{"announce":"run","run_id":"20261202-000000-abcdef"}'
+    const job = '{"run_id":"20261202-000000-abcdef","attempt":"a1","note":"é"}'
+    const bytes = Buffer.from(`${run}\n${job}\n`)
+    const cut = bytes.indexOf(0xa9) // inside the two bytes of é: a line may come in pieces
+    const stillOpen = (async function* () {
+      yield bytes.subarray(0, cut)
+      yield bytes.subarray(cut)
+      await new Promise(() => {}) // its review has not closed the pipe yet
+    })()
+    const lines = lineReader(stillOpen)
+    expect(await lines.next()).toBe(run)
+    expect(await lines.next()).toBe(job)
+  })
+
+  it('wakes the wait the moment the outcome is renamed into place, long before its next poll', async () => {
+    const dir = tempDir('pl-attempt-')
+    const changes = wakeOnWrites(dir, new Set(['outcome.json']))
+    try {
+      expect(changes.watching).toBe(true)
+      const before = Date.now()
+      const woken = changes.next(20_000)
+      writeFileSync(join(dir, 'outcome.json.tmp'), '{}')
+      renameSync(join(dir, 'outcome.json.tmp'), join(dir, 'outcome.json'))
+      await woken
+      expect(Date.now() - before).toBeLessThan(5_000)
+    } finally {
+      changes.close()
+    }
+  })
+})
+
+/** The files of dist/ that loading the built `script` loads (a script run by name is not loaded as main: nothing runs). */
+function distFilesLoadedBy(script: string): string[] {
+  const probe = `require(${JSON.stringify(join(ROOT, 'dist', script))}); console.log(JSON.stringify(Object.keys(require.cache)))`
+  const loaded: string[] = JSON.parse(spawnSync(process.execPath, ['-e', probe], { encoding: 'utf8' }).stdout)
+  return loaded
+    .filter((path) => path.startsWith(join(ROOT, 'dist')))
+    .map((path) => path.slice(ROOT.length))
+    .sort()
+}
+
+/** Review workers running for `home` (their command line says --worker, their environment this PAIR_LOOP_HOME). */
+function workersOf(home: string): number[] {
+  return readdirSync('/proc')
+    .filter((name) => /^\d+$/.test(name))
+    .filter((pid) => {
+      try {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        const env = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+        return argv.includes('--worker') && env.includes(`PAIR_LOOP_HOME=${home}`)
+      } catch {
+        return false // gone meanwhile
+      }
+    })
+    .map(Number)
+}
+
+const listed = (dir: string) => (existsSync(dir) ? readdirSync(dir) : [])
 
 // ---------------------------------------------------------------- a fake codex whose rollout shows what it spent
 

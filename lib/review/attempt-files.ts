@@ -15,6 +15,8 @@ export type AttemptKind = (typeof ATTEMPT_KINDS)[number]
 
 /** What the worker is to do: the `review` flags that shape the call, and what the foreground already decided. */
 export const AttemptJob = v.object({
+  /** The run it is for: the worker is started before its `review` has found the run. */
+  run_id: v.string(),
   attempt: v.string(),
   kind: v.picklist(ATTEMPT_KINDS),
   reviewer_cmd: v.nullable(v.array(v.string())),

@@ -33,6 +33,8 @@ export interface ConductOptions {
   budgetLeftUsd?: number | null
   /** The change to review when it is not the working tree against the base (the final round: the pushed PR's diff). */
   diffSource?: { diff: WorkingDiff; title: string }
+  /** The working tree's change against the base, taken already (the worker begins on it while the run is claimed). */
+  change?: ReturnType<typeof reviewedChange> | null
 }
 
 export interface CallRecord extends CallSpend {
@@ -63,7 +65,7 @@ export const FORMAT_FINDING =
   'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
 
 export async function conductReview(run: RunState, options: ConductOptions): Promise<Conducted> {
-  const change = await reviewedChange(run.repo, run.base_sha, options.maxDiffBytes)
+  const change = await (options.change ?? reviewedChange(run.repo, run.base_sha, options.maxDiffBytes))
   const diff = options.diffSource?.diff ?? change.diff
   const instructions = change.instructions
   const prompt = buildPrompt(run, diff, {

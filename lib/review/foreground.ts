@@ -1,9 +1,9 @@
 // What the foreground `review` does with an attempt, for a loop round and for the final round alike: the liveness
 // check first; then attach to the attempt in flight (never a second reviewer call), or print the outcome of one that
-// ended while nobody waited, or start a new one: its detached worker is launched as soon as the quick checks pass, so
-// it starts up while the rest are made and the run is claimed in its name; then a bounded wait.
-import { randomUUID } from 'node:crypto'
-import { isPairLoopError } from '../errors.ts'
+// ended while nobody waited, or start a new one: its detached worker (launched by `review` before anything else, so
+// it starts up while the checks are made) gets the attempt once the run is claimed in its name; then a bounded wait.
+import { fail, isPairLoopError } from '../errors.ts'
+import { preloadLock } from '../lock.ts'
 import { changeRun } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { readRun } from '../store.ts'
@@ -34,21 +34,36 @@ export interface ForegroundOptions {
   log: (line: string) => void
   /** The review script itself (built or source): the worker runs it with `--worker`. */
   workerEntry: string
+  /** The worker `review` launched first thing, for a new attempt; abandoned here when there is none to start. */
+  worker?: Launched | null
 }
 
 /** A new attempt, claimed on the run in its worker's name (the state after the claim), and the worker's job. */
 export interface Claimed {
   state: RunState
-  job: Omit<AttemptJob, 'attempt' | 'kind'>
+  job: Omit<AttemptJob, 'run_id' | 'attempt' | 'kind'>
 }
 
 /**
  * `start(run, attempt, launch)` makes the checks of its kind, calling `launch()` once the quick ones pass (it gives
- * the worker's pid), and claims the run under its lock for the attempt in that pid's name.
+ * the pid of the worker, started already or now), and claims the run under its lock for the attempt in that pid's name.
  */
 export type StartAttempt = (run: RunState, attempt: string, launch: () => Promise<number>) => Promise<Claimed>
 
 export async function runAttempt(
+  run: RunState,
+  kind: AttemptKind,
+  options: ForegroundOptions,
+  start: StartAttempt,
+): Promise<Record<string, unknown>> {
+  try {
+    return await newOrAttached(run, kind, options, start)
+  } finally {
+    options.worker?.abandon() // nothing once its job was sent
+  }
+}
+
+async function newOrAttached(
   run: RunState,
   kind: AttemptKind,
   options: ForegroundOptions,
@@ -62,29 +77,31 @@ export async function runAttempt(
     markDelivered(run.run_id, unseen.attempt)
     return outcomeResult(unseen)
   }
-  const attempt = randomUUID()
-  const started: { worker: Launched | null } = { worker: null }
-  const launch = async () => {
-    started.worker = await launchWorker(options.workerEntry, run.run_id, attempt, attemptLogPath(run.run_id))
-    return started.worker.pid
+  const worker = options.worker ?? launchWorker(options.workerEntry)
+  if (!worker) fail('internal', `could not start the review worker: ${run.run_id}'s home has no runs folder`)
+  preloadLock() // the claim's lock: its code loads while the checks wait on git
+  // once the quick checks pass, the worker is told its run: it takes the change while the rest are made
+  const launch = () => {
+    worker.announce(run.run_id)
+    return worker.pid
   }
   let claimed: Claimed
   try {
-    claimed = await start(current, attempt, launch)
+    claimed = await start(current, worker.attempt, launch)
   } catch (error) {
-    started.worker?.abandon()
+    worker.abandon()
     // another `review` claimed it a moment ago: wait for that one
     const now = isPairLoopError(error, 'review_in_progress') ? readRun(run.run_id) : null
     if (now?.review_claim) return attach(now, options)
     throw error
   }
-  const worker = started.worker!
   try {
     clearAttempt(run.run_id)
-    worker.send({ ...claimed.job, attempt, kind })
+    worker.send({ ...claimed.job, run_id: run.run_id, attempt: worker.attempt, kind }, attemptLogPath(run.run_id))
   } catch (error) {
     worker.abandon()
-    await changeRun(run.run_id, (state) => releaseClaim(state, { pid: worker.pid })).catch(() => {})
+    const holder = claimed.state.review_claim!.pid // the claim was made in the worker's name
+    await changeRun(run.run_id, (state) => releaseClaim(state, { pid: holder })).catch(() => {})
     throw error
   }
   return awaitAttempt(run.run_id, claimed.state.review_claim!, { ...options, launched: true })

@@ -1,55 +1,77 @@
 // Starting the detached worker that owns a reviewer call. It gets a session and process group of its own (setsid), and
 // it is not a child of this `review`: a shell in between starts it in the background and exits at once, so neither a
 // signal to this process, nor a kill of its process tree (a coder's shell tool at its timeout), nor the end of the
-// agent's turn reaches it. Its stdout and stderr go to a file beside the run's state; its job comes on its stdin, sent
-// once `review` has claimed the run for it, so the worker starts up while `review` makes its checks.
+// agent's turn reaches it. `review` starts it first, before loading the code that finds the run and makes the checks,
+// so the worker's own start-up (a runtime and pair-loop's code, again) runs meanwhile; once `review` has claimed the
+// run in its name, the run and the job come on its stdin. Its stdout and stderr go to a file of its own under
+// $PAIR_LOOP_HOME, moved beside the run's state with the job. This file stays light (core chunk): nothing of the run.
 import { type ChildProcess, spawn } from 'node:child_process'
-import { closeSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs'
-import { dirname } from 'node:path'
+import { randomUUID } from 'node:crypto'
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
-import { fail } from '../errors.ts'
-import type { AttemptJob } from './attempt-files.ts'
 import { context } from '../context.ts'
+import { fail, PairLoopError } from '../errors.ts'
+import type { AttemptJob } from './attempt-files.ts'
 
 /** `sh -c` of this, with the worker's command line as its arguments: in the background, its pid on fd 3, fd 4 its stdin. */
 const START_IN_BACKGROUND = '"$@" "$$" <&4 4<&- 3>&- & echo $! >&3'
 
-/** The worker's command line ends `--worker <run> <attempt>`; the shell adds its own pid, the worker's process group. */
+/** The worker's command line ends `--worker <attempt>`; the shell adds its own pid, the worker's process group. */
 export const WORKER_FLAG = '--worker'
 
 /** What the worker was started with, read back from its argv (null: this process is not a worker). */
-export function workerArgs(argv: string[]): { runId: string; attempt: string; pgid: number | null } | null {
-  if (argv[0] !== WORKER_FLAG || argv.length < 3) return null
-  const pgid = Number(argv[3])
-  return { runId: argv[1]!, attempt: argv[2]!, pgid: Number.isSafeInteger(pgid) && pgid > 1 ? pgid : null }
+export function workerArgs(argv: string[]): { attempt: string; pgid: number | null } | null {
+  if (argv[0] !== WORKER_FLAG || argv.length < 2) return null
+  const pgid = Number(argv[2])
+  return { attempt: argv[1]!, pgid: Number.isSafeInteger(pgid) && pgid > 1 ? pgid : null }
 }
 
 export interface Launched {
-  pid: number
-  /** Its job, once the run is claimed for it: the worker reads it whole from its stdin. */
-  send: (job: AttemptJob) => void
-  /** No job after all (a check failed): the worker reads nothing, and exits; its empty log goes. */
+  /** The attempt it is started for (the claim's id). */
+  attempt: string
+  /** Its pid, once its shell has said it (rejects when it could not be started). */
+  pid: Promise<number>
+  /** The run it is for, as soon as `review` knows it starts a new attempt: the worker begins on the change. */
+  announce: (runId: string) => void
+  /** Its run and job, once the run is claimed for it: its log moves to `logPath`, the job goes whole to its stdin. */
+  send: (job: AttemptJob, logPath: string) => void
+  /** No job after all (a check failed, or `review` attached to a review in flight): it reads nothing and exits; its
+   * log goes. Nothing once the job was sent, so every way out may call it. */
   abandon: () => void
 }
 
-/** Start the worker for `attempt` from `entry` (the review script: built .cjs, or .ts under Deno and Bun). */
-export async function launchWorker(entry: string, runId: string, attempt: string, logPath: string): Promise<Launched> {
-  mkdirSync(dirname(logPath), { recursive: true })
-  // its own name until the job is sent: a worker abandoned leaves the last attempt's log as it was
-  const ownLog = `${logPath}.${attempt}`
+/** The line that tells a worker its run, before its job (read by job-pipe.ts, which does not load with this file). */
+const announceLine = (runId: string) => `${JSON.stringify({ announce: 'run', run_id: runId })}\n`
+
+/** Where a worker's output goes until it knows its run (a file per attempt: workers of two runs never share one). */
+export const startingLog = (home: string, attempt: string) => join(home, 'review-workers', `${attempt}.log`)
+
+/**
+ * Start a worker from `entry` (the review script: built .cjs, or .ts under Deno and Bun) for a new attempt. Null
+ * when there can be no run to review (no runs/ under $PAIR_LOOP_HOME): nothing is started, nothing written.
+ */
+export function launchWorker(entry: string): Launched | null {
+  const ctx = context()
+  if (!existsSync(join(ctx.home, 'runs'))) return null
+  const attempt = randomUUID()
+  const ownLog = startingLog(ctx.home, attempt)
+  mkdirSync(dirname(ownLog), { recursive: true })
   const log = openSync(ownLog, 'w', 0o600)
   let child: ChildProcess
   try {
-    const ctx = context()
     // a Context may name the worker's runtime and script (an in-process test's `review` starts the built one)
     const worker = ctx.reviewWorker ?? runtimeArgv(entry)
-    child = spawn('sh', ['-c', START_IN_BACKGROUND, 'sh', ...worker, WORKER_FLAG, runId, attempt], {
+    child = spawn('sh', ['-c', START_IN_BACKGROUND, 'sh', ...worker, WORKER_FLAG, attempt], {
       cwd: ctx.cwd,
       // PAIR_LOOP_HOME made absolute once: the worker must find the same home whatever its directory
       env: { ...ctx.env, PAIR_LOOP_HOME: ctx.home },
       stdio: ['ignore', log, log, 'pipe', 'pipe'],
       detached: true,
     })
+  } catch (error) {
+    rmSync(ownLog, { force: true })
+    throw error
   } finally {
     closeSync(log)
   }
@@ -58,11 +80,21 @@ export async function launchWorker(entry: string, runId: string, attempt: string
   const pidPipe = child.stdio[3] as Readable
   const jobPipe = child.stdio[4] as Writable
   jobPipe.on('error', () => {}) // a worker gone before its job: the wait finds it dead
-  const pid = await new Promise<string>((resolve) => {
+  let state: 'starting' | 'sent' | 'abandoned' = 'starting'
+  const abandon = () => {
+    if (state !== 'starting') return
+    state = 'abandoned'
+    jobPipe.destroy()
+    rmSync(ownLog, { force: true })
+  }
+  const pid = new Promise<number>((resolve, reject) => {
     let said = ''
     const done = () => {
       pidPipe.destroy()
-      resolve(said.trim())
+      const text = said.trim()
+      if (/^\d+$/.test(text)) return resolve(Number(text))
+      abandon()
+      reject(failure(entry))
     }
     pidPipe.on('data', (chunk: Buffer) => {
       said += chunk.toString('utf8')
@@ -72,23 +104,26 @@ export async function launchWorker(entry: string, runId: string, attempt: string
     pidPipe.on('error', done)
     child.on('error', done)
   })
-  if (!/^\d+$/.test(pid)) {
-    jobPipe.destroy()
-    rmSync(ownLog, { force: true })
-    fail('internal', `could not start the review worker (sh -c … ${entry}); see ${logPath}`)
-  }
+  pid.catch(() => {}) // said by whoever awaits it; a worker abandoned before its pid came is no one's failure
   return {
-    pid: Number(pid),
-    send: (job) => {
+    attempt,
+    pid,
+    announce: (runId) => {
+      if (state === 'starting') jobPipe.write(announceLine(runId))
+    },
+    send: (job, logPath) => {
+      if (state !== 'starting') fail('internal', `the review worker of attempt ${attempt} was ${state} already`)
+      mkdirSync(dirname(logPath), { recursive: true })
       renameSync(ownLog, logPath)
-      jobPipe.end(JSON.stringify(job), () => jobPipe.destroy())
+      state = 'sent'
+      jobPipe.end(`${JSON.stringify(job)}\n`, () => jobPipe.destroy()) // one line: the worker reads up to its end
     },
-    abandon: () => {
-      jobPipe.destroy()
-      rmSync(ownLog, { force: true })
-    },
+    abandon,
   }
 }
+
+const failure = (entry: string) =>
+  new PairLoopError('internal', `could not start the review worker (sh -c … ${entry})`, { entry })
 
 /** How this runtime runs a script: node the built .cjs as it is, bun the sources, deno with this process's permissions. */
 export function runtimeArgv(script: string): string[] {

@@ -87,6 +87,7 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
     heartbeatMs: heartbeatMs(),
     signalRelay: call.watch.control,
     onSpawn: call.onSpawn,
+    change: call.change,
   })
   await call.noted()
   const stopped = conducted.ok ? null : stoppedAs(call.watch.stopped(), choice.tool)

@@ -1,14 +1,15 @@
 // The foreground's bounded wait on a review attempt (the one it started, or the one in flight it attached to): the
 // worker's lines for a person go on to stderr, and the wait ends with the attempt's outcome, or, at `--wait` seconds
 // or at a signal, with the in-flight document. A signal ends only the wait: the worker and its paid call go on.
-import { closeSync, openSync, readSync, statSync } from 'node:fs'
+import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs'
+import { basename } from 'node:path'
+import { context } from '../context.ts'
 import type { ReviewClaim } from '../state.ts'
 import { readRun } from '../store.ts'
-import { attemptLogPath, markDelivered, readOutcome, readProgress } from './attempt-files.ts'
+import { attemptDir, attemptLogPath, markDelivered, outcomePath, readOutcome, readProgress } from './attempt-files.ts'
 import { isHeldElsewhere } from './claim-holder.ts'
 import { settleDeadClaim } from './dead-worker.ts'
 import { inFlightDocument, outcomeResult, recordedResult } from './documents.ts'
-import { context } from '../context.ts'
 
 export interface WaitOptions {
   waitS: number
@@ -31,10 +32,25 @@ export async function awaitAttempt(
   claim: ReviewClaim,
   options: WaitOptions,
 ): Promise<Record<string, unknown>> {
-  const attempt = claim.attempt
   const started = context().now()
   const deadline = (options.since ?? started) + options.waitS * 1000
   const lines = forwarder(attemptLogPath(runId), options.launched === true, options.stderr)
+  const changes = watchAttemptFiles(runId)
+  try {
+    return await waitOn(runId, claim, options, { started, deadline, lines, changes })
+  } finally {
+    changes.close()
+  }
+}
+
+async function waitOn(
+  runId: string,
+  claim: ReviewClaim,
+  options: WaitOptions,
+  at: { started: number; deadline: number; lines: Forwarder; changes: AttemptChanges },
+): Promise<Record<string, unknown>> {
+  const { started, deadline, lines, changes } = at
+  const attempt = claim.attempt
   let goneAt: number | null = null
   let checkedAt = 0
   for (;;) {
@@ -69,7 +85,8 @@ export async function awaitAttempt(
         return inFlightDocument(state, held ?? claim, readProgress(runId, attempt), options.waitS, endedBy)
       }
     }
-    await pause(Math.min(pollMs(context().now() - started), Math.max(1, deadline - context().now())), options.signal)
+    const every = changes.watching ? STATE_EVERY_MS : pollMs(context().now() - started)
+    await changes.next(Math.min(every, Math.max(1, deadline - context().now())), options.signal)
   }
 }
 
@@ -79,20 +96,55 @@ function sameAttempt(held: ReviewClaim | null, claim: ReviewClaim): boolean {
   return claim.attempt ? held.attempt === claim.attempt : held.pid === claim.pid && held.started_at === claim.started_at
 }
 
-/** Poll fast while a quick review may be ending (a stub answers at once), then settle to a tenth of a second. */
+/** Without a watch: poll fast while a quick review may be ending (a stub answers at once), then a tenth of a second. */
 const pollMs = (elapsedMs: number) => (elapsedMs < 1_000 ? 5 : elapsedMs < 5_000 ? 50 : 100)
 
-function pause(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve()
-    const done = () => {
-      clearTimeout(timer)
-      signal?.removeEventListener('abort', done)
-      resolve()
-    }
-    const timer = setTimeout(done, ms)
-    signal?.addEventListener('abort', done, { once: true })
-  })
+export interface AttemptChanges {
+  /** The attempt's folder is watched: the outcome and the worker's lines wake the wait the moment they are written. */
+  watching: boolean
+  /** Settles at the next change that matters, after `ms`, or at the signal, whichever comes first. */
+  next: (ms: number, signal?: AbortSignal) => Promise<void>
+  close: () => void
+}
+
+/** The worker's writes that end a turn of the wait early: its outcome (renamed into place) and its log's lines. */
+const watchAttemptFiles = (runId: string) =>
+  wakeOnWrites(attemptDir(runId), new Set([basename(outcomePath(runId)), basename(attemptLogPath(runId))]))
+
+/** Wake when a file named in `names` is written in `dir`, rather than poll for it (a folder not watchable is polled). */
+export function wakeOnWrites(dir: string, names: ReadonlySet<string>): AttemptChanges {
+  let wake: (() => void) | null = null
+  let watcher: FSWatcher | null = null
+  try {
+    watcher = watch(dir, { persistent: false }, (_event, name) => {
+      if (name === null || names.has(String(name))) wake?.()
+    })
+    watcher.on('error', () => {
+      watcher?.close()
+      watcher = null
+    })
+  } catch {
+    watcher = null // no such folder yet, or no watching here: polled
+  }
+  return {
+    get watching() {
+      return watcher !== null
+    },
+    next: (ms, signal) =>
+      new Promise((resolve) => {
+        if (signal?.aborted) return resolve()
+        const done = () => {
+          wake = null
+          clearTimeout(timer)
+          signal?.removeEventListener('abort', done)
+          resolve()
+        }
+        wake = done
+        const timer = setTimeout(done, ms)
+        signal?.addEventListener('abort', done, { once: true })
+      }),
+    close: () => watcher?.close(),
+  }
 }
 
 /**
@@ -131,6 +183,8 @@ function forwarder(path: string, fromStart: boolean, write: (text: string) => vo
   }
   return { forward, flush: forward }
 }
+
+type Forwarder = ReturnType<typeof forwarder>
 
 function sizeOf(path: string): number {
   try {

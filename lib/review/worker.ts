@@ -1,13 +1,15 @@
-// The detached worker that owns a review attempt's reviewer call (`<review script> --worker <run> <attempt>`, started
-// by lib/review/launch.ts). It reads its job on stdin once its `review` has claimed the run in its name, runs the
+// The detached worker that owns a review attempt's reviewer call (`<review script> --worker <attempt>`, started
+// by lib/review/launch.ts). It reads its run and job on stdin once its `review` has claimed the run in its name, runs the
 // attempt's task (the loop's round, or the final round on the PR) with its own watchdog and heartbeat, records the
 // result under the run's lock as `review` always did, leaves the outcome beside the state for whichever `review` asks
 // next, and lets go of the claim. A SIGTERM (`review --cancel`, or the system) ends its reviewer; the attempt is kept,
 // with its cost.
-import { readSync } from 'node:fs'
+import { rmSync } from 'node:fs'
+import { context, nowIso } from '../context.ts'
 import { toPairLoopError } from '../errors.ts'
+import { preloadLock } from '../lock.ts'
 import { processStartTime } from '../processes.ts'
-import { changeRun } from '../run-access.ts'
+import { changeRun, configOf } from '../run-access.ts'
 import type { RunState } from '../state.ts'
 import { readRun } from '../store.ts'
 import {
@@ -20,8 +22,10 @@ import {
   writeOutcome,
 } from './attempt-files.ts'
 import { noteReviewerGroup, releaseClaim } from './claim.ts'
+import { reviewedChange } from './diff.ts'
+import { announcedRun, lineReader } from './job-pipe.ts'
+import { startingLog } from './launch.ts'
 import { type AttemptWatch, type StopReason, silenceMs, watchAttempt } from './watch.ts'
-import { context, nowIso } from '../context.ts'
 
 /** What a task hands back: the finished review's document, or the error `review` prints for it. */
 export type TaskResult = Pick<AttemptOutcome, 'document' | 'error'>
@@ -34,21 +38,39 @@ export interface WorkerCall {
   onSpawn: (pgid: number) => void
   /** Settles once the claim has learnt the group (a safety net: the review goes on without it). */
   noted: () => Promise<void>
+  /** The working tree's change against the base, taken while the claim was made (null: the task takes it). */
+  change: ReturnType<typeof reviewedChange> | null
 }
 
 /** One attempt's work: conduct the review and record it (or its failure) on the run, as `review` did in the foreground. */
 export type WorkerTask = (run: RunState, job: AttemptJob, call: WorkerCall) => Promise<TaskResult>
 
 export async function runWorker(
-  started: { runId: string; attempt: string; pgid: number | null },
+  started: { attempt: string; pgid: number | null },
   tasks: Record<AttemptKind, WorkerTask>,
 ): Promise<void> {
-  const { runId, attempt } = started
-  const job = parseJob(readStdin(), attempt)
-  if (!job) return // its `review` did not claim the run after all (a check failed, or it was killed first)
+  const { attempt } = started
+  const lines = lineReader(context().io.stdin)
+  let line = await lines.next()
+  const announced = announcedRun(line)
+  // the change is taken while its `review` checks and claims, not after (its writes are caches: harmless unclaimed)
+  const early = announced === null ? null : earlyChange(announced)
+  if (announced !== null) line = await lines.next()
+  lines.close()
+  const job = line === null ? null : parseJob(line, attempt)
+  if (!job || (announced !== null && job.run_id !== announced)) {
+    // its `review` did not claim the run after all (a check failed, or it was killed first): its log goes too
+    rmSync(startingLog(context().home, attempt), { force: true })
+    await early?.catch(() => {}) // its snapshot's writes end whole
+    return
+  }
+  const runId = job.run_id
   const run = readRun(runId)
   const claim = run.review_claim
-  if (claim?.attempt !== attempt || claim.pid !== context().pid) return // ended before it began (a cancel, a check)
+  if (claim?.attempt !== attempt || claim.pid !== context().pid) {
+    await early?.catch(() => {})
+    return // ended before it began (a cancel, a check)
+  }
 
   const watch = watchAttempt(
     runId,
@@ -71,6 +93,7 @@ export async function runWorker(
       ).catch(() => {})
     },
     noted: () => noted,
+    change: early,
   }
   let result: TaskResult
   try {
@@ -96,26 +119,16 @@ export async function runWorker(
   })
 }
 
-/** The whole job, as its `review` sends it (empty when it sent none and let go of the pipe, or of the socket). */
-function readStdin(): string {
-  const chunks: Buffer[] = []
-  const buffer = Buffer.alloc(64 * 1024)
-  for (;;) {
-    let got: number
-    try {
-      got = readSync(0, buffer, 0, buffer.length, null)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') break
-      Atomics.wait(pause, 0, 0, 5) // the job is still on its way
-      continue
-    }
-    if (got === 0) break
-    chunks.push(Buffer.from(buffer.subarray(0, got)))
-  }
-  return Buffer.concat(chunks).toString('utf8')
+/** The run's change as its review will see it (the same call conduct makes), begun now; its failure is the call's. */
+function earlyChange(runId: string): ReturnType<typeof reviewedChange> {
+  preloadLock() // the worker's first lock (the reviewer's group, noted): its code loads while the diff waits on git
+  const taken = (async () => {
+    const run = readRun(runId)
+    return reviewedChange(run.repo, run.base_sha, configOf(run).pair_loop.max_diff_bytes)
+  })()
+  taken.catch(() => {}) // said by the call that awaits it, or by no one when the job never comes
+  return taken
 }
-
-const pause = new Int32Array(new SharedArrayBuffer(4))
 
 /** The failed attempt's code and message when the worker stopped the call itself; null when it did not. */
 export function stoppedAs(
