@@ -68,11 +68,14 @@ describe('the source tree', () => {
     expect(upward).toEqual([])
   })
 
-  it('has no source file over 300 lines', () => {
-    const long = SOURCES.map((file) => ({ file, lines: text(file).split('\n').length - 1 })).filter(
-      ({ lines }) => lines > 300,
-    )
-    expect(long).toEqual([])
+  // a soft cap (said, not failed) at 300 lines, as issue 19 allows: the floors, not the length, are the design tool;
+  // a hard one at 400, so no file grows into two jobs unnoticed
+  it('has no source file over 400 lines, and names those over 300', () => {
+    const lengths = SOURCES.map((file) => ({ file, lines: text(file).split('\n').length - 1 }))
+    const long = lengths.filter(({ lines }) => lines > 300)
+    if (long.length)
+      console.warn(`over the soft cap of 300 lines: ${long.map((l) => `${l.file} (${l.lines})`).join(', ')}`)
+    expect(lengths.filter(({ lines }) => lines > 400)).toEqual([])
   })
 
   it('assigns a run phase only in lib/transitions.ts', () => {

@@ -82,6 +82,8 @@ describe('README: How you use it', () => {
     }
     for (const { command, comment } of steps) {
       if (command === 'npm ci') continue // this checkout is what `npm ci` leaves: see the top of the file
+      // the README's DIR=… names a folder the demo printed: the one `demo --keep` printed here is used instead
+      if (command.startsWith('DIR=')) continue
       const where = command.startsWith('npm install -g ./')
         ? packed
         : /^(npm|npx) /.test(command)
@@ -100,16 +102,18 @@ describe('README: How you use it', () => {
         timeout: 120_000,
       })
       expect(out.status, `${command}\nstdout: ${out.stdout}\nstderr: ${out.stderr}`).toBe(0)
+      const kept = /Kept in (\S+?):/.exec(out.stderr)?.[1] // under the test's TMPDIR: removed with it
+      if (kept) Object.assign(shell, { DIR: kept })
       if (command === 'pair-loop --version') {
         expect(JSON.parse(out.stdout)).toEqual({ version: 1, pair_loop: PACKAGE.version })
         expect(JSON.parse(comment), 'the README shows the version it is').toEqual(JSON.parse(out.stdout))
       }
       if (command === 'npm install -g .')
-        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(ROOT, 'dist', 'pair-loop.cjs'))
+        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(ROOT, 'bin', 'pair-loop.cjs'))
       if (command.startsWith('npm install -g ./')) {
         const installed = join(prefix, 'lib', 'node_modules', PACKAGE.name)
         expect(lstatSync(installed).isSymbolicLink(), 'the tarball is installed, not linked').toBe(false)
-        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(installed, 'dist', 'pair-loop.cjs'))
+        expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(installed, 'bin', 'pair-loop.cjs'))
       }
       if (command === 'npx pair-loop demo') expect(JSON.parse(out.stdout)).toMatchObject({ phase: 'finished' })
       if (command === 'pair-loop install-skill --claude')

@@ -65,7 +65,10 @@ export async function cachedCostSummary(
   const print = (path: string) => {
     if (!seen) return fingerprint(path)
     let known = seen.get(path)
-    if (known === undefined) seen.set(path, (known = fingerprint(path)))
+    if (known === undefined) {
+      known = fingerprint(path)
+      seen.set(path, known)
+    }
     return known
   }
   const file = join(cacheDir(pairLoopHome(env)), 'summaries', `${run.run_id}.json`)

@@ -7,7 +7,13 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { type Look, look } from './look.ts'
 import type { ObjectStore } from './store.ts'
-import type { PendingPath } from './take.ts'
+
+/** A path to look at: from the repository's top, on disk, and its base blob id. */
+export interface PendingPath {
+  path: string
+  full: string
+  base: string | null
+}
 
 export interface LookBatch {
   store: ObjectStore

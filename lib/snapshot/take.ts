@@ -4,7 +4,7 @@
 import { fail } from '../errors.ts'
 import { isOwnFile } from '../git.ts'
 import type { BlobKind } from './files.ts'
-import { lookAll } from './hashing.ts'
+import { lookAll, type PendingPath } from './hashing.ts'
 import { type Look, look } from './look.ts'
 import type { Leaf, Manifest } from './manifest.ts'
 import type { IndexEntry } from './private-index.ts'
@@ -43,13 +43,6 @@ export interface Taking {
   rehashed: number
   /** Paths to look at, queued to be looked at together (takePending); null: each is looked at when taken. */
   pending: PendingPath[] | null
-}
-
-/** A path to look at: from the repository's top, on disk, and its base blob id. */
-export interface PendingPath {
-  path: string
-  full: string
-  base: string | null
 }
 
 export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' | 'gitlinks' | 'startNs'>): Taking {
@@ -94,7 +87,7 @@ export async function takePending(t: Taking): Promise<void> {
   const pending = t.pending ?? []
   t.pending = null
   const looks = await lookAll(pending, t.store, t.startNs)
-  pending.forEach(({ path, full }, i) => enter(t, path, full, t.base.get(path) ?? null, looks[i]!))
+  for (const [i, { path, full }] of pending.entries()) enter(t, path, full, t.base.get(path) ?? null, looks[i]!)
 }
 
 /** What a look found, into the manifest, the next private index, the skipped list or the repositories inside. */
