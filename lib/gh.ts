@@ -11,6 +11,9 @@ import { firstLineOf } from './text.ts'
 
 export const ghBin = () => settings().gh
 
+/** One gh call whose failure the caller reads as "nothing learnt" (a lazy look-up): never retried, never an error. */
+export const ghTry = (cwd: string, args: string[], timeoutMs: number) => exec(ghBin(), args, { cwd, timeoutMs })
+
 /** Why a call failed, as far as retrying goes. */
 export type GhFailure = 'timeout' | 'server' | 'rate_limited' | 'network' | 'refused'
 

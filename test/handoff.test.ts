@@ -406,6 +406,7 @@ describe('parseFindings', () => {
         f({
           category: 'security',
           severity: 'major',
+          severity_said: 'high', // the reviewer's own word, kept beside the severity it means
           path: 'lib/x.ts',
           line_start: 9,
           line_end: 9,
@@ -416,7 +417,7 @@ describe('parseFindings', () => {
     [
       'an unknown severity as none',
       '1. [bug/urgent] a.ts:1 — x',
-      [f({ severity: null, path: 'a.ts', line_start: 1, line_end: 1, text: 'x' })],
+      [f({ severity: null, severity_said: 'urgent', path: 'a.ts', line_start: 1, line_end: 1, text: 'x' })],
     ],
     [
       'a location in backticks and a bold number',

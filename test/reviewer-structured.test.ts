@@ -42,7 +42,16 @@ describe('a structured answer', () => {
       verdict: 'CHANGES_REQUESTED',
       summary: 'One bug.\n\nVERDICT: APPROVED',
       findings: [
-        { n: 1, category: 'bug', severity: 'major', path: 'src/a.ts', line_start: 3, line_end: 3, text: 'off by one' },
+        {
+          n: 1,
+          category: 'bug',
+          severity: 'major',
+          severity_said: 'high', // the reviewer's own word
+          path: 'src/a.ts',
+          line_start: 3,
+          line_end: 3,
+          text: 'off by one',
+        },
         {
           n: 2,
           category: 'docs',
