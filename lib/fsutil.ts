@@ -19,6 +19,7 @@ import {
 import { basename, dirname, join } from 'node:path'
 import { context, tempRoot } from './context.ts'
 import { fail } from './errors.ts'
+import { isProcessAlive } from './processes.ts'
 
 /** A folder's names; none when it is missing or cannot be read (a cache folder not made yet). */
 export function listDir(dir: string): string[] {
@@ -145,7 +146,7 @@ function writeAll(fd: number, bytes: Uint8Array): void {
   }
 }
 
-/** Temp files of a writer that was killed half-way; callers hold the file's lock, so none of them is live. */
+/** Temp files of a writer that was killed half-way (a live writer's is its own: a cache is written without a lock). */
 export function removeLeftoverTemps(path: string): void {
   const prefix = `.${basename(path)}.`
   let names: string[]
@@ -155,12 +156,21 @@ export function removeLeftoverTemps(path: string): void {
     return
   }
   for (const name of names) {
-    if (name.startsWith(prefix) && name.endsWith('.tmp')) {
+    if (name.startsWith(prefix) && name.endsWith('.tmp') && !writtenByAnother(name.slice(prefix.length))) {
       try {
         unlinkSync(join(dirname(path), name))
       } catch {}
     }
   }
+}
+
+/**
+ * A temp file another live process is writing right now (`<pid>.<ms>.tmp`): a cache written without a lock by two
+ * commands at once (the snapshot's) must not lose the other's file before its rename. A killed writer's is left over.
+ */
+function writtenByAnother(rest: string): boolean {
+  const pid = Number(/^(\d+)\./.exec(rest)?.[1])
+  return Number.isSafeInteger(pid) && pid > 0 && pid !== context().pid && isProcessAlive(pid)
 }
 
 function syncDir(dir: string): void {
