@@ -73,7 +73,8 @@ describe('review: the call belongs to the run, not to the shell that asked for i
     async () => {
       const { sb, runId } = await sandboxInReview()
       const count = join(tempDir('pl-count-'), 'calls')
-      const [a, b] = await Promise.all([sb.cli(slowApprove(count, 2)), sb.cli(slowApprove(count, 2))])
+      // two processes, as two shells would run them: in one process both calls would share its pid
+      const [a, b] = await Promise.all([sb.cliProcess(slowApprove(count, 2)), sb.cliProcess(slowApprove(count, 2))])
       for (const result of [a, b]) expect(expectOk(result)).toMatchObject({ round: 1, verdict: 'APPROVED' })
       expect(calls(count)).toHaveLength(1)
       expect(sb.state(runId).rounds[0]!.reviewer).toMatchObject({ verdict: 'APPROVED', calls: 1 })

@@ -155,10 +155,10 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
     const most = REPLY_TRIALS * MORE_TRIALS
     await recordReview(sb.home, runId, reviewWith(most + 1))
     const bodies = tempDir('pl-bodies-')
-    // how long one reply lives, so the kills spread over its whole life
+    // how long one reply lives as a process (the kills are of processes), so the kills spread over its whole life
     const lifeMs = await lifetime(async () =>
       expectOk(
-        await sb.cli(['reply', '--finding', `1.${most + 1}`, '--disposition', 'ack', '--body-file', '-'], {
+        await sb.cliProcess(['reply', '--finding', `1.${most + 1}`, '--disposition', 'ack', '--body-file', '-'], {
           input: 'calibration',
         }),
       ),
@@ -201,7 +201,7 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
     const sb = sandbox()
     const runId = await startRun(sb, ['--max-rounds', '100'])
     const lifeMs = await lifetime(async () => {
-      expectOk(await sb.cli(['coder-done', '--summary', 'calibration']))
+      expectOk(await sb.cliProcess(['coder-done', '--summary', 'calibration']))
     })
     await recordReview(sb.home, runId, 'VERDICT: CHANGES_REQUESTED')
     const landed = landings()
