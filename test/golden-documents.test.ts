@@ -67,6 +67,8 @@ class Normaliser {
         // process ids and their start ticks (claims)
         .replace(/"(pid|pgid|reviewer_pgid|pid_start|reviewer_start)":\d+/g, '"$1":"<pid>"')
         .replace(/\bpid \d+\b/g, 'pid <pid>')
+        // the runtime's own words for a JSON cut short (V8's, JavaScriptCore's under Bun): the same error either way
+        .replace(/Unexpected end of JSON input|JSON Parse error: Unexpected EOF/g, '<JSON cut short>')
     )
   }
 
