@@ -144,13 +144,13 @@ async function scenario(mock: MockServer, reviewerInRepo: boolean) {
   expect(done1.json.session_id).toBe(coder.session)
 
   // a reviewer that is answered once (paid for, written to its transcript), then hangs: claude asks again for its
-  // structured answer and that call never finishes; review --timeout 2 kills it
+  // structured answer and that call never finishes; review --timeout 6 kills it (2 s was less than claude's start on a busy machine)
   mock.setScript([
     { api: 'anthropic', label: 'slow-1', text: 'Reading the diff first.', structured: false },
     { api: 'anthropic', label: 'slow-2', stall: true },
   ])
   const before = mock.modelCalls().length
-  const slow = await sb.cli(['review', '--timeout', '2'])
+  const slow = await sb.cli(['review', '--timeout', '6'])
   expect(slow.code, `${slow.stdout}\n${slow.stderr}`).toBe(16)
   expect(slow.json?.errors?.[0]?.code).toBe('reviewer_timeout')
   expect(slow.ms).toBeLessThan(15_000)
