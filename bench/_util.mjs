@@ -1,4 +1,5 @@
-// What every bench here shares: where the built CLI is, a whole-number option, and the median of samples.
+// What every bench here shares: where the built CLI is, a whole-number option, the median of samples, and the
+// environment its commands run in (nothing of the developer's: its own HOME, PAIR_LOOP_HOME and agents' folders).
 import { existsSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -27,4 +28,22 @@ export function median(values) {
   const sorted = [...values].sort((a, b) => a - b)
   const mid = Math.floor(sorted.length / 2)
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** The environment of a bench's commands, for a home of its own; `extra` adds to it or takes a key's place. */
+export function benchEnv(home, extra = {}) {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: home,
+    PAIR_LOOP_HOME: join(home, '.pair-loop'),
+    CLAUDE_CONFIG_DIR: join(home, '.claude'),
+    CODEX_HOME: join(home, '.codex'),
+    GIT_AUTHOR_NAME: 'Bench',
+    GIT_AUTHOR_EMAIL: 'bench@example.com',
+    GIT_COMMITTER_NAME: 'Bench',
+    GIT_COMMITTER_EMAIL: 'bench@example.com',
+    GIT_CONFIG_NOSYSTEM: '1',
+    NO_COLOR: '1',
+    ...extra,
+  }
 }

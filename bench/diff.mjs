@@ -26,6 +26,7 @@ import {
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { benchEnv, median } from './_util.mjs'
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const CLI = resolve(process.env.PAIR_LOOP_CLI || join(ROOT, 'dist', 'pair-loop.cjs'))
@@ -45,20 +46,7 @@ if (!existsSync(CLI)) {
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-diff-')))
 const home = join(scratch, 'home')
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  PAIR_LOOP_HOME: join(home, '.pair-loop'),
-  CLAUDE_CONFIG_DIR: join(home, '.claude'),
-  CODEX_HOME: join(home, '.codex'),
-  TMPDIR: scratch,
-  GIT_AUTHOR_NAME: 'Bench',
-  GIT_AUTHOR_EMAIL: 'bench@example.com',
-  GIT_COMMITTER_NAME: 'Bench',
-  GIT_COMMITTER_EMAIL: 'bench@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
-  NO_COLOR: '1',
-}
+const env = benchEnv(home, { TMPDIR: scratch })
 mkdirSync(home, { recursive: true })
 // workingDiff runs in this process: give it the same environment as the commands
 for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key]
@@ -131,12 +119,6 @@ async function bundleWorkingDiff() {
     logLevel: 'error',
   })
   return (await import(pathToFileURL(join(outdir, 'diff.mjs')).href)).workingDiff
-}
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  const mid = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
 /** Maximum resident set size of a command and everything it ran (GNU time reports the largest process). */

@@ -23,7 +23,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CLI, ROOT, option, requireBuilt, median } from './_util.mjs'
+import { CLI, ROOT, option, requireBuilt, median, benchEnv } from './_util.mjs'
 
 const FAKE = join(ROOT, 'fixtures', 'gh', 'fake-gh.cjs')
 
@@ -41,21 +41,12 @@ const ghDir = join(scratch, 'gh')
 const binDir = join(scratch, 'bin')
 for (const dir of [home, repo, ghDir, binDir]) mkdirSync(dir, { recursive: true })
 
-const env = {
+const env = benchEnv(home, {
   PATH: `${binDir}:${process.env.PATH ?? '/usr/bin:/bin'}`,
-  HOME: home,
-  PAIR_LOOP_HOME: join(home, '.pair-loop'),
-  CLAUDE_CONFIG_DIR: join(home, '.claude'),
-  CODEX_HOME: join(home, '.codex'),
-  GIT_AUTHOR_NAME: 'Bench',
-  GIT_AUTHOR_EMAIL: 'bench@example.com',
-  GIT_COMMITTER_NAME: 'Bench',
-  GIT_COMMITTER_EMAIL: 'bench@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
   TZ: 'UTC',
   FAKE_GH_DIR: ghDir,
   FAKE_GH_WORLD: join(ghDir, 'world.json'),
-}
+})
 const TIMES = join(ghDir, 'times.log')
 writeFileSync(
   join(binDir, 'gh'),

@@ -16,27 +16,17 @@
 // reviews run one after the other) and with the load average: the worker's start-up is hidden only while a core is
 // free for it.
 import { spawnSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
 import { loadavg, tmpdir } from 'node:os'
-import { dirname, join, resolve } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, resolve } from 'node:path'
+import { CLI as BUILT_CLI, ROOT, benchEnv, option, requireBuilt } from './_util.mjs'
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
-const CLI = process.argv.includes('--cli')
-  ? resolve(process.argv[process.argv.indexOf('--cli') + 1])
-  : join(ROOT, 'dist', 'pair-loop.cjs')
+const CLI = process.argv.includes('--cli') ? resolve(process.argv[process.argv.indexOf('--cli') + 1]) : BUILT_CLI
 const STUBS = join(ROOT, 'fixtures', 'reviewers')
 
-function option(name, fallback) {
-  const at = process.argv.indexOf(`--${name}`)
-  if (at === -1) return fallback
-  const value = Number(process.argv[at + 1])
-  if (!Number.isInteger(value) || value < 0) throw new Error(`--${name} takes a whole number`)
-  return value
-}
-const ROUNDS = option('rounds', 20)
-const WARMUP = option('warmup', 2)
-const WAIT_S = option('wait', 2)
+const ROUNDS = option('rounds', 20, { min: 0 })
+const WARMUP = option('warmup', 2, { min: 0 })
+const WAIT_S = option('wait', 2, { min: 0 })
 const AS_JSON = process.argv.includes('--json')
 const OVERHEAD_ONLY = process.argv.includes('--overhead-only')
 const BASELINE = process.argv.includes('--baseline') ? process.argv[process.argv.indexOf('--baseline') + 1] : null
@@ -44,26 +34,11 @@ const BASELINE_CLI = process.argv.includes('--baseline-cli')
   ? resolve(process.argv[process.argv.indexOf('--baseline-cli') + 1])
   : null
 
-if (!existsSync(CLI)) {
-  console.error(`${CLI} is missing: run \`npm run build\` first`)
-  process.exit(1)
-}
+requireBuilt(CLI)
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-review-')))
 const home = join(scratch, 'home')
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  PAIR_LOOP_HOME: join(home, '.pair-loop'),
-  CLAUDE_CONFIG_DIR: join(home, '.claude'),
-  CODEX_HOME: join(home, '.codex'),
-  GIT_AUTHOR_NAME: 'Bench',
-  GIT_AUTHOR_EMAIL: 'bench@example.com',
-  GIT_COMMITTER_NAME: 'Bench',
-  GIT_COMMITTER_EMAIL: 'bench@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
-  NO_COLOR: '1',
-}
+const env = benchEnv(home)
 
 function must(command, args, cwd, options = {}) {
   const out = spawnSync(command, args, { cwd, env, encoding: 'utf8', ...options })

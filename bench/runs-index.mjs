@@ -14,7 +14,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CLI, option, requireBuilt, median } from './_util.mjs'
+import { CLI, option, requireBuilt, median, benchEnv } from './_util.mjs'
 
 const OTHER_RUNS = option('runs', 10_000)
 const ROUNDS = option('rounds', 15)
@@ -26,22 +26,6 @@ const TARGET = 1.2
 requireBuilt()
 
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-runs-')))
-
-function envOf(home) {
-  return {
-    PATH: process.env.PATH ?? '/usr/bin:/bin',
-    HOME: home,
-    PAIR_LOOP_HOME: join(home, '.pair-loop'),
-    CLAUDE_CONFIG_DIR: join(home, '.claude'),
-    CODEX_HOME: join(home, '.codex'),
-    GIT_AUTHOR_NAME: 'Bench',
-    GIT_AUTHOR_EMAIL: 'bench@example.com',
-    GIT_COMMITTER_NAME: 'Bench',
-    GIT_COMMITTER_EMAIL: 'bench@example.com',
-    GIT_CONFIG_NOSYSTEM: '1',
-    NO_COLOR: '1',
-  }
-}
 
 function run(command, args, { cwd, env, input }) {
   const begin = process.hrtime.bigint()
@@ -57,7 +41,7 @@ function makeHome(name) {
   const repo = join(scratch, `${name}-repo`)
   mkdirSync(home, { recursive: true })
   mkdirSync(repo, { recursive: true })
-  const env = envOf(home)
+  const env = benchEnv(home)
   run('git', ['-c', 'init.defaultBranch=main', 'init', '-q'], { cwd: repo, env })
   writeFileSync(join(repo, 'README.md'), '# bench\n')
   run('git', ['add', '-A'], { cwd: repo, env })

@@ -11,7 +11,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { CLI, option, requireBuilt } from './_util.mjs'
+import { CLI, option, requireBuilt, benchEnv } from './_util.mjs'
 
 const ROUNDS = option('rounds', 30)
 const WARMUP = option('warmup', 3)
@@ -22,19 +22,7 @@ requireBuilt()
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-')))
 const home = join(scratch, 'home')
 const repo = join(scratch, 'repo')
-const env = {
-  PATH: process.env.PATH ?? '/usr/bin:/bin',
-  HOME: home,
-  PAIR_LOOP_HOME: join(home, '.pair-loop'),
-  CLAUDE_CONFIG_DIR: join(home, '.claude'),
-  CODEX_HOME: join(home, '.codex'),
-  GIT_AUTHOR_NAME: 'Bench',
-  GIT_AUTHOR_EMAIL: 'bench@example.com',
-  GIT_COMMITTER_NAME: 'Bench',
-  GIT_COMMITTER_EMAIL: 'bench@example.com',
-  GIT_CONFIG_NOSYSTEM: '1',
-  NO_COLOR: '1',
-}
+const env = benchEnv(home)
 
 function must(command, args, cwd) {
   const out = spawnSync(command, args, { cwd, env, encoding: 'utf8' })
