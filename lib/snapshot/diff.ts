@@ -7,7 +7,7 @@ import { type BlobKind, blobKind, WHOLE_FILE_LIMIT } from './files.ts'
 import { type Leaf, type Manifest, manifestTree } from './manifest.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 import type { Change } from './take.ts'
-import { hasObject, storeGit, writeObject } from './store.ts'
+import { hasObject, showable, storeGit, writeObject } from './store.ts'
 import { objectSizes, readVerified } from './verified.ts'
 
 /** One changed path as the reviewer sees it, from the top repository. */
@@ -119,7 +119,7 @@ async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[])
 function whyUnreviewed(snap: RepoSnapshot, change: Change, oldKinds: Map<string, BlobKind | 'missing'>): string | null {
   const afterKind = (leaf: Leaf) => {
     const kind = snap.kinds.get(leaf.oid)
-    return kind !== 'big' && kind !== 'binary' && !hasObject(snap.store, leaf.oid) ? 'missing' : kind
+    return showable(snap.store, leaf.oid, kind) ? kind : 'missing'
   }
   const sides: [Leaf | null, BlobKind | 'missing' | undefined][] = [
     [change.before, change.before ? oldKinds.get(change.before.oid) : undefined],

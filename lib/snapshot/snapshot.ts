@@ -21,7 +21,7 @@ import {
   writeKinds,
   writePrivateIndex,
 } from './private-index.ts'
-import { hasObject, type ObjectStore, objectStore } from './store.ts'
+import { type ObjectStore, objectStore, showable } from './store.ts'
 import { type Change, record, take, takePending, type Taking, taking } from './take.ts'
 import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
 
@@ -129,7 +129,9 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
 
   if (last && last.base_tree === baseTree && last.listing === digest && last.index === checksum) {
     const again = new Set([...dirty!, ...last.unindexed])
-    const stored = last.changes.every(({ after }) => !after || !/^100/.test(after.mode) || storedOrNamed(last, after))
+    const stored = last.changes.every(
+      ({ after }) => !after || !/^100/.test(after.mode) || showable(store, after.oid, last.kinds[after.oid]),
+    )
     if (again.size === 0 && stored) return done(fromLast(last), last.tree)
     const manifest = again.size <= REWRITE_AFTER && stored ? readManifest(options.home, last.tree) : null
     if (manifest) {
@@ -219,12 +221,6 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
     t.kinds = new Map(Object.entries(last.kinds))
     t.skipped = last.skipped
     return t
-  }
-
-  /** A changed file's bytes are still in the store (the diff needs them), or it is one named only. */
-  function storedOrNamed(last: LastSnapshot, leaf: Leaf): boolean {
-    const kind = last.kinds[leaf.oid]
-    return kind === 'big' || kind === 'binary' || hasObject(store, leaf.oid)
   }
 
   async function submodule(

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { execStream, type StreamResult } from '../exec.ts'
 import { fail } from '../errors.ts'
+import type { BlobKind } from './files.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
 
 export interface ObjectStore {
@@ -43,6 +44,10 @@ export function writeObject(store: ObjectStore, type: ObjectType, content: Uint8
 }
 
 export const hasObject = (store: ObjectStore, oid: string) => existsSync(objectPath(store, oid))
+
+/** The diff can show this blob: its bytes are in the store, or it is one named only (binary, too big) that needs none. */
+export const showable = (store: ObjectStore, oid: string, kind: BlobKind | undefined) =>
+  kind === 'big' || kind === 'binary' || hasObject(store, oid)
 
 /** git with nothing of the user's: no system or global config, no attributes, no replace refs, no pager. */
 function storeEnv(store: ObjectStore): NodeJS.ProcessEnv {

@@ -8,7 +8,7 @@ import { lookAll, type PendingPath } from './hashing.ts'
 import { type Look, look } from './look.ts'
 import type { Leaf, Manifest } from './manifest.ts'
 import type { IndexEntry } from './private-index.ts'
-import { hasObject, type ObjectStore } from './store.ts'
+import { type ObjectStore, showable } from './store.ts'
 import type { RepoGit } from './verified.ts'
 
 export interface Change {
@@ -123,7 +123,7 @@ function stillKnown(t: Taking, path: string, before: Leaf | null): boolean {
   if (!entry || t.dirty.has(path)) return false
   const kind = t.knownKinds[entry.oid] ?? 'text'
   // a changed file's bytes must be in the store for the diff (a binary or too big one is named only)
-  if (entry.oid !== before?.oid && kind !== 'big' && kind !== 'binary' && !hasObject(t.store, entry.oid)) return false
+  if (entry.oid !== before?.oid && !showable(t.store, entry.oid, kind)) return false
   t.nextIndex.set(path, entry)
   if (kind !== 'text') t.nextKinds[entry.oid] = kind
   const leaf =
