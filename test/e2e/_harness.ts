@@ -715,3 +715,11 @@ export function promptIn(body: any, task: string): string | undefined {
   collect(body?.messages ?? body?.input)
   return texts.find((text) => text.includes(task))
 }
+
+/** Every string in a request body (system prompt, instructions, tools, messages), however deep. */
+export function stringsIn(value: unknown, into: string[] = []): string[] {
+  if (typeof value === 'string') into.push(value)
+  else if (Array.isArray(value)) for (const item of value) stringsIn(item, into)
+  else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsIn(item, into)
+  return into
+}

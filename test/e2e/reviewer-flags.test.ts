@@ -22,6 +22,7 @@ import {
   tempDir,
   withReviewerVars,
   type MockServer,
+  stringsIn,
 } from './_harness.ts'
 
 type Tool = 'claude' | 'codex'
@@ -66,14 +67,6 @@ async function runInReview(port: number, tool: Tool) {
   const done = await cli(['coder-done', '--summary', 'a is 2'])
   expect(done.code, done.stderr).toBe(0)
   return { repo, env, cli }
-}
-
-/** Every string in a request body, however deep. */
-function stringsIn(value: unknown, into: string[] = []): string[] {
-  if (typeof value === 'string') into.push(value)
-  else if (Array.isArray(value)) for (const item of value) stringsIn(item, into)
-  else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsIn(item, into)
-  return into
 }
 
 describe.skipIf(!requireClis())('each reviewer flag shows in what the model is offered', () => {

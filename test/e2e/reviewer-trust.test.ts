@@ -25,6 +25,7 @@ import {
   tempDir,
   withReviewerVars,
   type MockServer,
+  stringsIn,
 } from './_harness.ts'
 
 const BASE_FILES = {
@@ -107,14 +108,6 @@ async function hostileRun(port: number, tool: Tool, budgetUsd: string) {
     task: `hostile tree (${tool})`,
     markers: ['CLAUDE-MD', 'AGENTS-MD', 'CODEX-CONFIG'].map(marker),
   }
-}
-
-/** Every string in a request body (system prompt, instructions, tools, messages), however deep. */
-function stringsIn(value: unknown, into: string[] = []): string[] {
-  if (typeof value === 'string') into.push(value)
-  else if (Array.isArray(value)) for (const item of value) stringsIn(item, into)
-  else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsIn(item, into)
-  return into
 }
 
 describe.skipIf(!requireClis())('the reviewer obeys the person, not the change', () => {
