@@ -83,11 +83,19 @@ export async function execStream(
   const { spawn } = await import('node:child_process')
   return new Promise((resolve) => {
     const ctx = context()
-    const child = spawn(command, args, {
-      cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
-      env: { ...(options.env ?? ctx.env) },
-      stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    })
+    let child: ReturnType<typeof spawn>
+    try {
+      child = spawn(command, args, {
+        cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
+        env: { ...(options.env ?? ctx.env) },
+        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      })
+    } catch (error) {
+      // spawn throws, rather than emitting 'error', for some failures (a cwd that is a file: ENOTDIR): did not run
+      const said = error instanceof Error ? error.message : String(error)
+      resolve({ ok: false, exitCode: null, stopped: false, timedOut: false, stderr: said })
+      return
+    }
     let stderr = ''
     let stopped = false
     let timedOut = false

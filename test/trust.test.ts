@@ -363,3 +363,12 @@ describe('a trusted command that runs a file in the working tree', () => {
     expectOk(await sb.cli(['start', '--task', 'x']))
   })
 })
+
+describe('trust --show in a place that is no directory', () => {
+  it('is a git_error naming what could not run, never internal, when --cwd names a file', async () => {
+    const sb = sandbox()
+    const file = join(sb.repo, 'README.md')
+    const error = expectError(await sb.cli(['trust', '--show', '--cwd', file]), 'git_error')
+    expect(error.message).toContain('ENOTDIR')
+  })
+})
