@@ -78,11 +78,20 @@ function temps(sb: Sandbox, runId: string): string[] {
 }
 
 /** When a trial kills its writer: at a random moment of its life, or just after one of its steps. */
-const KILL_AT = ['random', 'in the lock', 'random', 'after the write', 'random', 'after the lock'] as const
+const KILL_AT = [
+  'random',
+  'in the lock',
+  'random',
+  'after the write',
+  'random',
+  'after the lock',
+  'on its temp file',
+] as const
 
 /**
  * Start `args`, kill it with SIGKILL at the moment KILL_AT picks for the trial: after a random delay over its whole
- * life, a random moment after it has taken the run's lock (the critical section), just after its rename put the new
+ * life, a random moment after it has taken the run's lock (the critical section), once its temp file is there, just
+ * after its rename put the new
  * state in place, or just after it has let the lock go; then check what is on disk. Returns the state found,
  * whether the writer got as far as its write, and where the kill landed.
  */
@@ -102,6 +111,8 @@ async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: num
   else waitFor(() => existsSync(lock))
   // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render
   if (at === 'in the lock') block(rand() * 20)
+  // the new state written beside the old one, not yet renamed over it (a window of a flush: luck alone misses it)
+  if (at === 'on its temp file') waitFor(() => temps(sb, runId).length > 0)
   if (at === 'after the write') waitFor(() => statSync(path).ino !== inode) // renamed over: HANDOFF.md and the release are left
   if (at === 'after the lock') waitFor(() => !existsSync(lock)) // released: the runs index and the document are left
   const killed = writer.child.kill('SIGKILL')
