@@ -58,10 +58,14 @@ export async function goneWithin(pid: number, graceMs = 2_000): Promise<boolean>
 }
 
 /** Polls `probe` every 50 ms until it returns a truthy value, or fails after `timeoutMs`. */
-export async function waitFor<T>(probe: () => T, what: string, timeoutMs = 10_000): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  probe: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs
   for (;;) {
-    const value = probe()
+    const value = await probe()
     if (value) return value as NonNullable<T>
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, 50))

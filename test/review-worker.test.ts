@@ -126,6 +126,11 @@ describe('review: nothing is ever wedged', () => {
       expect(first).toMatchObject({ in_progress: true })
       const claim = await inFlight(sb, runId)
       const thread = await waitFor(() => readIf(threadFile), 'the fake codex thread')
+      // killed once the worker has read the session off codex's stdout: before that, no process knows it
+      await waitFor(async () => {
+        const attached = expectOk(await sb.cli(['review', '--wait', '0']))
+        return attached.reviewer?.session_id === thread
+      }, 'the worker to learn the session')
       process.kill(claim.pid, 'SIGKILL')
       expect(await goneWithin(claim.pid)).toBe(true)
       const again = await sb.cli(reviewArgs('approve'))
