@@ -8,16 +8,9 @@ import { ERROR_CODES, type PairLoopError, errorDocument, fail, toPairLoopError, 
 import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
 import { toStderr, toStdout } from './stdio.ts'
 import { stripControl } from './text.ts'
+import type { Document, Outcome, RawOutput } from './document.ts'
 
 export const VERSION = 1 as const
-
-export type Document = Record<string, unknown>
-
-/** A success document with a non-zero exit (budget-check at its limit still prints its normal document). */
-export interface Outcome {
-  document: Document
-  exit: number
-}
 
 export interface ScriptDef<A extends ArgsDef> {
   name: string
@@ -33,19 +26,6 @@ export type ScriptLoader = () => Promise<{ default: ScriptDef<any> }>
 
 export function defineScript<A extends ArgsDef>(def: ScriptDef<A>): ScriptDef<A> {
   return def
-}
-
-export function withExit(document: Document, exit: number): Outcome {
-  return { document, exit }
-}
-
-/** Output in another tool's format (SARIF, rdjsonl), printed as it is instead of pair-loop's JSON document. */
-export interface RawOutput {
-  raw: string
-}
-
-export function rawOutput(text: string): RawOutput {
-  return { raw: text.endsWith('\n') ? text : `${text}\n` }
 }
 
 /** Flags every command that works on an existing run shares. */

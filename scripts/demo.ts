@@ -5,7 +5,8 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { defineScript, isMain, main, runScript, textInput, type Document, type ScriptLoader } from '../lib/cli.ts'
+import { defineScript, isMain, main, runScript, textInput, type ScriptLoader } from '../lib/cli.ts'
+import type { Document } from '../lib/document.ts'
 import { fail } from '../lib/errors.ts'
 import { execOrFail } from '../lib/exec.ts'
 

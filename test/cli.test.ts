@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { decimalFlag, defineScript, integerFlag, runScript, textInput, withExit } from '../lib/cli.ts'
+import { decimalFlag, defineScript, integerFlag, runScript, textInput } from '../lib/cli.ts'
+import { withExit } from '../lib/document.ts'
 import { parseFlags } from '../lib/flags.ts'
 import { ERROR_CODES, PairLoopError, type ErrorCode } from '../lib/errors.ts'
 import { sandbox, tempDir } from './_helpers.ts'

@@ -1,7 +1,7 @@
 // budget-check: the run's cost so far, per round, role and model, from the agents' own records (a finished run's too);
 // at the limit the normal document with exit 13 (budget_exceeded), and what was not measured said on stderr.
 import { askBudget } from '../ask.ts'
-import { withExit } from '../cli.ts'
+import { withExit } from '../document.ts'
 import type { Context } from '../context.ts'
 import { type BudgetAssessment, assessBudget, overLimit } from '../cost/brake.ts'
 import { rememberHighWater } from '../cost/high-water.ts'

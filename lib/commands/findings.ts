@@ -1,6 +1,6 @@
 // findings: the run's findings with their replies, or as SARIF 2.1.0 / reviewdog rdjsonl for other tools (printed as
 // they are, not as a pair-loop document).
-import { type RawOutput, rawOutput } from '../cli.ts'
+import { type RawOutput, rawOutput } from '../document.ts'
 import type { Context } from '../context.ts'
 import { toRdjsonl } from '../export/rdjsonl.ts'
 import { toSarif } from '../export/sarif.ts'

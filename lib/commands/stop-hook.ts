@@ -1,6 +1,6 @@
 // stop-hook: the agent's Stop hook. Reads the hook's JSON on stdin and answers in the hook's own format (the agents
 // read only their own fields), sending the agent back once with the next command while work is not handed over.
-import { rawOutput } from '../cli.ts'
+import { rawOutput } from '../document.ts'
 import type { Context } from '../context.ts'
 import { type StopInput, stopHookAnswer } from '../stop-hook.ts'
 
