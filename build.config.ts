@@ -18,13 +18,13 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 // The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
 // of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
-// the Context (lib/context.ts) too: every command reads the outside world through it; the help (the dispatcher
+// the Context (lib/ground/context.ts) too: every command reads the outside world through it; the help (the dispatcher
 // imports it: in lib, every command would load lib before its own code); and review's launch.ts: `review` starts its
 // worker before it loads the rest of its code
 const CORE = [
-  ...['/lib/cli.ts', '/lib/context.ts', '/lib/stdio.ts', '/lib/flags.ts', '/lib/suggest.ts', '/lib/errors.ts'],
-  '/lib/text.ts',
-  '/lib/help.ts',
+  ...['/lib/cli/cli.ts', '/lib/cli/flags.ts', '/lib/view/help.ts'],
+  ...['/lib/ground/context.ts', '/lib/ground/stdio.ts', '/lib/ground/suggest.ts', '/lib/ground/errors.ts'],
+  '/lib/ground/text.ts',
   '/lib/review/launch.ts',
 ]
 // status's cost snapshot, the transcript finders and the frozen transcript environment are light; the grammar's
@@ -36,8 +36,8 @@ const IN_LIB = [
   '/lib/cost/locate.ts',
   '/lib/cost/sessions.ts',
   '/lib/cost/transcript-env.ts',
-  '/lib/review/grammar.ts',
-  '/lib/pr/schema.ts',
+  '/lib/run/grammar.ts',
+  '/lib/run/pr-schema.ts',
 ]
 function chunkOf(id: string): string | undefined {
   // valibot and citty are inlined, tree-shaken: a 200 kB module compiled on every start costs more than the check
@@ -45,14 +45,14 @@ function chunkOf(id: string): string | undefined {
   if (id.includes('/node_modules/valibot/')) return 'lib'
   if (CORE.some((path) => id.endsWith(path))) return 'core'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
-  if (/\/lib\/text-(view|views|layout|budget|loop)\.ts$/.test(id)) return 'text' // loaded for --text only
+  if (/\/lib\/view\/text-(view|views|layout|budget|loop)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
-  if (/\/lib\/(gh|skills|pr-body|body-input|package)\.ts$/.test(id)) return 'extra'
+  if (/\/lib\/(ground\/(gh|skills|body-input|package)|pr\/body)\.ts$/.test(id)) return 'extra'
   // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of
   // chunks (lib ↔ review)
   if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review
   if (id.endsWith('/lib/snapshot/hash-worker.ts')) return undefined // an entry of its own: in a chunk, it would become it
-  if (id.endsWith('/lib/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
+  if (id.endsWith('/lib/review/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
   // the use-cases (lib/commands/) sit above the snapshot and the review: in lib they would make a cycle of chunks too
   const area = /\/lib\/(cost|review|export|report|pr|commands)\//.exec(id)?.[1]
   if (area) return area

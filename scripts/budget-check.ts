@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // budget-check: its flags, read into options for lib/commands/budget-check.ts (the run's cost; exit 13 at the limit).
-import { decimalFlag, defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { decimalFlag, defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as budgetCheck from '../lib/commands/budget-check.ts'
 
 const budgetCheckScript = defineScript({

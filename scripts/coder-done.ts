@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // coder-done: its flags, read into options for lib/commands/coder-done.ts (the coder hands its round over).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as coderDone from '../lib/commands/coder-done.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 const coderDoneScript = defineScript({
   name: 'coder-done',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // codes: no flags of its own; lib/commands/codes.ts prints the error-code table.
-import { defineScript, isMain, main } from '../lib/cli.ts'
+import { defineScript, isMain, main } from '../lib/cli/cli.ts'
 import * as codes from '../lib/commands/codes.ts'
 
 const codesScript = defineScript({

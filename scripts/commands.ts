@@ -1,6 +1,6 @@
 // The command table: name → lazy loader, so a command loads only what it uses.
 // Its own module (not the dispatcher's) so tests can list the commands without running the entry point.
-import type { ScriptLoader } from '../lib/cli.ts'
+import type { ScriptLoader } from '../lib/cli/cli.ts'
 
 export const COMMANDS: Record<string, ScriptLoader> = {
   start: () => import('./start.ts'),

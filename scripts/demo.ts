@@ -5,10 +5,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import { defineScript, isMain, main, runScript, textInput, type ScriptLoader } from '../lib/cli.ts'
-import type { Document } from '../lib/document.ts'
-import { fail } from '../lib/errors.ts'
-import { execOrFail } from '../lib/exec.ts'
+import { defineScript, isMain, main, runScript, textInput, type ScriptLoader } from '../lib/cli/cli.ts'
+import type { Document } from '../lib/ground/document.ts'
+import { fail } from '../lib/ground/errors.ts'
+import { execOrFail } from '../lib/ground/exec.ts'
 
 const BUGGY =
   'export function sum(values) {\n  let total = 0\n  for (let i = 0; i < values.length - 1; i++) total += values[i]\n  return total\n}\n'

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // findings: its flags, read into options for lib/commands/findings.ts (the findings, or SARIF / rdjsonl for tools).
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as findings from '../lib/commands/findings.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 const findingsScript = defineScript({
   name: 'findings',

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // finish: its flags, read into options for lib/commands/finish.ts (close the run, write the PR body; never merges).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as finish from '../lib/commands/finish.ts'
-import { fail } from '../lib/errors.ts'
-import { OUTCOMES } from '../lib/state.ts'
+import { fail } from '../lib/ground/errors.ts'
+import { OUTCOMES } from '../lib/run/state.ts'
 
 const finishScript = defineScript({
   name: 'finish',

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // install-skill: its flags, read into options for lib/commands/install-skill.ts (the skill, for Claude Code or Codex).
-import { defineScript, isMain, main } from '../lib/cli.ts'
+import { defineScript, isMain, main } from '../lib/cli/cli.ts'
 import * as installSkill from '../lib/commands/install-skill.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 const installSkillScript = defineScript({
   name: 'install-skill',

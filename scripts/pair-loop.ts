@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // pair-loop <command> ...: the dispatcher. Loads only the command it runs, so start-up stays cheap (all of them only
 // for --help, to print what each does).
-import { edgeContext, exitWith, isMain, runScript } from '../lib/cli.ts'
-import type { Context, ScriptIO } from '../lib/context.ts'
+import { edgeContext, exitWith, isMain, runScript } from '../lib/cli/cli.ts'
+import type { Context, ScriptIO } from '../lib/ground/context.ts'
 import { COMMANDS } from './commands.ts'
-import { PairLoopError, errorDocument } from '../lib/errors.ts'
-import { closest, didYouMean } from '../lib/suggest.ts'
-import { overviewHelp } from '../lib/help.ts'
+import { PairLoopError, errorDocument } from '../lib/ground/errors.ts'
+import { closest, didYouMean } from '../lib/ground/suggest.ts'
+import { overviewHelp } from '../lib/view/help.ts'
 
 const HELP_WORDS = ['--help', '-h', 'help']
 
@@ -18,7 +18,7 @@ export async function dispatch(argv: string[], ctx: Context = edgeContext()): Pr
   // `pair-loop --text codes` is `pair-loop codes --text`: the common flag may come first
   const [command, ...rest] = argv[0] === '--text' && argv.length > 1 ? [argv[1]!, argv[0], ...argv.slice(2)] : argv
   if (command === '--version' || command === '-V') {
-    const { packageRoot } = await import('../lib/package.ts') // only here: every other call starts without it
+    const { packageRoot } = await import('../lib/ground/package.ts') // only here: every other call starts without it
     const version = packageRoot()?.json.version ?? 'unknown'
     out.stdout(
       rest.includes('--text') ? `pair-loop ${version}\n` : `${JSON.stringify({ version: 1, pair_loop: version })}\n`,

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // pr-check: its flags, read into options for lib/commands/pr-check.ts (one tick of the PR phase).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as prCheck from '../lib/commands/pr-check.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 /** A date and time with its zone (Z or ±hh:mm), as GitHub and the snapshot write them. */
 const isIsoTime = (text: string) =>

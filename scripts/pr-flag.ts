@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // pr-flag: its flags, read into options for lib/commands/pr-flag.ts (set one PR item aside as a suspected injection).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as prFlag from '../lib/commands/pr-flag.ts'
-import { fail } from '../lib/errors.ts'
-import { nodeIdFlag, reasonFlag } from '../lib/flags.ts'
+import { fail } from '../lib/ground/errors.ts'
+import { nodeIdFlag, reasonFlag } from '../lib/cli/flags.ts'
 
 const prFlagScript = defineScript({
   name: 'pr-flag',

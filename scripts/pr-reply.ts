@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // pr-reply: its flags, read into options for lib/commands/pr-reply.ts (answer one reviewer comment on the PR, once;
 // or post the final round's findings as one PR review).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as prReply from '../lib/commands/pr-reply.ts'
-import { fail } from '../lib/errors.ts'
-import { nodeIdFlag } from '../lib/flags.ts'
+import { fail } from '../lib/ground/errors.ts'
+import { nodeIdFlag } from '../lib/cli/flags.ts'
 
 const prReplyScript = defineScript({
   name: 'pr-reply',

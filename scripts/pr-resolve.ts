@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // pr-resolve: its flags, read into options for lib/commands/pr-resolve.ts (resolve one review thread, confirmed).
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as prResolve from '../lib/commands/pr-resolve.ts'
-import { nodeIdFlag } from '../lib/flags.ts'
+import { nodeIdFlag } from '../lib/cli/flags.ts'
 
 const prResolveScript = defineScript({
   name: 'pr-resolve',

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // pr-stop: its flags, read into options for lib/commands/pr-stop.ts (end the watch of the run's PR).
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as prStop from '../lib/commands/pr-stop.ts'
-import { reasonFlag } from '../lib/flags.ts'
+import { reasonFlag } from '../lib/cli/flags.ts'
 
 const prStopScript = defineScript({
   name: 'pr-stop',

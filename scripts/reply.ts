@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // reply: its flags, read into options for lib/commands/reply.ts (the coder answers one finding, once).
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as reply from '../lib/commands/reply.ts'
-import { fail } from '../lib/errors.ts'
-import { DISPOSITIONS } from '../lib/state.ts'
+import { fail } from '../lib/ground/errors.ts'
+import { DISPOSITIONS } from '../lib/run/state.ts'
 
 const replyScript = defineScript({
   name: 'reply',

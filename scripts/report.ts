@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // report: its flags, read into options for lib/commands/report.ts (an HTML page of a run, or of every run).
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as report from '../lib/commands/report.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 const reportScript = defineScript({
   name: 'report',

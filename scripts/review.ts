@@ -4,7 +4,7 @@
 // Only what starts the worker is imported up front, the rest when it is needed: `review` starts a new attempt's worker
 // first, so the worker's start-up runs while `review` loads its code, finds the run and makes its checks.
 import { fileURLToPath } from 'node:url'
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import { type Launched, launchWorker, workerArgs } from '../lib/review/launch.ts'
 
 const ENTRY = fileURLToPath(import.meta.url)
@@ -93,8 +93,8 @@ async function runAsWorker(started: NonNullable<ReturnType<typeof workerArgs>>):
       await Promise.all([
         import('../lib/review/worker.ts'),
         import('../lib/review/session.ts'),
-        import('../lib/context.ts'),
-        import('../lib/stdio.ts'),
+        import('../lib/ground/context.ts'),
+        import('../lib/ground/stdio.ts'),
       ])
     // one Context for the worker's whole attempt (its own signal handling is the worker's: lib/review/worker.ts)
     const ctx = processContext({ stdin: process.stdin, stdout: toStdout, stderr: toStderr })

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 // start: its flags, read into options for lib/commands/start.ts (open a run on a clean tree).
-import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli.ts'
+import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli/cli.ts'
 import * as start from '../lib/commands/start.ts'
-import { AGENTS } from '../lib/config.ts'
-import { fail } from '../lib/errors.ts'
+import { AGENTS } from '../lib/run/config.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 /** The task heads HANDOFF.md and the PR body: a paragraph, not a document. */
 const MAX_TASK_BYTES = 8 * 1024

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // status: its flags, read into options for lib/commands/status.ts (where a run stands, or every run; --wait blocks).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as status from '../lib/commands/status.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 const statusScript = defineScript({
   name: 'status',

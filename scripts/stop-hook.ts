@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // stop-hook: its one flag, for lib/commands/stop-hook.ts (the agent's Stop hook: its JSON on stdin, its answer out).
-import { defineScript, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as stopHook from '../lib/commands/stop-hook.ts'
 
 const stopHookScript = defineScript({

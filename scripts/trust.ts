@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // trust: its flags, read into options for lib/commands/trust.ts (trust this repository's .pair-loop.json, show, revoke).
-import { defineScript, isMain, main } from '../lib/cli.ts'
+import { defineScript, isMain, main } from '../lib/cli/cli.ts'
 import * as trust from '../lib/commands/trust.ts'
-import { fail } from '../lib/errors.ts'
+import { fail } from '../lib/ground/errors.ts'
 
 const trustScript = defineScript({
   name: 'trust',

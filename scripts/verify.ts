@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // verify: its flags, read into options for lib/commands/verify.ts (is the shipped head the approved tree? for CI).
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as verify from '../lib/commands/verify.ts'
 
 const verifyScript = defineScript({

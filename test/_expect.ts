@@ -2,7 +2,7 @@
 import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { ERROR_CODES, type ErrorCode } from '../lib/errors.ts'
+import { ERROR_CODES, type ErrorCode } from '../lib/ground/errors.ts'
 import { type CliResult, git, type sandbox } from './_helpers.ts'
 
 export type Sandbox = ReturnType<typeof sandbox>

@@ -3,7 +3,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import type * as v from 'valibot'
-import type { Snapshot as SnapshotSchema, Snapshot, SnapshotComment, SnapshotThread } from '../lib/pr/schema.ts'
+import type { Snapshot as SnapshotSchema, Snapshot, SnapshotComment, SnapshotThread } from '../lib/run/pr-schema.ts'
 import { ROOT, sandbox, tempDir } from './_helpers.ts'
 import { expectOk } from './_expect.ts'
 

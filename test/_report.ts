@@ -4,7 +4,7 @@ import type { RoleCost, RoundCost } from '../lib/cost/ledger-types.ts'
 import { zeroTokens } from '../lib/cost/pricing.ts'
 import { emptyWatch } from '../lib/pr/reduce.ts'
 import type { RunCost } from '../lib/report/run-cost.ts'
-import type { Finding, RunState } from '../lib/state.ts'
+import type { Finding, RunState } from '../lib/run/state.ts'
 import { coderRound, makeRun } from './cost/_gen.ts'
 
 /** A run whose PR 7 pr-check saw merged at `at`. */

@@ -1,6 +1,6 @@
-// A run state made by code, as `start` makes it (lib/transitions.ts newRun), for tests that need one without a process.
-import type { RunState } from '../lib/state.ts'
-import { newRun } from '../lib/transitions.ts'
+// A run state made by code, as `start` makes it (lib/run/transitions.ts newRun), for tests that need one without a process.
+import type { RunState } from '../lib/run/state.ts'
+import { newRun } from '../lib/run/transitions.ts'
 
 /** A fresh run in `coding` with nothing recorded; `over` replaces any field. */
 export function runState(over: Partial<RunState> = {}): RunState {

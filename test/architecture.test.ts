@@ -78,8 +78,8 @@ describe('the source tree', () => {
     expect(lengths.filter(({ lines }) => lines > 400)).toEqual([])
   })
 
-  it('assigns a run phase only in lib/transitions.ts', () => {
-    const assigning = SOURCES.filter((file) => file !== 'lib/transitions.ts').flatMap((file) =>
+  it('assigns a run phase only in lib/run/transitions.ts', () => {
+    const assigning = SOURCES.filter((file) => file !== 'lib/run/transitions.ts').flatMap((file) =>
       text(file)
         .split('\n')
         .map((line, i) => ({ line, at: `${file}:${i + 1}` }))
@@ -95,9 +95,73 @@ describe('the source tree', () => {
   })
 })
 
-// lib reads the outside world only through lib/context.ts (issue 19): so a command runs in-process with a test Context
+// lib's floors, lowest first (issue 19): a file imports from its own floor or the floors below, never from above, and
+// the folders of one floor import each other without a circle. The README's Development section shows the same list.
+const FLOORS: ReadonlyArray<readonly string[]> = [
+  ['ground'], // the outside world (the Context) and plain tools: errors, exec, git, gh, text, money
+  ['run'], // the run model: state, store, lock, config, trust, phase moves, HANDOFF.md
+  ['snapshot', 'cost', 'review', 'pr', 'report', 'export', 'view'], // the wings, each one job
+  ['commands'], // one use-case per command
+  ['cli'], // flags and the script runner
+]
+
+const floorOf = (file: string): number => {
+  const folder = /^lib\/([^/]+)\//.exec(file)?.[1]
+  const floor = FLOORS.findIndex((floor) => floor.includes(folder ?? ''))
+  return file.startsWith('scripts/') ? FLOORS.length : floor
+}
+
+/** Each import that climbs: from a lower floor to a higher one, or from a file on no floor, as `from → to`. */
+function upwardImports(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  return [...graph].flatMap(([file, targets]) =>
+    floorOf(file) < 0
+      ? [`${file} is on no floor`]
+      : targets.filter((target) => floorOf(target) > floorOf(file)).map((target) => `${file} → ${target}`),
+  )
+}
+
+/** The graph of lib's folders: an edge wherever a file of one imports a file of another. */
+function folderGraph(graph: ReadonlyMap<string, readonly string[]>): Map<string, string[]> {
+  const folderOf = (file: string) => /^(lib\/[^/]+|scripts)\//.exec(file)?.[1] ?? file
+  const folders = new Map<string, Set<string>>()
+  for (const [file, targets] of graph)
+    for (const target of targets)
+      if (folderOf(target) !== folderOf(file))
+        folders.set(folderOf(file), (folders.get(folderOf(file)) ?? new Set()).add(folderOf(target)))
+  return new Map([...folders].map(([folder, targets]) => [folder, [...targets]]))
+}
+
+describe('the floors', () => {
+  const graph = new Map(SOURCES.map((file) => [file, importsOf(file)]))
+
+  it('have no import up a floor, and every lib file on one', () => {
+    expect(upwardImports(graph)).toEqual([])
+  })
+
+  it('have no circle between folders', () => {
+    expect(findCycle(folderGraph(graph))).toBeNull()
+  })
+
+  it('find an import up a floor, a file on none and a circle of folders when there are some (the checks can fail)', () => {
+    const planted = new Map([
+      ['lib/run/store.ts', ['lib/ground/fsutil.ts', 'lib/review/claim.ts']],
+      ['lib/commands/review.ts', ['lib/review/launch.ts', 'lib/cli/cli.ts']],
+      ['lib/loose.ts', []],
+      ['lib/review/claim.ts', ['lib/pr/moves.ts']],
+      ['lib/pr/moves.ts', ['lib/review/grammar.ts']],
+    ])
+    expect(upwardImports(planted)).toEqual([
+      'lib/run/store.ts → lib/review/claim.ts',
+      'lib/commands/review.ts → lib/cli/cli.ts',
+      'lib/loose.ts is on no floor',
+    ])
+    expect(findCycle(folderGraph(planted))).toEqual(['lib/review', 'lib/pr', 'lib/review'])
+  })
+})
+
+// lib reads the outside world only through lib/ground/context.ts (issue 19): so a command runs in-process with a test Context
 // exactly as it runs in a process with the real one.
-const CONTEXT_FILE = 'lib/context.ts'
+const CONTEXT_FILE = 'lib/ground/context.ts'
 
 /** The environment, pid, working directory, clock, host, home or temp folder read directly. */
 const OUTSIDE_WORLD =
@@ -117,7 +181,7 @@ function outsideWorldReads(files: ReadonlyMap<string, string>): string[] {
 }
 
 describe('the outside world', () => {
-  it('is read by no lib file but lib/context.ts', () => {
+  it('is read by no lib file but lib/ground/context.ts', () => {
     const lib = new Map(SOURCES.filter((file) => file.startsWith('lib/')).map((file) => [file, text(file)]))
     expect(outsideWorldReads(lib)).toEqual([])
   })

@@ -1,10 +1,10 @@
-// A file written whole (lib/fsutil.ts writeFileAtomic) sweeps the temp files a killed writer left beside it, never the
+// A file written whole (lib/ground/fsutil.ts writeFileAtomic) sweeps the temp files a killed writer left beside it, never the
 // one another live process is writing right now: two commands at once write the snapshot's caches without a lock.
 import { spawn, spawnSync } from 'node:child_process'
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { writeFileAtomic } from '../lib/fsutil.ts'
+import { writeFileAtomic } from '../lib/ground/fsutil.ts'
 import { tempDir } from './_helpers.ts'
 
 const live: Array<ReturnType<typeof spawn>> = []

@@ -2,7 +2,7 @@
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PairLoopError } from '../lib/errors.ts'
+import { PairLoopError } from '../lib/ground/errors.ts'
 import { builtinReviewerNames } from '../lib/review/builtin.ts'
 import { parseReviewerCmd } from '../lib/review/reviewers.ts'
 import { ROOT, sandbox } from './_helpers.ts'

@@ -1,12 +1,12 @@
 // The one home of "claim under the lock, call gh outside it, record under the lock; a failed call lets go of its
-// claim" (lib/claimed-call.ts), in-process against a run in a temp home; the calls are stand-ins for gh.
+// claim" (lib/run/claimed-call.ts), in-process against a run in a temp home; the calls are stand-ins for gh.
 import { describe, expect, test } from 'vitest'
-import { type ClaimAttempt, callOnce } from '../lib/claimed-call.ts'
-import { dropClaim, takeClaim } from '../lib/claims.ts'
-import { type Context, processContext, withContext } from '../lib/context.ts'
-import { fail, PairLoopError } from '../lib/errors.ts'
-import type { RunState } from '../lib/state.ts'
-import { createRun, readRun } from '../lib/store.ts'
+import { type ClaimAttempt, callOnce } from '../lib/run/claimed-call.ts'
+import { dropClaim, takeClaim } from '../lib/run/claims.ts'
+import { type Context, processContext, withContext } from '../lib/ground/context.ts'
+import { fail, PairLoopError } from '../lib/ground/errors.ts'
+import type { RunState } from '../lib/run/state.ts'
+import { createRun, readRun } from '../lib/run/store.ts'
 import { tempDir } from './_helpers.ts'
 import { runState } from './_state.ts'
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { decimalFlag, defineScript, integerFlag, runScript, textInput } from '../lib/cli.ts'
-import { withExit } from '../lib/document.ts'
-import { parseFlags } from '../lib/flags.ts'
-import { ERROR_CODES, PairLoopError, type ErrorCode } from '../lib/errors.ts'
+import { decimalFlag, defineScript, integerFlag, runScript, textInput } from '../lib/cli/cli.ts'
+import { withExit } from '../lib/ground/document.ts'
+import { parseFlags } from '../lib/cli/flags.ts'
+import { ERROR_CODES, PairLoopError, type ErrorCode } from '../lib/ground/errors.ts'
 import { sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 

@@ -1,8 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { renderHandoff } from '../lib/handoff.ts'
-import { runsDir } from '../lib/paths.ts'
+import { renderHandoff } from '../lib/run/handoff.ts'
+import { runsDir } from '../lib/ground/paths.ts'
 import { recordReview, sandbox } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runInReview, writeChange } from './_expect.ts'
 

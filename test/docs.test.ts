@@ -1,14 +1,14 @@
 // The docs can't drift from the code: every `pair-loop …` command line in SKILL.md, contract.md and README.md is
 // checked against the real script's flags, contract.md documents every command and flag and exactly the error
-// codes lib/errors.ts has, the Claude Code plugin manifests agree with package.json, and README's table of the
+// codes lib/ground/errors.ts has, the Claude Code plugin manifests agree with package.json, and README's table of the
 // pr-babysit contract names fields a real pr-check document has and exactly pair-loop's reason codes.
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ArgsDef } from 'citty'
 import { describe, expect, it } from 'vitest'
-import { codeTable } from '../lib/errors.ts'
-import { COMMON_ARGS } from '../lib/flags.ts'
+import { codeTable } from '../lib/ground/errors.ts'
+import { COMMON_ARGS } from '../lib/cli/flags.ts'
 import { REASON_CODES } from '../lib/pr/reasons.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 import { expectOk } from './_expect.ts'
@@ -459,7 +459,7 @@ describe(`${CONTRACT} documents the flags every command takes, once`, () => {
   })
 })
 
-describe(`${CONTRACT} lists exactly the error codes of lib/errors.ts`, () => {
+describe(`${CONTRACT} lists exactly the error codes of lib/ground/errors.ts`, () => {
   const rows = [...(section('Error codes') ?? '').matchAll(/^\| `([a-z_]+)` \| (\d+) \| (yes|no) \|/gm)].map((m) => ({
     code: m[1]!,
     exit: Number(m[2]),

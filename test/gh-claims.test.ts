@@ -1,10 +1,10 @@
 // gh side effects are keyed, claimed and recorded under the run's lock (issue 11, item 15): two `reply --post-pr` or
 // two `finish --create-pr` processes at once post once, counted by the fake gh; and every gh call goes through the one
-// bounded runner of lib/gh.ts, which retries only what GitHub did not do.
+// bounded runner of lib/ground/gh.ts, which retries only what GitHub did not do.
 import { readdirSync, readFileSync } from 'node:fs'
 import { delimiter, join, relative } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { classifyFailure } from '../lib/gh.ts'
+import { classifyFailure } from '../lib/ground/gh.ts'
 import { ROOT, recordReview, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runInReview } from './_expect.ts'
 import { FAKE_GH } from './_pr.ts'
@@ -89,8 +89,8 @@ describe('the one gh runner', () => {
         .filter((entry) => entry.isFile() && entry.name.endsWith('.ts'))
         .map((entry) => relative(ROOT, join(entry.parentPath, entry.name)))
     const callers = [...sources('lib'), ...sources('scripts')].filter((file) => {
-      // lib/settings.ts reads PAIR_LOOP_GH (which program gh is) with the other settings; lib/gh.ts runs it
-      if (file === 'lib/gh.ts' || file === 'lib/settings.ts') return false
+      // lib/ground/settings.ts reads PAIR_LOOP_GH (which program gh is) with the other settings; lib/ground/gh.ts runs it
+      if (file === 'lib/ground/gh.ts' || file === 'lib/ground/settings.ts') return false
       const text = readFileSync(join(ROOT, file), 'utf8')
       return /ghBin\(|exec\w*\(\s*'gh'|PAIR_LOOP_GH\b/.test(text)
     })

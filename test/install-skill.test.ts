@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { listFiles, parseFrontmatter, skillSource } from '../lib/skills.ts'
+import { listFiles, parseFrontmatter, skillSource } from '../lib/ground/skills.ts'
 import { ROOT, git, isolatedEnv, makeRepo, runCli, tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest'
 import { expectOk, reviewWith, runInReview } from './_expect.ts'
 import { recordReview, sandbox } from './_helpers.ts'
 import { claimReview } from '../lib/review/claim.ts'
-import type { ParsedFinding } from '../lib/review/grammar.ts'
-import { nextFields } from '../lib/run-queries.ts'
-import type { RunState } from '../lib/state.ts'
-import type { Step } from '../lib/store.ts'
+import type { ParsedFinding } from '../lib/run/grammar.ts'
+import { nextFields } from '../lib/run/run-queries.ts'
+import type { RunState } from '../lib/run/state.ts'
+import type { Step } from '../lib/run/store.ts'
 import {
   applyReview,
   newRun,
@@ -13,7 +13,7 @@ import {
   recordFailedReview,
   recordReply,
   type ReviewInput,
-} from '../lib/transitions.ts'
+} from '../lib/run/transitions.ts'
 
 // The stops are in `next`: `ask-user` with an `ask` saying why and the command for each answer. Pure, then one CLI run.
 

@@ -4,7 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { DEFAULTS, keysNeedingTrust } from '../lib/config.ts'
+import { DEFAULTS, keysNeedingTrust } from '../lib/run/config.ts'
 import { tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 import { BOT, comment, operationOf, prSandbox, thread, world } from './_pr.ts'

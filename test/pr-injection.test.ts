@@ -1,7 +1,7 @@
 // Prompt-injection suspects on every actionable PR item, from the closed set of patterns, and pr-flag setting an item
 // aside: recorded, listed in threads.flagged_injection[], no longer blocking success.
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_PR_BOTS } from '../lib/config.ts'
+import { DEFAULT_PR_BOTS } from '../lib/run/config.ts'
 import { INJECTION_PATTERN_NAMES, injectionOf } from '../lib/pr/injection.ts'
 import { reducePr } from '../lib/pr/reduce.ts'
 import { expectError, expectOk } from './_expect.ts'

@@ -2,7 +2,7 @@
 // answered it (in its thread, or naming it in the bot's summary with --finding), and a finding the bot lists unanswered
 // on three new verdict runs in a row (a streak of two recurrences, as the pr-babysit contract says) escalates.
 import { describe, expect, it } from 'vitest'
-import { findingKey } from '../lib/review/grammar.ts'
+import { findingKey } from '../lib/run/grammar.ts'
 import { expectError, expectOk } from './_expect.ts'
 import { BOT, botSample, botSummary, comment, prSandbox, thread, world } from './_pr.ts'
 

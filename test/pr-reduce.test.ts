@@ -1,11 +1,11 @@
 // The PR phase's reducer on snapshots alone (no process, no network, no clock): table-driven, every reason code, the
 // decision rules of DESIGN.md, who is who, backoff and the counters that escalate.
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_PR_BOTS } from '../lib/config.ts'
+import { DEFAULT_PR_BOTS } from '../lib/run/config.ts'
 import { REASON_CODES, type ReasonCode } from '../lib/pr/reasons.ts'
 import { emptyWatch, reducePr } from '../lib/pr/reduce.ts'
-import type { PrWatch, Snapshot } from '../lib/pr/schema.ts'
-import { findingKey } from '../lib/review/grammar.ts'
+import type { PrWatch, Snapshot } from '../lib/run/pr-schema.ts'
+import { findingKey } from '../lib/run/grammar.ts'
 import { at, BOT, botSample, botSummary, comment, issueComment, ME, review, snapshot, T0, thread } from './_pr.ts'
 
 const bots = [...DEFAULT_PR_BOTS]

@@ -1,7 +1,7 @@
 // The review bots' verdicts read by each bot's own format, from the samples in fixtures/pr-bots/: never by keywords,
 // anything else `unknown`; success needs an approval with zero findings, or a verdict that cannot be read (degraded).
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_PR_BOTS } from '../lib/config.ts'
+import { DEFAULT_PR_BOTS } from '../lib/run/config.ts'
 import { reducePr } from '../lib/pr/reduce.ts'
 import { readBotVerdict } from '../lib/pr/verdict.ts'
 import { at, botSample, issueComment, ME, review, snapshot } from './_pr.ts'

@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { codeTable } from '../lib/errors.ts'
+import { codeTable } from '../lib/ground/errors.ts'
 import { CLI_COMMAND, ROOT, makeRepo, isolatedEnv, runProcess, tempDir } from './_helpers.ts'
 
 interface Step {

@@ -1,9 +1,9 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { MAX_BODY_BYTES } from '../lib/body-input.ts'
-import { renderHandoff } from '../lib/handoff.ts'
-import { DISPOSITIONS } from '../lib/state.ts'
+import { MAX_BODY_BYTES } from '../lib/ground/body-input.ts'
+import { renderHandoff } from '../lib/run/handoff.ts'
+import { DISPOSITIONS } from '../lib/run/state.ts'
 import { recordReview, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, type Sandbox } from './_expect.ts'
 

@@ -1,12 +1,12 @@
 // The figures across runs that were not true (issue 21, 6 and 7; issue 20, 11): a run with no coder record is never
 // "measured", an approval later abandoned is no approval, and a run reviewed by the coder's own vendor is counted apart.
 import { describe, expect, it } from 'vitest'
-import { renderPrBody } from '../lib/pr-body.ts'
+import { renderPrBody } from '../lib/pr/body.ts'
 import { renderAllRunsReport } from '../lib/report/all-runs-report.ts'
 import { runFigures, summarise, usdPerMergedPr } from '../lib/report/figures.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
 import type { RunCost } from '../lib/report/run-cost.ts'
-import type { RunState } from '../lib/state.ts'
+import type { RunState } from '../lib/run/state.ts'
 import { assessment, mergedPr, NOW, twoRoundRun } from './_report.ts'
 
 const figure = (page: string, key: string) =>

@@ -5,10 +5,10 @@ import { renderAllRunsReport } from '../lib/report/all-runs-report.ts'
 import { dollarScale } from '../lib/report/chart-scale.ts'
 import { chartDescription, chartTop } from '../lib/report/cost-chart.ts'
 import { runFigures, summarise } from '../lib/report/figures.ts'
-import { mergedAt } from '../lib/run-queries.ts'
+import { mergedAt } from '../lib/run/run-queries.ts'
 import { escapeHtml, html, joinHtml, SafeHtml } from '../lib/report/html.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
-import type { RunState } from '../lib/state.ts'
+import type { RunState } from '../lib/run/state.ts'
 import { assessment, finding, HOSTILE, mergedPr, NOW, twoRoundRun } from './_report.ts'
 
 describe('the html template tag', () => {

@@ -4,7 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { ErrorCode } from '../lib/errors.ts'
+import type { ErrorCode } from '../lib/ground/errors.ts'
 import { judgeFailure } from '../lib/review/failure.ts'
 import { parseReviewerOutput } from '../lib/review/output.ts'
 import type { RunResult } from '../lib/review/process.ts'

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { renderHandoff } from '../lib/handoff.ts'
-import { RUN_ID_PATTERN, runStatePath, runsDir } from '../lib/paths.ts'
+import { renderHandoff } from '../lib/run/handoff.ts'
+import { RUN_ID_PATTERN, runStatePath, runsDir } from '../lib/ground/paths.ts'
 import { git, sandbox, tempDir, writeFiles } from './_helpers.ts'
 import { expectError, expectOk, runDisk, startRun } from './_expect.ts'
 

@@ -1,8 +1,8 @@
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { changeRun } from '../lib/run-access.ts'
-import { runStatePath } from '../lib/paths.ts'
+import { changeRun } from '../lib/run/run-access.ts'
+import { runStatePath } from '../lib/ground/paths.ts'
 import { recordReview, sandbox, tempDir } from './_helpers.ts'
 import {
   expectError,

@@ -1,4 +1,4 @@
-// The process's output is written straight to its file descriptors (lib/stdio.ts): a reader that leaves early or
+// The process's output is written straight to its file descriptors (lib/ground/stdio.ts): a reader that leaves early or
 // reads slowly must neither crash the command nor cut its document.
 import { spawn, spawnSync } from 'node:child_process'
 import { closeSync, constants, openSync, readSync } from 'node:fs'

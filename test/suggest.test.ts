@@ -1,6 +1,6 @@
 // "Did you mean": the edit distance and the nearest known word, on the typos people make.
 import { describe, expect, it } from 'vitest'
-import { closest, didYouMean, editDistance } from '../lib/suggest.ts'
+import { closest, didYouMean, editDistance } from '../lib/ground/suggest.ts'
 
 describe('editDistance', () => {
   // distances counted by hand: each row names the edits

@@ -5,8 +5,8 @@
 import { describe, expect, it } from 'vitest'
 import { overLimit } from '../lib/cost/brake.ts'
 import { readStructured } from '../lib/review/structured.ts'
-import { parseFindings } from '../lib/review/grammar.ts'
-import { documentText } from '../lib/text-view.ts'
+import { parseFindings } from '../lib/run/grammar.ts'
+import { documentText } from '../lib/view/text-view.ts'
 import { expectOk, runInReview, writeChange } from './_expect.ts'
 import { sandbox } from './_helpers.ts'
 

@@ -2,8 +2,8 @@
 // errors as one line on stdout besides the stderr line, and never switched on by a terminal.
 import { spawnSync } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
-import { cell, table } from '../lib/text-layout.ts'
-import { documentText } from '../lib/text-view.ts'
+import { cell, table } from '../lib/view/text-layout.ts'
+import { documentText } from '../lib/view/text-view.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 import { CLI_COMMAND, type CliResult, sandbox } from './_helpers.ts'
 import { expectOk, writeChange } from './_expect.ts'

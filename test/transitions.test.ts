@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import type { ErrorCode } from '../lib/errors.ts'
-import { PairLoopError } from '../lib/errors.ts'
-import type { ParsedFinding } from '../lib/review/grammar.ts'
-import type { Phase, ReviewClaim, RunState } from '../lib/state.ts'
-import type { Step } from '../lib/store.ts'
+import type { ErrorCode } from '../lib/ground/errors.ts'
+import { PairLoopError } from '../lib/ground/errors.ts'
+import type { ParsedFinding } from '../lib/run/grammar.ts'
+import type { Phase, ReviewClaim, RunState } from '../lib/run/state.ts'
+import type { Step } from '../lib/run/store.ts'
 import { claimReview, noteReviewerGroup, releaseClaim } from '../lib/review/claim.ts'
 import {
   applyReview,
@@ -15,7 +15,7 @@ import {
   recordFailedReview,
   recordReply,
   type ReviewInput,
-} from '../lib/transitions.ts'
+} from '../lib/run/transitions.ts'
 
 // The phase moves as pure functions: a state built by code, an input, the state and result they yield. No process.
 

@@ -4,8 +4,8 @@ import { appendFileSync, chmodSync, existsSync, mkdirSync, readFileSync, rmSync,
 import { dirname, join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { REPO_CONFIG_NAME } from '../lib/config.ts'
-import { configPath } from '../lib/paths.ts'
+import { REPO_CONFIG_NAME } from '../lib/run/config.ts'
+import { configPath } from '../lib/ground/paths.ts'
 import { expectError, expectOk, runDisk } from './_expect.ts'
 import { git, ROOT, sandbox } from './_helpers.ts'
 

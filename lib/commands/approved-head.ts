@@ -2,7 +2,7 @@
 // tree the approving review saw; a head that differs is head_not_approved naming the paths (finish, verify).
 import { checkLocalHead } from '../snapshot/local-head.ts'
 import { checkShipped, headNotApproved, type ShipCheck } from '../snapshot/ship.ts'
-import type { RunState } from '../state.ts'
+import type { RunState } from '../run/state.ts'
 
 /** The check when the head is the approved tree; `details` go into the error (after `source`, before `base`). */
 export async function expectApprovedHead(

@@ -1,15 +1,15 @@
 // budget-check: the run's cost so far, per round, role and model, from the agents' own records (a finished run's too);
 // at the limit the normal document with exit 13 (budget_exceeded), and what was not measured said on stderr.
-import { askBudget } from '../ask.ts'
-import { withExit } from '../document.ts'
-import type { Context } from '../context.ts'
+import { askBudget } from '../run/ask.ts'
+import { withExit } from '../ground/document.ts'
+import type { Context } from '../ground/context.ts'
 import { type BudgetAssessment, assessBudget, overLimit } from '../cost/brake.ts'
 import { rememberHighWater } from '../cost/high-water.ts'
 import { unmeasuredOf } from '../cost/measured.ts'
-import { ERROR_CODES } from '../errors.ts'
-import { formatUsd } from '../money.ts'
-import { configOf, resolveRun } from '../run-access.ts'
-import { nextStep } from '../run-queries.ts'
+import { ERROR_CODES } from '../ground/errors.ts'
+import { formatUsd } from '../ground/money.ts'
+import { configOf, resolveRun } from '../run/run-access.ts'
+import { nextStep } from '../run/run-queries.ts'
 
 export interface BudgetCheckOptions {
   run?: string

@@ -1,17 +1,17 @@
 // coder-done: the coder hands its round to the reviewer: the working tree's change against the base, the summary, the
 // coder's session, recorded as a new round once the round cap, the emptiness check and the budget brake let it.
-import { readBody } from '../body-input.ts'
-import type { Context } from '../context.ts'
+import { readBody } from '../ground/body-input.ts'
+import type { Context } from '../ground/context.ts'
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { currentCoderSession } from '../cost/coder.ts'
 import { transcriptEnvOf } from '../cost/transcript-env.ts'
-import { fail } from '../errors.ts'
-import { changeRun, checkBranch, configOf, resolveRun } from '../run-access.ts'
-import { movedSinceApproval, nextFields } from '../run-queries.ts'
+import { fail } from '../ground/errors.ts'
+import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
+import { movedSinceApproval, nextFields } from '../run/run-queries.ts'
 import { changeNow } from '../snapshot/now.ts'
-import type { Phase } from '../state.ts'
-import { stripControl } from '../text.ts'
-import { checkCanOpenRound, openRound } from '../transitions.ts'
+import type { Phase } from '../run/state.ts'
+import { stripControl } from '../ground/text.ts'
+import { checkCanOpenRound, openRound } from '../run/transitions.ts'
 
 export interface CoderDoneOptions {
   run?: string

@@ -1,13 +1,13 @@
 // findings: the run's findings with their replies, or as SARIF 2.1.0 / reviewdog rdjsonl for other tools (printed as
 // they are, not as a pair-loop document).
-import { type RawOutput, rawOutput } from '../document.ts'
-import type { Context } from '../context.ts'
+import { type RawOutput, rawOutput } from '../ground/document.ts'
+import type { Context } from '../ground/context.ts'
 import { toRdjsonl } from '../export/rdjsonl.ts'
 import { toSarif } from '../export/sarif.ts'
-import { packageRoot, projectUrl } from '../package.ts'
-import { resolveRun } from '../run-access.ts'
-import { allFindings } from '../run-queries.ts'
-import type { RunState } from '../state.ts'
+import { packageRoot, projectUrl } from '../ground/package.ts'
+import { resolveRun } from '../run/run-access.ts'
+import { allFindings } from '../run/run-queries.ts'
+import type { RunState } from '../run/state.ts'
 
 export const FORMATS = ['json', 'sarif', 'rdjsonl'] as const
 

@@ -1,7 +1,7 @@
 // install-skill: copy skills/pair-loop (SKILL.md + references/) to where Claude Code or Codex looks for skills, for the
 // person or into the repository (then git-excluded unless it is to be committed).
-import type { Context } from '../context.ts'
-import { installSkill, type SkillAgent } from '../skills.ts'
+import type { Context } from '../ground/context.ts'
+import { installSkill, type SkillAgent } from '../ground/skills.ts'
 
 export interface InstallSkillOptions {
   agent: SkillAgent

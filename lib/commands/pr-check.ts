@@ -1,8 +1,8 @@
 // pr-check: the PR phase's one read-side step (a tick): collect the run's PR from GitHub (or replay a captured
 // snapshot of it), decide keep going / stop / escalate, record it on the run, and say so.
-import type { Context } from '../context.ts'
+import type { Context } from '../ground/context.ts'
 import { prTick } from '../pr/tick.ts'
-import { configOf, resolveRun } from '../run-access.ts'
+import { configOf, resolveRun } from '../run/run-access.ts'
 
 export interface PrCheckOptions {
   run?: string

@@ -1,8 +1,8 @@
 // pr-flag: set one item of the run's PR aside as a suspected prompt injection (recorded, listed, no longer blocking).
-import type { Context } from '../context.ts'
+import type { Context } from '../ground/context.ts'
 import { flagItem } from '../pr/flag.ts'
 import { expectPr } from '../pr/moves.ts'
-import { resolveRun } from '../run-access.ts'
+import { resolveRun } from '../run/run-access.ts'
 
 export interface PrFlagOptions {
   run?: string

@@ -1,12 +1,12 @@
 // pr-reply: post one answer on the run's PR (a thread reply, or a conversation comment answering a comment or a
 // review), once per reviewer comment; or the final round's findings as one PR review, once.
-import { readBody } from '../body-input.ts'
-import type { Context } from '../context.ts'
+import { readBody } from '../ground/body-input.ts'
+import type { Context } from '../ground/context.ts'
 import { postAnswer } from '../pr/answer.ts'
 import { postFinalReview } from '../pr/final-post.ts'
 import { expectPr } from '../pr/moves.ts'
 import { findTarget } from '../pr/targets.ts'
-import { configOf, resolveRun } from '../run-access.ts'
+import { configOf, resolveRun } from '../run/run-access.ts'
 
 /** The reviewer comment answered: exactly one of thread, comment, review (the script checks that). */
 export interface AnswerOptions {

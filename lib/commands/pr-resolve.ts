@@ -1,7 +1,7 @@
 // pr-resolve: resolve one review thread of the run's PR, recorded only once GitHub's answer confirms it.
-import type { Context } from '../context.ts'
+import type { Context } from '../ground/context.ts'
 import { resolveThread } from '../pr/resolve.ts'
-import { resolveRun } from '../run-access.ts'
+import { resolveRun } from '../run/run-access.ts'
 
 export interface PrResolveOptions {
   run?: string

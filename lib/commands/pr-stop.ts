@@ -1,7 +1,7 @@
 // pr-stop: end the watch of the run's PR (the person took it over): recorded once, and no command names pr-check next.
-import type { Context } from '../context.ts'
+import type { Context } from '../ground/context.ts'
 import { expectPr, recordStop } from '../pr/moves.ts'
-import { changeRun, resolveRun } from '../run-access.ts'
+import { changeRun, resolveRun } from '../run/run-access.ts'
 
 export interface PrStopOptions {
   run?: string

@@ -1,15 +1,15 @@
 // reply: the coder answers one finding, once; the next review prompt shows the answer. With postPr it also goes on the
-// run's PR as a comment, once (lib/claimed-call.ts).
-import { readBody } from '../body-input.ts'
-import { callOnce } from '../claimed-call.ts'
-import { claimReplyPost, replyPostKey } from '../claims.ts'
-import type { Context } from '../context.ts'
-import { commentOnPr } from '../gh.ts'
-import { neutraliseInline } from '../neutralise.ts'
-import { changeRun, resolveRun } from '../run-access.ts'
-import { allFindings, replyKey } from '../run-queries.ts'
-import type { Finding, Reply } from '../state.ts'
-import { checkReply, notePostedReply, recordReply } from '../transitions.ts'
+// run's PR as a comment, once (lib/run/claimed-call.ts).
+import { readBody } from '../ground/body-input.ts'
+import { callOnce } from '../run/claimed-call.ts'
+import { claimReplyPost, replyPostKey } from '../run/claims.ts'
+import type { Context } from '../ground/context.ts'
+import { commentOnPr } from '../ground/gh.ts'
+import { neutraliseInline } from '../ground/neutralise.ts'
+import { changeRun, resolveRun } from '../run/run-access.ts'
+import { allFindings, replyKey } from '../run/run-queries.ts'
+import type { Finding, Reply } from '../run/state.ts'
+import { checkReply, notePostedReply, recordReply } from '../run/transitions.ts'
 
 export interface ReplyOptions {
   run?: string

@@ -1,15 +1,15 @@
 // report: one self-contained HTML page (inline CSS and SVG, no network) of a run, or of every run (each listed run's
 // page beside it); optionally handed to the person's browser.
 import { dirname, join } from 'node:path'
-import type { Context } from '../context.ts'
+import type { Context } from '../ground/context.ts'
 import { learnMerge, learnMerges } from '../pr/merged.ts'
 import { listedRuns, type ReportEntry, renderAllRunsReport, runPageName } from '../report/all-runs-report.ts'
 import { openInBrowser } from '../report/open.ts'
 import { reportPath, writeReport } from '../report/output.ts'
 import { costOfRun } from '../report/run-cost.ts'
 import { renderRunReport } from '../report/run-report.ts'
-import { resolveRun } from '../run-access.ts'
-import { listRuns } from '../store.ts'
+import { resolveRun } from '../run/run-access.ts'
+import { listRuns } from '../run/store.ts'
 
 export interface ReportOptions {
   run?: string

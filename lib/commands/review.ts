@@ -1,9 +1,9 @@
 // review: the reviewer's round on the run's change: start (or attach to) the detached review and wait for it a
 // bounded time, then say what it recorded or how far it got; or end the review in flight; or, for the PR, the final
 // round on the pushed diff. The session and the final round load only when they are needed (start-up stays cheap).
-import type { Context } from '../context.ts'
+import type { Context } from '../ground/context.ts'
 import type { Launched } from '../review/launch.ts'
-import { configOf, resolveRun } from '../run-access.ts'
+import { configOf, resolveRun } from '../run/run-access.ts'
 
 export interface ReviewOptions {
   run?: string

@@ -1,22 +1,22 @@
 // start: open a run in the repository around the working directory, on a clean tree, and record where the work begins.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadConfig, REPO_CONFIG_NAME } from '../config.ts'
-import { blobAtBase } from '../config-base.ts'
-import type { Context } from '../context.ts'
+import { loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
+import { blobAtBase } from '../run/config-base.ts'
+import type { Context } from '../ground/context.ts'
 import { transcriptEnvNow } from '../cost/transcript-env.ts'
-import { hexDigest } from '../digest.ts'
-import { fail } from '../errors.ts'
-import { currentBranch, dirtyPaths, ensureExcluded, HANDOFF_NAME, reviewBase, topLevel } from '../git.ts'
-import { withLock } from '../lock.ts'
-import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../paths.ts'
-import { activeRunsOf, foreignHandoff, handoffPath, writeHandoff } from '../run-access.ts'
-import { withRunsWindow } from '../run-index-window.ts'
-import { nextFields } from '../run-queries.ts'
-import type { Agent } from '../state.ts'
-import { createRun, ensureRunsDir } from '../store.ts'
-import { stripControl } from '../text.ts'
-import { newRun } from '../transitions.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { fail } from '../ground/errors.ts'
+import { currentBranch, dirtyPaths, ensureExcluded, HANDOFF_NAME, reviewBase, topLevel } from '../ground/git.ts'
+import { withLock } from '../ground/lock.ts'
+import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../ground/paths.ts'
+import { activeRunsOf, foreignHandoff, handoffPath, writeHandoff } from '../run/run-access.ts'
+import { withRunsWindow } from '../run/run-index-window.ts'
+import { nextFields } from '../run/run-queries.ts'
+import type { Agent } from '../run/state.ts'
+import { createRun, ensureRunsDir } from '../run/store.ts'
+import { stripControl } from '../ground/text.ts'
+import { newRun } from '../run/transitions.ts'
 
 export interface StartOptions {
   /** What the coder is to do: a paragraph at most (the script checks its size). */
@@ -58,7 +58,7 @@ export async function run(ctx: Context, options: StartOptions) {
   state.transcript_env = transcriptEnvNow(ctx.env) // later commands look for the coder's transcripts where this one would
   // check and create under one lock per repository: two starts at once must not both open a run
   ensureRunsDir(ctx.home)
-  // the lock's own directory in runs/ is taken into the runs index with the run (lib/run-index-window.ts)
+  // the lock's own directory in runs/ is taken into the runs index with the run (lib/run/run-index-window.ts)
   await withRunsWindow(ctx.home, () =>
     withLock(join(runsDir(ctx.home), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
       checkNoActiveRun(repo, ctx.home)

@@ -1,17 +1,17 @@
 // status: where a run stands (or every run, with all), its cost so far; with wait, block until it changes (a review
 // worker found dead is settled first, a PR merged since the last look is learnt).
-import { configDrift } from '../config-drift.ts'
-import type { Context } from '../context.ts'
+import { configDrift } from '../run/config-drift.ts'
+import type { Context } from '../ground/context.ts'
 import { fullyMeasured } from '../cost/measured.ts'
 import { cachedCostSummary } from '../cost/status-snapshot.ts' // in lib's chunk: loaded with it anyway
-import { interruptedError } from '../errors.ts'
-import { runStatePath } from '../paths.ts'
+import { interruptedError } from '../ground/errors.ts'
+import { runStatePath } from '../ground/paths.ts'
 import { learnMerge, learnMerges, mergedPrFigures } from '../pr/merged.ts'
 import { runFigures } from '../report/figures.ts'
-import { configChanged, configOf, handoffPath, resolveRun } from '../run-access.ts'
-import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../run-queries.ts'
-import type { RunState } from '../state.ts'
-import { listRuns, readRun } from '../store.ts'
+import { configChanged, configOf, handoffPath, resolveRun } from '../run/run-access.ts'
+import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../run/run-queries.ts'
+import type { RunState } from '../run/state.ts'
+import { listRuns, readRun } from '../run/store.ts'
 
 const POLL_MS = 100
 

@@ -1,8 +1,8 @@
 // stop-hook: the agent's Stop hook. Reads the hook's JSON on stdin and answers in the hook's own format (the agents
 // read only their own fields), sending the agent back once with the next command while work is not handed over.
-import { rawOutput } from '../document.ts'
-import type { Context } from '../context.ts'
-import { type StopInput, stopHookAnswer } from '../stop-hook.ts'
+import { rawOutput } from '../ground/document.ts'
+import type { Context } from '../ground/context.ts'
+import { type StopInput, stopHookAnswer } from '../review/stop-hook.ts'
 
 const MAX_INPUT_BYTES = 1 << 20
 

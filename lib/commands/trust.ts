@@ -2,16 +2,16 @@
 // money or decide what counts are honoured from it, and the files inside the working tree that the config's commands
 // run, by theirs; `show` says where things stand, `revoke` takes the trust back.
 import { join } from 'node:path'
-import { blobAtBase } from '../config-base.ts'
-import { type ConfigText, DEFAULTS, keysNeedingTrust, readConfig, REPO_CONFIG_NAME, settingsOf } from '../config.ts'
-import type { Context } from '../context.ts'
-import { fail, isPairLoopError } from '../errors.ts'
-import { headSha, topLevel } from '../git.ts'
-import { gitObjectId } from '../git-object-id.ts'
-import { configPath } from '../paths.ts'
+import { blobAtBase } from '../run/config-base.ts'
+import { type ConfigText, DEFAULTS, keysNeedingTrust, readConfig, REPO_CONFIG_NAME, settingsOf } from '../run/config.ts'
+import type { Context } from '../ground/context.ts'
+import { fail, isPairLoopError } from '../ground/errors.ts'
+import { headSha, topLevel } from '../ground/git.ts'
+import { gitObjectId } from '../ground/git-object-id.ts'
+import { configPath } from '../ground/paths.ts'
 import { configuredInTree } from '../review/reviewers.ts'
 import { readInTree } from '../review/trusted-programs.ts'
-import { setTrust, trustedPrograms, trustedSha } from '../trust.ts'
+import { setTrust, trustedPrograms, trustedSha } from '../run/trust.ts'
 
 export interface TrustOptions {
   /** `trust` the file as it is now, `show` where things stand (changing nothing), or `revoke` the trust. */

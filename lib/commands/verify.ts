@@ -1,9 +1,9 @@
 // verify: is the PR head's tree, as GitHub reports it, the tree the reviewer approved? Without a PR, the branch's
 // local head commit is compared instead. For CI: the check, or head_not_approved naming the paths that differ.
-import type { Context } from '../context.ts'
-import { fail } from '../errors.ts'
-import { resolveRun } from '../run-access.ts'
-import { approvedTree } from '../run-queries.ts'
+import type { Context } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { resolveRun } from '../run/run-access.ts'
+import { approvedTree } from '../run/run-queries.ts'
 import { expectApprovedHead } from './approved-head.ts'
 
 export interface VerifyOptions {

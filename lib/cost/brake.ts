@@ -1,15 +1,15 @@
 // The budget: levels against the limit, and the brake that keeps a round from opening at or over it.
-import { askBudget } from '../ask.ts'
-import type { Config } from '../config.ts'
-import { PairLoopError } from '../errors.ts'
-import { formatUsd } from '../money.ts'
-import { pairLoopHome } from '../paths.ts'
-import { currentRound } from '../run-queries.ts'
-import type { BudgetOverride, RunState } from '../state.ts'
+import { askBudget } from '../run/ask.ts'
+import type { Config } from '../run/config.ts'
+import { PairLoopError } from '../ground/errors.ts'
+import { formatUsd } from '../ground/money.ts'
+import { pairLoopHome } from '../ground/paths.ts'
+import { currentRound } from '../run/run-queries.ts'
+import type { BudgetOverride, RunState } from '../run/state.ts'
 import { rememberHighWater } from './high-water.ts'
 import { computeLedger } from './ledger.ts'
 import type { Ledger } from './ledger-types.ts'
-import { context, nowIso } from '../context.ts'
+import { context, nowIso } from '../ground/context.ts'
 
 export type BudgetLevel = 'none' | 'warn' | 'alert' | null
 

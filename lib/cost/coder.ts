@@ -1,7 +1,7 @@
 // The coder's spend for the ledger: which sessions are the coder's, their transcripts read (incrementally) and
 // summed into the run's round windows, and each file as a source (read, skipped lines, unfinished last line).
-import { reviewerSessionIds } from '../run-queries.ts'
-import type { RunState } from '../state.ts'
+import { reviewerSessionIds } from '../run/run-queries.ts'
+import type { RunState } from '../run/state.ts'
 import { scanClaude, sumClaude, sumClaudeFile } from './claude.ts'
 import { scanCodex, sumCodex, sumCodexFile } from './codex.ts'
 import type { Source } from './ledger-types.ts'
@@ -10,7 +10,7 @@ import type { PriceBook } from './pricing.ts'
 import { claudeSessions, codexSessions } from './sessions.ts'
 import { type PartialSums, UsageSums, sumsKey } from './sums.ts'
 import type { ScanResult } from './transcript-cache.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 /** A coder session, and its main transcript when the search that found it saw it. */
 interface CoderSession {

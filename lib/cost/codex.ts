@@ -5,7 +5,7 @@ import { codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
 import { type PartialSums, resumeSums, type UsageItem, type UsageVisitor, type UsageSums, collect } from './sums.ts'
 import { scanFile, type ScanResult, type SumsHook } from './transcript-cache.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 // Entry layout: timestamp ms, model index, input (incl. cached and writes), cached, cache writes, output (incl.
 // reasoning), reasoning, 0.

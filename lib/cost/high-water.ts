@@ -1,12 +1,12 @@
 // Money once counted is never forgotten: per coder session, the most the ledger ever counted for it, kept on the run
 // (`coder_high_water`), by round window (named by its start: the run's start or a coder-done time, which never moves
 // as later rounds open) and model. A transcript truncated, replaced or removed since still counts for that much.
-import { isPairLoopError } from '../errors.ts'
-import { reviewerSessionIds } from '../run-queries.ts'
-import type { HighWater, RunState } from '../state.ts'
-import { updateRun } from '../store.ts'
+import { isPairLoopError } from '../ground/errors.ts'
+import { reviewerSessionIds } from '../run/run-queries.ts'
+import type { HighWater, RunState } from '../run/state.ts'
+import { updateRun } from '../run/store.ts'
 import { CELL, type UsageSums } from './sums.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 /** Below this (USD) a difference is float noise between two ways of summing, not money. */
 const NOISE = 1e-9

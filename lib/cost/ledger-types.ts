@@ -1,6 +1,6 @@
 // What the run's ledger holds: spend per role, round and model, in tokens and USD, and every source read or skipped.
-import type { ModelPrice } from '../config.ts'
-import type { HighWater } from '../state.ts'
+import type { ModelPrice } from '../run/config.ts'
+import type { HighWater } from '../run/state.ts'
 import type { Tokens } from './pricing.ts'
 import type { Skip } from './transcript-cache-file.ts'
 

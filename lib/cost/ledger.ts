@@ -1,9 +1,9 @@
 // The run's ledger: coder spend from its transcripts between the run's start and finish, split into rounds at the
 // coder-done times; reviewer spend per call as recorded on the run; per role, round and model, tokens and USD;
 // and every source read or skipped, with why.
-import { cacheDir, pairLoopHome, runStatePath } from '../paths.ts'
-import type { ReviewerCost, RunState, Usage } from '../state.ts'
-import { reviewerSessionIds } from '../run-queries.ts'
+import { cacheDir, pairLoopHome, runStatePath } from '../ground/paths.ts'
+import type { ReviewerCost, RunState, Usage } from '../run/state.ts'
+import { reviewerSessionIds } from '../run/run-queries.ts'
 import { sumCoder } from './coder.ts'
 import { seenBySession, shortfalls } from './high-water.ts'
 import type { Ledger, LedgerOptions, ModelCost, RoleCost, RoundCost, Source } from './ledger-types.ts'
@@ -11,7 +11,7 @@ import { addTokens, priceBook, zeroTokens, type Tokens } from './pricing.ts'
 import { usageFamily, usageTokens } from './reviewer.ts'
 import { CELL } from './sums.ts'
 import { transcriptEnvOf } from './transcript-env.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 const roleCost = (): RoleCost => ({ usd: 0, tokens: zeroTokens(), models: {} })
 

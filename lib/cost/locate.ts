@@ -3,9 +3,9 @@
 // the paths found.
 import { type Dirent, existsSync, readdirSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
-import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
-import { cacheDir, pairLoopHome } from '../paths.ts'
-import { context, userHome } from '../context.ts'
+import { readJsonRecord, writeFileAtomic } from '../ground/fsutil.ts'
+import { cacheDir, pairLoopHome } from '../ground/paths.ts'
+import { context, userHome } from '../ground/context.ts'
 
 /** `env`'s home (a frozen run's HOME, see transcript-env.ts), else the OS's. */
 const homeOf = (env: NodeJS.ProcessEnv) => userHome(env)

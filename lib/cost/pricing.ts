@@ -1,6 +1,6 @@
 // The embedded price table (USD per million tokens), model-name matching, config overrides, and the cost formulas.
 // Values: shared/reference/transcripts-and-pricing.md §5 (what ccusage 20.0.24 uses offline).
-import type { ModelPrice } from '../config.ts'
+import type { ModelPrice } from '../run/config.ts'
 
 /** One model's rates, USD per million tokens. Cache writes of OpenAI models use `cache_write_5m`. */
 export interface Rates {

@@ -2,13 +2,13 @@
 // run's cost snapshot with the run (or 30 days after it finished); once a day at most, from `start` and `finish`.
 import { existsSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cacheDir } from '../paths.ts'
-import { listDir } from '../fsutil.ts'
-import type { RunState } from '../state.ts'
-import { listRuns } from '../store.ts'
+import { cacheDir } from '../ground/paths.ts'
+import { listDir } from '../ground/fsutil.ts'
+import type { RunState } from '../run/state.ts'
+import { listRuns } from '../run/store.ts'
 import { pruneSnapshots } from '../snapshot/prune.ts'
 import { transcriptOfCacheFile } from './transcript-cache-file.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 const DAY_MS = 86_400_000
 export const KEEP_FINISHED_MS = 30 * DAY_MS

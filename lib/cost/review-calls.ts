@@ -1,5 +1,5 @@
 // A review round's usage and cost over every reviewer call it took: a re-ask for a missing verdict is paid for too.
-import type { ReviewerCost, Usage } from '../state.ts'
+import type { ReviewerCost, Usage } from '../run/state.ts'
 
 /** What one reviewer call used and cost, as the round sums it. */
 export interface CallSpend {

@@ -1,14 +1,14 @@
 // What one reviewer call cost: from its structured output (usage at the table's prices), cross-checked against the
 // agent's own figure (`total_cost_usd`) and against its transcript when there is one. All three are kept.
-import type { ModelPrice } from '../config.ts'
-import { cacheDir, pairLoopHome } from '../paths.ts'
-import type { ReviewerCost, Usage } from '../state.ts'
+import type { ModelPrice } from '../run/config.ts'
+import { cacheDir, pairLoopHome } from '../ground/paths.ts'
+import type { ReviewerCost, Usage } from '../run/state.ts'
 import { dedupeClaude, scanClaude } from './claude.ts'
 import { codexItems, scanCodex } from './codex.ts'
 import { claudeSessionFiles, codexRolloutForThread } from './locate.ts'
 import { UNKNOWN_MODEL, claudeCost, codexCost, codexTokens, priceBook, type PriceBook, type Tokens } from './pricing.ts'
 import type { UsageItem } from './sums.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 /** One model's part of a reviewer call, as `claude -p` reports it per model (`modelUsage`), with its own cost. */
 export interface ReviewerModelUsage {

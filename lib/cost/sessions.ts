@@ -4,7 +4,7 @@
 import { closeSync, type Dirent, lstatSync, openSync, readSync, readdirSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { claudeProjectFolder, claudeProjectRoots, codexRollouts, realPath } from './locate.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 /** Whether a recorded `cwd` is the repository's top level (its real path) or a folder below it. */
 export function withinRepo(cwd: string, top: string): boolean {

@@ -3,15 +3,15 @@
 // Kept as JSON under $PAIR_LOOP_HOME/cache/summaries/<run>.json; not to be confused with the per-transcript cache.
 import { readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { type Config, REPO_CONFIG_NAME } from '../config.ts'
-import { writeFileAtomic } from '../fsutil.ts'
-import { cacheDir, configPath, pairLoopHome } from '../paths.ts'
-import type { RunState } from '../state.ts'
+import { type Config, REPO_CONFIG_NAME } from '../run/config.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
+import { cacheDir, configPath, pairLoopHome } from '../ground/paths.ts'
+import type { RunState } from '../run/state.ts'
 import { claudeProjectRoots, codexHome } from './locate.ts'
 import { claudeRepoFolders } from './sessions.ts'
 import { transcriptEnvOf } from './transcript-env.ts'
 import type { RunCostSummary } from './summary.ts'
-import { context, nowDate } from '../context.ts'
+import { context, nowDate } from '../ground/context.ts'
 
 interface Snapshot {
   revision: number

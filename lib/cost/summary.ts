@@ -1,10 +1,10 @@
 // What a run has cost so far, in the shape status, finish and the PR body show: the ledger's total, coder and reviewer.
-import type { Config } from '../config.ts'
-import { isPairLoopError } from '../errors.ts'
-import type { HighWater, RunState } from '../state.ts'
+import type { Config } from '../run/config.ts'
+import { isPairLoopError } from '../ground/errors.ts'
+import type { HighWater, RunState } from '../run/state.ts'
 import { computeLedger } from './ledger.ts'
 import { type Unmeasured, unmeasuredOf } from './measured.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 export interface RunCostSummary {
   total_usd: number

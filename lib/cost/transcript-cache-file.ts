@@ -6,9 +6,9 @@
 // the base it applies to, so a delta left beside a newer base is ignored. Anything that does not fit is no cache.
 import { closeSync, fstatSync, openSync, readSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
-import { writeFileAtomic } from '../fsutil.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
 import { hash52 } from './hash.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 const BASE = 'PLC4'
 const DELTA = 'PLD4'

@@ -1,8 +1,8 @@
 // The environment that says where the agents keep their transcripts, frozen on the run at `start`: a later command
 // run with another HOME, CLAUDE_CONFIG_DIR, CODEX_HOME or XDG_CONFIG_HOME still looks where the coder's CLI wrote.
 import { resolve } from 'node:path'
-import type { RunState, TranscriptEnv } from '../state.ts'
-import { type Context, context, userHome } from '../context.ts'
+import type { RunState, TranscriptEnv } from '../run/state.ts'
+import { type Context, context, userHome } from '../ground/context.ts'
 
 export const TRANSCRIPT_ENV_KEYS = ['HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'XDG_CONFIG_HOME'] as const
 

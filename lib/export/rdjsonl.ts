@@ -1,8 +1,8 @@
 // A run's findings as reviewdog diagnostics (rdjsonl: one JSON object per line) for inline PR comments.
 // Only findings with a path can be placed on a line; the rest are counted as skipped.
-import { formatFindingLine } from '../handoff.ts'
-import { allFindings } from '../run-queries.ts'
-import type { Finding, RunState } from '../state.ts'
+import { formatFindingLine } from '../run/handoff.ts'
+import { allFindings } from '../run/run-queries.ts'
+import type { Finding, RunState } from '../run/state.ts'
 import { cleanText, repoPath } from './sarif.ts'
 
 type Severity = 'ERROR' | 'WARNING' | 'INFO'

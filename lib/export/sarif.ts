@@ -2,9 +2,9 @@
 // won't-fix findings as suppressions carrying the coder's reply. Pure and deterministic: same state, same bytes.
 import { isAbsolute, posix, relative } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { stripControl } from '../text.ts'
-import { allFindings } from '../run-queries.ts'
-import type { Finding, ReviewerRound, RunState } from '../state.ts'
+import { stripControl } from '../ground/text.ts'
+import { allFindings } from '../run/run-queries.ts'
+import type { Finding, ReviewerRound, RunState } from '../run/state.ts'
 
 export const SARIF_SCHEMA = 'https://json.schemastore.org/sarif-2.1.0.json'
 export const FINGERPRINT = 'pairLoop/v1'

@@ -1,12 +1,12 @@
-// Posting one answer on the PR, once per reviewer comment (lib/claimed-call.ts): under the run's lock the answer is
+// Posting one answer on the PR, once per reviewer comment (lib/run/claimed-call.ts): under the run's lock the answer is
 // keyed and claimed, gh posts it outside the lock, and under the lock again it is recorded and the claim dropped. A
 // second call, at the same time or later, sees the claim or the record and posts nothing (`duplicate_reply`).
-import { callOnce } from '../claimed-call.ts'
-import { context, nowIso } from '../context.ts'
-import type { RunState } from '../state.ts'
+import { callOnce } from '../run/claimed-call.ts'
+import { context, nowIso } from '../ground/context.ts'
+import type { RunState } from '../run/state.ts'
 import { createdRef, postRest } from './github.ts'
 import { answerClaimKey, claimAnswer, recordAnswer } from './moves.ts'
-import type { PrReplyRecord } from './schema.ts'
+import type { PrReplyRecord } from '../run/pr-schema.ts'
 import type { AnswerTarget } from './targets.ts'
 
 export async function postAnswer(run: RunState, target: AnswerTarget, body: string) {

@@ -1,7 +1,7 @@
 // How each known review bot writes its verdict, read by its own format: pair-loop's `VERDICT:` line (any review bot),
 // CodeRabbit's review header and status notices, GitHub Copilot's review overview, claude-code-action's tracking comment.
 // A summary in none of these formats is `unknown`: never a failure or a pending state guessed from its words. Pure.
-import { parseFindings, parseVerdict } from '../review/grammar.ts'
+import { parseFindings, parseVerdict } from '../run/grammar.ts'
 
 export type BotFormat = 'verdict_line' | 'coderabbit' | 'copilot' | 'claude_code_action'
 

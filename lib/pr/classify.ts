@@ -1,8 +1,8 @@
 // Who is who on a PR (its author, the review bots, other bots, people) and what of theirs needs an answer: threads,
 // conversation comments, reviews. Pure: a snapshot and the replies recorded on the run in, lists out.
-import { hexDigest } from '../digest.ts'
+import { hexDigest } from '../ground/digest.ts'
 import { injectionOf, type InjectionPattern } from './injection.ts'
-import type { PrFlagRecord, PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from './schema.ts'
+import type { PrFlagRecord, PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from '../run/pr-schema.ts'
 
 export type AuthorClass = 'author' | 'review_bot' | 'other_bot' | 'human'
 

@@ -1,11 +1,11 @@
 // The PR phase's read side: one snapshot of the PR (metadata, the CI rollup, review threads with every comment page,
 // conversation comments, reviews) through gh's GraphQL API, paginated. The head is read before and after; if it moved
 // the whole collection runs once more, and a head that moves again is `head_moved`.
-import { fail } from '../errors.ts'
-import { settings } from '../settings.ts'
+import { fail } from '../ground/errors.ts'
+import { settings } from '../ground/settings.ts'
 import { type GraphqlVars, graphql } from './github.ts'
 import { PR_COMMENTS, PR_HEAD, PR_META, PR_REVIEWS, PR_THREADS, THREAD_COMMENTS } from './queries.ts'
-import type { Snapshot, SnapshotComment } from './schema.ts'
+import type { Snapshot, SnapshotComment } from '../run/pr-schema.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are read field by field below
 type Node = any

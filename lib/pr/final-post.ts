@@ -1,13 +1,13 @@
 // The final round's findings posted as one PR review (`pr-reply --review-findings`): inline comments where a finding's
 // path and line are in the reviewed diff, the rest in the review's body. Keyed, claimed and recorded like any answer
-// (lib/claimed-call.ts).
+// (lib/run/claimed-call.ts).
 import { readFileSync } from 'node:fs'
-import { callOnce } from '../claimed-call.ts'
-import { context, nowIso } from '../context.ts'
-import { fail } from '../errors.ts'
-import { neutraliseInline } from '../neutralise.ts'
-import { nextFields } from '../run-queries.ts'
-import type { Finding, RunState } from '../state.ts'
+import { callOnce } from '../run/claimed-call.ts'
+import { context, nowIso } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { neutraliseInline } from '../ground/neutralise.ts'
+import { nextFields } from '../run/run-queries.ts'
+import type { Finding, RunState } from '../run/state.ts'
 import { commentableLines } from './diff-lines.ts'
 import { createdRef, postRest } from './github.ts'
 import { answerClaimKey, claimAnswer, recordAnswer, watchOf } from './moves.ts'

@@ -1,13 +1,13 @@
 // Setting a PR item aside as a suspected prompt injection: the item (a thread, a conversation comment, a review) is
 // looked up in the last pr-check snapshot, then recorded on the run under its lock. Flagged items are listed in
 // `threads.flagged_injection[]`, no longer block success, and their text is never acted on.
-import { nowIso } from '../context.ts'
-import { fail } from '../errors.ts'
-import { changeRun } from '../run-access.ts'
-import type { RunState } from '../state.ts'
+import { nowIso } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { changeRun } from '../run/run-access.ts'
+import type { RunState } from '../run/state.ts'
 import { flagKey } from './classify.ts'
 import { recordFlag } from './moves.ts'
-import type { PrFlagRecord } from './schema.ts'
+import type { PrFlagRecord } from '../run/pr-schema.ts'
 import { lastSnapshot } from './tick.ts'
 
 export async function flagItem(run: RunState, wanted: { thread?: string; comment?: number }, reason: string) {

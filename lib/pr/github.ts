@@ -1,7 +1,7 @@
 // GitHub's two APIs as the PR phase uses them, through the one bounded gh runner: GraphQL (the repository from the
 // checkout's remote via gh's {owner}/{repo} placeholders) and REST posts whose body goes through a file.
-import { fail } from '../errors.ts'
-import { ghJson, runGh, withJsonInput } from '../gh.ts'
+import { fail } from '../ground/errors.ts'
+import { ghJson, runGh, withJsonInput } from '../ground/gh.ts'
 
 export type GraphqlVars = Record<string, string | number | null>
 

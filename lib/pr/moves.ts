@@ -1,12 +1,12 @@
-// The PR phase's moves on the run, pure like lib/transitions.ts (and, like claims, they never touch the phase): a tick's
+// The PR phase's moves on the run, pure like lib/run/transitions.ts (and, like claims, they never touch the phase): a tick's
 // state, an answer claimed then recorded, a resolve recorded, the final round recorded and posted.
-import { dropClaim, takeClaim } from '../claims.ts'
-import { fail } from '../errors.ts'
-import type { ReviewerRound, RunState } from '../state.ts'
-import type { Step } from '../store.ts'
-import { reopenForFinalRound } from '../transitions.ts'
+import { dropClaim, takeClaim } from '../run/claims.ts'
+import { fail } from '../ground/errors.ts'
+import type { ReviewerRound, RunState } from '../run/state.ts'
+import type { Step } from '../run/store.ts'
+import { reopenForFinalRound } from '../run/transitions.ts'
 import { emptyWatch } from './reduce.ts'
-import type { PrFlagRecord, PrReplyRecord, PrWatch, SideClaim } from './schema.ts'
+import type { PrFlagRecord, PrReplyRecord, PrWatch, SideClaim } from '../run/pr-schema.ts'
 
 /** The PR phase needs a PR on the run (`finish --create-pr`, or `finish --pr N`). */
 export function expectPr(run: RunState, command: string): number {

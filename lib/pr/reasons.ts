@@ -1,6 +1,6 @@
 // The reasons a PR tick gives, in the closed set of codes the helper contract names: CI, threads, the bot's verdict.
 import type { auditThreads } from './classify.ts'
-import type { Snapshot } from './schema.ts'
+import type { Snapshot } from '../run/pr-schema.ts'
 import type { BotVerdict } from './verdict.ts'
 
 /** The closed set of `reasons[].code`; escalations come first in a result. */

@@ -1,7 +1,7 @@
 // The PR phase's decision layer: a snapshot, what the run kept of the PR, and the time in; the next PR state and the
 // tick's result out. Pure: no clock (the caller passes `now`), no network, no disk.
 import { auditThreads, actionableComments, actionableReviews, type People } from './classify.ts'
-import type { PrObserved, PrWatch, Snapshot } from './schema.ts'
+import type { PrObserved, PrWatch, Snapshot } from '../run/pr-schema.ts'
 import { ciOf, type Reason, threadReasons, verdictReasons } from './reasons.ts'
 import { answerCommand, type BotVerdict, readBotVerdict } from './verdict.ts'
 

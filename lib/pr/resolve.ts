@@ -2,11 +2,11 @@
 // thread is resolved, then it is recorded under the run's lock; unconfirmed is `resolve_unconfirmed`, nothing recorded.
 // Resolving is idempotent on GitHub's side, so a retried or concurrent call does no harm; a recorded thread is not asked
 // again.
-import { nowIso } from '../context.ts'
-import { fail } from '../errors.ts'
-import { changeRun } from '../run-access.ts'
-import { settings } from '../settings.ts'
-import type { RunState } from '../state.ts'
+import { nowIso } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { changeRun } from '../run/run-access.ts'
+import { settings } from '../ground/settings.ts'
+import type { RunState } from '../run/state.ts'
 import { graphql } from './github.ts'
 import { expectPr, recordResolved, watchOf } from './moves.ts'
 import { RESOLVE_THREAD } from './queries.ts'

@@ -1,10 +1,10 @@
 // What a `pr-reply` answers, found in the snapshot the last `pr-check` wrote: the reviewer comment answered (the key),
 // where the answer goes on GitHub, and whether it answers a review bot.
-import { fail } from '../errors.ts'
-import type { RunState } from '../state.ts'
-import { findingKey, parseFindings } from '../review/grammar.ts'
+import { fail } from '../ground/errors.ts'
+import type { RunState } from '../run/state.ts'
+import { findingKey, parseFindings } from '../run/grammar.ts'
 import { authorClass, conversationKey, type People, reviewKey, threadKey, versionOf } from './classify.ts'
-import type { PrReplyRecord, SnapshotThread } from './schema.ts'
+import type { PrReplyRecord, SnapshotThread } from '../run/pr-schema.ts'
 import { lastSnapshot } from './tick.ts'
 import { type BotVerdict, readBotVerdict } from './verdict.ts'
 

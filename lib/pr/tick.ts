@@ -1,23 +1,23 @@
 // One pr-check tick: collect (or replay a captured snapshot), then under the run's lock reduce against what the run kept
 // of the PR and persist it with the snapshot beside the state. Collecting happens before the lock is taken, so a tick's
 // network time never holds up another command; the reduce reads the state as it is under the lock.
-import { askPrEscalated } from '../ask.ts'
+import { askPrEscalated } from '../run/ask.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { resolve } from 'node:path'
-import type { Config } from '../config.ts'
-import { type Context, context, nowIso, withContext } from '../context.ts'
-import { fail, toPairLoopError } from '../errors.ts'
-import { writeFileAtomic } from '../fsutil.ts'
-import { pairLoopHome, prSnapshotPath } from '../paths.ts'
-import { approvedTree, isActive, nextFields } from '../run-queries.ts'
+import type { Config } from '../run/config.ts'
+import { type Context, context, nowIso, withContext } from '../ground/context.ts'
+import { fail, toPairLoopError } from '../ground/errors.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
+import { pairLoopHome, prSnapshotPath } from '../ground/paths.ts'
+import { approvedTree, isActive, nextFields } from '../run/run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
-import { changeRun } from '../run-access.ts'
-import type { RunState } from '../state.ts'
-import { parseJson, validate } from '../validate.ts'
+import { changeRun } from '../run/run-access.ts'
+import type { RunState } from '../run/state.ts'
+import { parseJson, validate } from '../ground/validate.ts'
 import { collectSnapshot } from './collect.ts'
 import { applyTick, expectPr, recordTickError, watchOf } from './moves.ts'
 import { reducePr, type Decision, type PrResult } from './reduce.ts'
-import { Snapshot } from './schema.ts'
+import { Snapshot } from '../run/pr-schema.ts'
 
 export interface TickOptions {
   config: Config

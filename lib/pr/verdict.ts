@@ -1,10 +1,10 @@
 // A review bot's verdict on the PR: its latest summary (a conversation comment or a review body) read by that bot's
 // format (lib/pr/bot-formats.ts), with the keys of the findings it lists in pair-loop's grammar. Pure.
-import { hexDigest } from '../digest.ts'
-import { findingKey, parseFindings } from '../review/grammar.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { findingKey, parseFindings } from '../run/grammar.ts'
 import { type BotFormat, readSummary } from './bot-formats.ts'
 import { authorClass, type People } from './classify.ts'
-import type { Snapshot } from './schema.ts'
+import type { Snapshot } from '../run/pr-schema.ts'
 
 export type VerdictState = 'absent' | 'in_progress' | 'complete' | 'provider_error' | 'unknown'
 

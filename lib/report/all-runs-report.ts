@@ -2,8 +2,8 @@
 // linking each run's page, and the trend of cost and rounds across runs.
 import { basename } from 'node:path'
 import { fullyMeasured, unmeasuredOf } from '../cost/measured.ts'
-import type { RunState } from '../state.ts'
-import { formatUsd } from '../money.ts'
+import type { RunState } from '../run/state.ts'
+import { formatUsd } from '../ground/money.ts'
 import { formatPercent, formatWhen, verdictLabel } from './format.ts'
 import { type RunFigures, runFigures, type Summary, summarise } from './figures.ts'
 import { html, type SafeHtml } from './html.ts'

@@ -1,7 +1,7 @@
 // The banner at the top of a run's page while the run waits for the person: why, and the command for each answer.
-import { askWhy } from '../ask-words.ts'
-import { nextFields } from '../run-queries.ts'
-import type { RunState } from '../state.ts'
+import { askWhy } from '../run/ask-words.ts'
+import { nextFields } from '../run/run-queries.ts'
+import type { RunState } from '../run/state.ts'
 import { html, type SafeHtml } from './html.ts'
 
 export function askBanner(run: RunState): SafeHtml | null {

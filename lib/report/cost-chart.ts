@@ -1,6 +1,6 @@
 // Cost per round and role as an inline SVG: stacked coder/reviewer bars, the running total, and the budget line (when
 // the run has come near enough to it that drawing it does not flatten the bars to slivers).
-import { formatUsd } from '../money.ts'
+import { formatUsd } from '../ground/money.ts'
 import { html, joinHtml, type SafeHtml } from './html.ts'
 import { dollarScale } from './chart-scale.ts'
 

@@ -2,7 +2,7 @@
 // figure that is no measurement said to be one.
 import type { BudgetAssessment } from '../cost/brake.ts'
 import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
-import { formatUsd } from '../money.ts'
+import { formatUsd } from '../ground/money.ts'
 import { html, type SafeHtml } from './html.ts'
 import type { RoundSpend } from './cost-chart.ts'
 

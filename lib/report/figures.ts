@@ -1,7 +1,7 @@
 // The figures a person compares runs by: rounds to approval, approval rate, dollars per approved run and per merged PR.
 // One definition of each, here: the report and `status --all` both count with summarise().
-import { mergedAt } from '../run-queries.ts'
-import type { RunState } from '../state.ts'
+import { mergedAt } from '../run/run-queries.ts'
+import type { RunState } from '../run/state.ts'
 
 /** A run's loop has ended once it was approved, capped or finished; before that its figures are still moving. */
 export const hasEnded = (run: RunState) => run.phase !== 'coding' && run.phase !== 'reviewing'

@@ -1,5 +1,5 @@
-// How the report writes shares, times and verdicts for a person (money: lib/money.ts, as every view writes it).
-import type { Finding } from '../state.ts'
+// How the report writes shares, times and verdicts for a person (money: lib/ground/money.ts, as every view writes it).
+import type { Finding } from '../run/state.ts'
 
 /** A share as a whole percentage. */
 export const formatPercent = (share: number): string => `${Math.round(share * 100)}%`

@@ -1,5 +1,5 @@
 // HTML built with a template tag that escapes every interpolated value: agent text can never become markup.
-import { stripControl } from '../text.ts'
+import { stripControl } from '../ground/text.ts'
 
 /** Markup already built by `html` (or written by hand here): inserted as it is. */
 export class SafeHtml {

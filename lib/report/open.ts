@@ -1,7 +1,7 @@
 // `report --open`: the page handed to the person's browser ($BROWSER, else the desktop's opener), started detached so
 // the command prints its document and ends while the browser stays.
 import { spawn } from 'node:child_process'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 /** The command that opens a file: $BROWSER (a program, as `sensible-browser` reads it), else the platform's opener. */
 export function openerFor(env: Readonly<NodeJS.ProcessEnv>, platform: NodeJS.Platform): string[] {

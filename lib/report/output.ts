@@ -1,7 +1,7 @@
 // Where a report goes (`$PAIR_LOOP_HOME/reports/<run_id>.html` or `all.html` unless --out says) and writing it whole.
 import { join, resolve } from 'node:path'
-import { fail } from '../errors.ts'
-import { writeFileAtomic } from '../fsutil.ts'
+import { fail } from '../ground/errors.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
 
 export const reportsDir = (home: string) => join(home, 'reports')
 

@@ -1,9 +1,9 @@
 // A run's cost for the report: the same ledger and limit `budget-check` reports, or why it could not be measured.
 import { assessBudget, type BudgetAssessment } from '../cost/brake.ts'
-import { context } from '../context.ts'
-import { isPairLoopError } from '../errors.ts'
-import { configOf } from '../run-access.ts'
-import type { RunState } from '../state.ts'
+import { context } from '../ground/context.ts'
+import { isPairLoopError } from '../ground/errors.ts'
+import { configOf } from '../run/run-access.ts'
+import type { RunState } from '../run/state.ts'
 
 export type RunCost = { budget: BudgetAssessment; error?: undefined } | { budget?: undefined; error: string }
 

@@ -1,15 +1,15 @@
 // The report of one run: its task, where it stands, the rounds as a timeline, and its cost against the budget.
 import { fullyMeasured, type Unmeasured, unmeasuredOf } from '../cost/measured.ts'
-import type { RunState } from '../state.ts'
+import type { RunState } from '../run/state.ts'
 import { costChart } from './cost-chart.ts'
 import { askBanner } from './ask-banner.ts'
 import { costTable, roundSpends } from './cost-table.ts'
-import { formatUsd } from '../money.ts'
+import { formatUsd } from '../ground/money.ts'
 import { formatWhen, verdictLabel } from './format.ts'
 import { html, type SafeHtml } from './html.ts'
 import { reportPage } from './page.ts'
 import type { RunCost } from './run-cost.ts'
-import { mergedAt } from '../run-queries.ts'
+import { mergedAt } from '../run/run-queries.ts'
 import { timeline } from './timeline.ts'
 
 const firstLine = (text: string) => text.trim().split('\n')[0] ?? ''

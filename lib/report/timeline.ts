@@ -1,8 +1,8 @@
 // The rounds as a timeline: what the coder did, what the reviewer said, each finding with its reply and recurrence.
 import type { RoundCost } from '../cost/ledger-types.ts'
 import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
-import { formatUsd } from '../money.ts'
-import type { Finding, Reply, Round, RunState } from '../state.ts'
+import { formatUsd } from '../ground/money.ts'
+import type { Finding, Reply, Round, RunState } from '../run/state.ts'
 import { findingAnchor, findingPlace, formatDuration, formatWhen, verdictLabel } from './format.ts'
 import { html, type SafeHtml } from './html.ts'
 

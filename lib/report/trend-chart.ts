@@ -1,6 +1,6 @@
 // The trend across runs as an inline SVG, oldest first: each run's cost (coder and reviewer stacked) above, its rounds
 // below, so a person sees whether runs get cheaper or shorter; the same figures in its description.
-import { formatUsd } from '../money.ts'
+import { formatUsd } from '../ground/money.ts'
 import { dollarScale } from './chart-scale.ts'
 import { html, joinHtml, type SafeHtml } from './html.ts'
 

@@ -6,9 +6,9 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
-import { writeFileAtomic } from '../fsutil.ts'
-import { runArtifactsDir } from '../paths.ts'
-import { REVIEWER_TOOLS, type RunState } from '../state.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
+import { runArtifactsDir } from '../ground/paths.ts'
+import { REVIEWER_TOOLS, type RunState } from '../run/state.ts'
 
 export const ATTEMPT_KINDS = ['round', 'pr'] as const
 export type AttemptKind = (typeof ATTEMPT_KINDS)[number]

@@ -2,9 +2,9 @@
 // `review --reviewer-cmd builtin:changes` works in any repository, wherever pair-loop is installed.
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { fail } from '../errors.ts'
-import { packageRoot } from '../package.ts'
-import { closest, didYouMean } from '../suggest.ts'
+import { fail } from '../ground/errors.ts'
+import { packageRoot } from '../ground/package.ts'
+import { closest, didYouMean } from '../ground/suggest.ts'
 
 export const BUILTIN_PREFIX = 'builtin:'
 

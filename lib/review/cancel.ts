@@ -2,12 +2,12 @@
 // then SIGTERM): it ends its reviewer's process group and keeps the attempt as `cancelled`, with the cost its named
 // session shows. A worker that does not stop in time is killed with its whole group and the attempt is settled here.
 // The run stays where it was (`reviewing`): the next `review` starts a new attempt.
-import { context } from '../context.ts'
-import { fail } from '../errors.ts'
-import { isProcessAlive } from '../processes.ts'
-import { nextFields } from '../run-queries.ts'
-import type { ReviewClaim, RunState } from '../state.ts'
-import { readRun } from '../store.ts'
+import { context } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { isProcessAlive } from '../ground/processes.ts'
+import { nextFields } from '../run/run-queries.ts'
+import type { ReviewClaim, RunState } from '../run/state.ts'
+import { readRun } from '../run/store.ts'
 import { type AttemptKind, askCancel, markDelivered, readOutcome, readProgress } from './attempt-files.ts'
 import { isHeldElsewhere } from './claim-holder.ts'
 import { settleDeadClaim } from './dead-worker.ts'

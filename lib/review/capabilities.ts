@@ -3,9 +3,9 @@
 import { spawnSync } from 'node:child_process'
 import { realpathSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { context } from '../context.ts'
-import { readJsonRecord, writeFileAtomic } from '../fsutil.ts'
-import { cacheDir, pairLoopHome } from '../paths.ts'
+import { context } from '../ground/context.ts'
+import { readJsonRecord, writeFileAtomic } from '../ground/fsutil.ts'
+import { cacheDir, pairLoopHome } from '../ground/paths.ts'
 
 /** The flags looked for: a missing one turns its feature off (structured answer, named session, spend cap, isolation). */
 export const WANTED_FLAGS = {

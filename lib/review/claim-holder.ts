@@ -1,8 +1,8 @@
 // Who holds a review claim: the claim a process makes for itself, and whether the process named by a claim on the run
 // is still the one running (the liveness check every `review` and `status` makes).
-import { context } from '../context.ts'
-import { heldByAnother, processStartTime } from '../processes.ts'
-import type { ReviewClaim } from '../state.ts'
+import { context } from '../ground/context.ts'
+import { heldByAnother, processStartTime } from '../ground/processes.ts'
+import type { ReviewClaim } from '../run/state.ts'
 import type { AttemptKind } from './attempt-files.ts'
 
 /** A review may call its reviewer twice (a re-ask), each up to its timeout; a minute on top for the rest. */

@@ -1,9 +1,9 @@
 // The review claim, as pure moves on the run: one review at a time; a dead claim is taken over; only the review that
-// holds the claim releases it. (The phase never changes here: see lib/transitions.ts.)
-import { fail } from '../errors.ts'
-import type { BudgetOverride, ReviewClaim, RunState } from '../state.ts'
-import type { Step } from '../store.ts'
-import { expectPhase } from '../transitions.ts'
+// holds the claim releases it. (The phase never changes here: see lib/run/transitions.ts.)
+import { fail } from '../ground/errors.ts'
+import type { BudgetOverride, ReviewClaim, RunState } from '../run/state.ts'
+import type { Step } from '../run/store.ts'
+import { expectPhase } from '../run/transitions.ts'
 
 export interface ClaimInput {
   claim: ReviewClaim

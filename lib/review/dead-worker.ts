@@ -2,12 +2,12 @@
 // a machine restarted, a worker that crashed, or one whose `review` died before sending its job) is ended. The reviewer it left running is ended
 // too, the attempt is kept as a failed one with whatever its transcripts show it cost, and a new review can start: no
 // state says "running" for a process that is gone.
-import { context, nowIso } from '../context.ts'
+import { context, nowIso } from '../ground/context.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
-import { configOf, changeRun } from '../run-access.ts'
-import type { ReviewClaim, RunState } from '../state.ts'
-import { readRun } from '../store.ts'
-import { recordFailedReview } from '../transitions.ts'
+import { configOf, changeRun } from '../run/run-access.ts'
+import type { ReviewClaim, RunState } from '../run/state.ts'
+import { readRun } from '../run/store.ts'
+import { recordFailedReview } from '../run/transitions.ts'
 import { type AttemptProgress, loopMark, markDelivered, readProgress, writeOutcome } from './attempt-files.ts'
 import { releaseClaim } from './claim.ts'
 import { isHeldElsewhere } from './claim-holder.ts'

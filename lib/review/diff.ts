@@ -1,6 +1,6 @@
 // The change as the reviewer reads it: the working tree's snapshot (lib/snapshot/) against the base, every changed
 // path named, the text diff capped. The snapshot's tree id is recorded with the review: what it names is what was shown.
-import { pairLoopHome } from '../paths.ts'
+import { pairLoopHome } from '../ground/paths.ts'
 import { byTree } from '../snapshot/by-tree.ts'
 import { snapshotDiff } from '../snapshot/diff.ts'
 import { type RepoSnapshot, takeSnapshot } from '../snapshot/snapshot.ts'

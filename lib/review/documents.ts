@@ -1,10 +1,10 @@
 // What `review` prints: the finished review (a loop round, or the final round on the PR), the document of a review
 // still in flight, and the recorded result of an attempt when its worker's own outcome is not there to print.
-import { type ErrorCode, ERROR_CODES, PairLoopError } from '../errors.ts'
-import { nextFields, roundsLeft } from '../run-queries.ts'
-import type { ReviewClaim, RunState } from '../state.ts'
+import { type ErrorCode, ERROR_CODES, PairLoopError } from '../ground/errors.ts'
+import { nextFields, roundsLeft } from '../run/run-queries.ts'
+import type { ReviewClaim, RunState } from '../run/state.ts'
 import type { AttemptOutcome, AttemptProgress } from './attempt-files.ts'
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 
 /** The finished round's review, as `review` has always printed it. */
 export function reviewDocument(state: RunState) {

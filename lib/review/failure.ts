@@ -1,8 +1,8 @@
 // Judging what came back from a reviewer call that is not a review: a timeout, a failed exit, the reviewer's own
 // error, output past its cap, nothing usable. A failure is never a verdict.
-import type { ErrorCode, ErrorDetails } from '../errors.ts'
-import { firstLineOf, stripControl } from '../text.ts'
-import { parseVerdict } from './grammar.ts'
+import type { ErrorCode, ErrorDetails } from '../ground/errors.ts'
+import { firstLineOf, stripControl } from '../ground/text.ts'
+import { parseVerdict } from '../run/grammar.ts'
 import { isBinary, troubleLine, type ReviewerReply } from './output.ts'
 import type { RunResult } from './process.ts'
 

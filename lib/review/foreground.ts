@@ -2,11 +2,11 @@
 // check first; then attach to the attempt in flight (never a second reviewer call), or print the outcome of one that
 // ended while nobody waited, or start a new one: its detached worker (launched by `review` before anything else, so
 // it starts up while the checks are made) gets the attempt once the run is claimed in its name; then a bounded wait.
-import { fail, isPairLoopError } from '../errors.ts'
-import { preloadLock } from '../lock.ts'
-import { changeRun } from '../run-access.ts'
-import type { RunState } from '../state.ts'
-import { readRun } from '../store.ts'
+import { fail, isPairLoopError } from '../ground/errors.ts'
+import { preloadLock } from '../ground/lock.ts'
+import { changeRun } from '../run/run-access.ts'
+import type { RunState } from '../run/state.ts'
+import { readRun } from '../run/store.ts'
 import {
   type AttemptJob,
   type AttemptKind,

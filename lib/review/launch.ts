@@ -10,8 +10,8 @@ import { randomUUID } from 'node:crypto'
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import type { Readable, Writable } from 'node:stream'
-import { context } from '../context.ts'
-import { fail, PairLoopError } from '../errors.ts'
+import { context } from '../ground/context.ts'
+import { fail, PairLoopError } from '../ground/errors.ts'
 import type { AttemptJob } from './attempt-files.ts'
 
 /** `sh -c` of this, with the worker's command line as its arguments: in the background, its pid on fd 3, fd 4 its stdin. */

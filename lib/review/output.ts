@@ -1,6 +1,6 @@
 // Reading what a reviewer printed: Claude's JSON result, Codex's JSON lines, or plain text.
-import type { Usage } from '../state.ts'
-import { stripControl } from '../text.ts'
+import type { Usage } from '../run/state.ts'
+import { stripControl } from '../ground/text.ts'
 
 /** Parsed JSON from a reviewer CLI: read field by field, each value checked where it is used. */
 // biome-ignore lint/suspicious/noExplicitAny: untrusted JSON is probed key by key; every use checks the type

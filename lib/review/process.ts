@@ -4,9 +4,9 @@
 // and then closed, so a descendant that left the group (setsid) and keeps them open cannot hold the review.
 // node:child_process rather than zx here: the reviewer needs its own process group so nothing it spawns outlives it.
 import { spawn } from 'node:child_process'
-import { context } from '../context.ts'
-import { processStartTime } from '../processes.ts'
-import { settings } from '../settings.ts'
+import { context } from '../ground/context.ts'
+import { processStartTime } from '../ground/processes.ts'
+import { settings } from '../ground/settings.ts'
 
 export interface RunResult {
   exitCode: number | null

@@ -1,9 +1,9 @@
 // The reviewer's prompt: task, answer grammar, the working-tree diff against base, and the conversation so far.
-import { renderConversation } from '../handoff.ts'
-import { neutraliseInline } from '../neutralise.ts'
-import { GRAMMAR, STRUCTURED_GUIDE } from './grammar.ts'
-import { fenced } from '../markdown.ts'
-import type { RunState } from '../state.ts'
+import { renderConversation } from '../run/handoff.ts'
+import { neutraliseInline } from '../ground/neutralise.ts'
+import { GRAMMAR, STRUCTURED_GUIDE } from '../run/grammar.ts'
+import { fenced } from '../ground/markdown.ts'
+import type { RunState } from '../run/state.ts'
 import type { WorkingDiff } from './diff.ts'
 import type { ReviewerInstructions } from './instructions.ts'
 

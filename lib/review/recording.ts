@@ -1,10 +1,10 @@
 // What a conducted review puts on the run: the reviewer round's record, or the failed attempt's (it was paid for),
 // and what each of its calls cost.
-import type { Config } from '../config.ts'
-import { nowIso } from '../context.ts'
+import type { Config } from '../run/config.ts'
+import { nowIso } from '../ground/context.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { sumCalls } from '../cost/review-calls.ts'
-import type { ReviewInput } from '../transitions.ts'
+import type { ReviewInput } from '../run/transitions.ts'
 import type { CallRecord, Conducted, CostOfCall } from './conduct.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 

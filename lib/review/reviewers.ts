@@ -1,17 +1,17 @@
 // Which reviewer runs and how: codex, claude or a custom command, with the other vendor as fallback.
 // claude, codex and a configured command run outside the repository, loading no instructions, settings or hooks from it.
-import { askReviewerUnavailable } from '../ask.ts'
+import { askReviewerUnavailable } from '../run/ask.ts'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
-import type { Config } from '../config.ts'
-import { fail } from '../errors.ts'
-import { pairLoopHome, runArtifactsDir } from '../paths.ts'
-import type { Agent, RunState } from '../state.ts'
+import type { Config } from '../run/config.ts'
+import { fail } from '../ground/errors.ts'
+import { pairLoopHome, runArtifactsDir } from '../ground/paths.ts'
+import type { Agent, RunState } from '../run/state.ts'
 import { BUILTIN_PREFIX, builtinReviewer } from './builtin.ts'
 import { type CliFlags, cliFlags } from './capabilities.ts'
-import { ANSWER_SCHEMA } from './grammar.ts'
+import { ANSWER_SCHEMA } from '../run/grammar.ts'
 import { inTreePaths, type PinOptions, pinnedCommand } from './trusted-programs.ts'
-import { context, tempRoot } from '../context.ts'
+import { context, tempRoot } from '../ground/context.ts'
 
 /** What one call puts on its command line besides the choice itself. */
 export interface ReviewerCall {

@@ -1,9 +1,9 @@
 // A structured reviewer answer (ANSWER_SCHEMA in grammar.ts): checked with valibot, read into the same verdict,
 // findings and summary the text grammar gives, so HANDOFF.md and the run record both the same way.
 import * as v from 'valibot'
-import { VERDICTS, type Verdict } from '../state.ts'
-import { stripControl } from '../text.ts'
-import { type ParsedFinding, severityOf } from './grammar.ts'
+import { VERDICTS, type Verdict } from '../run/state.ts'
+import { stripControl } from '../ground/text.ts'
+import { type ParsedFinding, severityOf } from '../run/grammar.ts'
 import type { ReviewerReply } from './output.ts'
 
 const Text = v.pipe(v.string(), v.trim(), v.minLength(1))

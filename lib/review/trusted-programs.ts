@@ -2,13 +2,13 @@
 // `codex_bin: "./bin/codex"`), and the coder writes those. Each runs only if its bytes are the ones the person trusted
 // (`pair-loop trust` records their SHA-256), and what runs is a copy of exactly those bytes under $PAIR_LOOP_HOME,
 // so a file swapped after the check is not what runs.
-import { askUntrusted } from '../ask.ts'
+import { askUntrusted } from '../run/ask.ts'
 import { realpathSync, statSync } from 'node:fs'
 import { basename, isAbsolute, join, relative, resolve } from 'node:path'
-import { hexDigest } from '../digest.ts'
-import { fail, isPairLoopError } from '../errors.ts'
-import { readRegularFile, writeFileAtomic } from '../fsutil.ts'
-import { trustedPrograms } from '../trust.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { fail, isPairLoopError } from '../ground/errors.ts'
+import { readRegularFile, writeFileAtomic } from '../ground/fsutil.ts'
+import { trustedPrograms } from '../run/trust.ts'
 
 const below = (path: string, dir: string) => {
   const rest = relative(dir, path)

@@ -3,9 +3,9 @@
 // or at a signal, with the in-flight document. A signal ends only the wait: the worker and its paid call go on.
 import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs'
 import { basename } from 'node:path'
-import { context } from '../context.ts'
-import type { ReviewClaim } from '../state.ts'
-import { readRun } from '../store.ts'
+import { context } from '../ground/context.ts'
+import type { ReviewClaim } from '../run/state.ts'
+import { readRun } from '../run/store.ts'
 import { attemptDir, attemptLogPath, markDelivered, outcomePath, readOutcome, readProgress } from './attempt-files.ts'
 import { isHeldElsewhere } from './claim-holder.ts'
 import { settleDeadClaim } from './dead-worker.ts'

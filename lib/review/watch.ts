@@ -3,9 +3,9 @@
 // named transcript does not grow, for longer than the silence allowed is ended (its whole process group).
 import { statSync } from 'node:fs'
 import { join } from 'node:path'
-import { context, nowIso } from '../context.ts'
+import { context, nowIso } from '../ground/context.ts'
 import { claudeProjectDir } from '../cost/locate.ts'
-import { settings } from '../settings.ts'
+import { settings } from '../ground/settings.ts'
 import { type AttemptProgress, writeProgress } from './attempt-files.ts'
 import { parseCodexJsonl } from './output.ts'
 import type { CallControl } from './process.ts'

@@ -5,13 +5,13 @@
 // next, and lets go of the claim. A SIGTERM (`review --cancel`, or the system) ends its reviewer; the attempt is kept,
 // with its cost.
 import { rmSync } from 'node:fs'
-import { context, nowIso } from '../context.ts'
-import { toPairLoopError } from '../errors.ts'
-import { preloadLock } from '../lock.ts'
-import { processStartTime } from '../processes.ts'
-import { changeRun, configOf } from '../run-access.ts'
-import type { RunState } from '../state.ts'
-import { readRun } from '../store.ts'
+import { context, nowIso } from '../ground/context.ts'
+import { toPairLoopError } from '../ground/errors.ts'
+import { preloadLock } from '../ground/lock.ts'
+import { processStartTime } from '../ground/processes.ts'
+import { changeRun, configOf } from '../run/run-access.ts'
+import type { RunState } from '../run/state.ts'
+import { readRun } from '../run/store.ts'
 import {
   type AttemptJob,
   type AttemptKind,

@@ -3,8 +3,8 @@
 // nothing but the look that found it unchanged. Kept under $PAIR_LOOP_HOME, which the coder cannot write.
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { hexDigest } from '../digest.ts'
-import { writeFileAtomic } from '../fsutil.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 
 /** Bump when what is kept changes shape or meaning: an old entry is then never read. */

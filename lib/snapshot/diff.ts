@@ -1,8 +1,8 @@
 // The reviewer's view of a snapshot: every changed path named, and the diff of the text ones, computed by git from
 // pair-loop's own object store — the base's blobs copied there once verified, the change's blobs as the snapshot read
 // them. What the reviewer is shown and what the snapshot's tree id records are the same bytes.
-import type { DiffStat } from '../state.ts'
-import { Capped } from '../review/capped.ts'
+import type { DiffStat } from '../run/state.ts'
+import { Capped } from '../ground/capped.ts'
 import { type BlobKind, blobKind, WHOLE_FILE_LIMIT } from './files.ts'
 import { type Leaf, type Manifest, manifestTree } from './manifest.ts'
 import type { RepoSnapshot } from './snapshot.ts'

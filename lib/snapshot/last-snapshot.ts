@@ -3,7 +3,7 @@
 // check names (and those too recent to be entered) are read again; everything else is the last snapshot's.
 import { closeSync, fstatSync, openSync, readFileSync, readSync } from 'node:fs'
 import * as v from 'valibot'
-import { writeFileAtomic } from '../fsutil.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
 
 const Leaf = v.object({ mode: v.picklist(['100644', '100755', '120000', '160000', '40000']), oid: v.string() })
 

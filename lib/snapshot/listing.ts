@@ -1,9 +1,9 @@
 // What `git add -A` would commit, as a list of paths: the index's entries and the untracked files git does not
 // ignore. Only the list comes from git (the coder can shape it, as it can shape any commit); every byte comes from
 // the disk (snapshot.ts), and what ships is checked against the approved tree anyway (ship.ts).
-import { createDigest } from '../digest.ts'
-import { nulRecords } from '../exec.ts'
-import { plainGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
+import { createDigest } from '../ground/digest.ts'
+import { nulRecords } from '../ground/exec.ts'
+import { plainGitStream, TREE_WALK_TIMEOUT_MS } from '../ground/git.ts'
 import { pinned, type RepoGit } from './verified.ts'
 
 export interface Listing {

@@ -1,9 +1,9 @@
 // The branch's head commit in the local repository against the approved tree: a check before a PR is opened (the
 // commit's tree read from its verified object, the differing paths from verified trees). GitHub's answer is the one
 // that counts once the PR exists (ship.ts).
-import { pairLoopHome } from '../paths.ts'
-import type { RunState } from '../state.ts'
-import { headSha } from '../git.ts'
+import { pairLoopHome } from '../ground/paths.ts'
+import type { RunState } from '../run/state.ts'
+import { headSha } from '../ground/git.ts'
 import { readManifest, treeManifest } from './manifest.ts'
 import { changesBetween, commitTreeOf, repoGit } from './snapshot.ts'
 import type { ShipCheck } from './ship.ts'

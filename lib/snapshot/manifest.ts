@@ -3,8 +3,8 @@
 // snapshot's, whose tree id is computed here the way git computes it.
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fail } from '../errors.ts'
-import { writeFileAtomic } from '../fsutil.ts'
+import { fail } from '../ground/errors.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
 import { objectId, parseTree, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
 import { readVerified, type RepoGit } from './verified.ts'
 

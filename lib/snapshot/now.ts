@@ -1,6 +1,6 @@
 // The run's change now, as the commands that compare it need it: its snapshot's tree id, and its counts.
-import { pairLoopHome } from '../paths.ts'
-import type { DiffStat, RunState } from '../state.ts'
+import { pairLoopHome } from '../ground/paths.ts'
+import type { DiffStat, RunState } from '../run/state.ts'
 import { byTree } from './by-tree.ts'
 import { snapshotDiff } from './diff.ts'
 import { takeSnapshot } from './snapshot.ts'

@@ -2,7 +2,7 @@
 // snapshot's tree id is then the id git gives the same files (`git rev-parse <commit>^{tree}`), so a person can check a
 // PR head against the approved tree with git alone.
 import type { Hash } from 'node:crypto'
-import { createDigest } from '../digest.ts'
+import { createDigest } from '../ground/digest.ts'
 
 export type ObjectFormat = 'sha1' | 'sha256'
 export type ObjectType = 'blob' | 'tree' | 'commit' | 'tag'

@@ -3,13 +3,13 @@
 // raw blob ids XORed with a fixed mask: no content hashes to such an id, so git's content check of a stat-dirty entry
 // never calls it clean (an attribute that converts bytes cannot make a changed file look unchanged). The coder cannot
 // write it; the repository's own index is never read for stat data.
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 import { type BigIntStats, closeSync, openSync, readFileSync, renameSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
-import { createDigest, hexDigest } from '../digest.ts'
-import { nulRecords } from '../exec.ts'
-import { writeFileAtomic } from '../fsutil.ts'
-import { safeGitStream, TREE_WALK_TIMEOUT_MS } from '../git.ts'
+import { createDigest, hexDigest } from '../ground/digest.ts'
+import { nulRecords } from '../ground/exec.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
+import { safeGitStream, TREE_WALK_TIMEOUT_MS } from '../ground/git.ts'
 import type { BlobKind } from './files.ts'
 import { pinned, type RepoGit } from './verified.ts'
 import type { ObjectFormat } from './objects.ts'

@@ -3,8 +3,8 @@
 // the trees the kept runs handed over and had reviewed (verify names a PR head's differing paths from them).
 import { rmSync, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { listDir } from '../fsutil.ts'
-import type { RunState } from '../state.ts'
+import { listDir } from '../ground/fsutil.ts'
+import type { RunState } from '../run/state.ts'
 
 const KEEP_MS = 30 * 86_400_000
 

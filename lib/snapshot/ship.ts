@@ -1,8 +1,8 @@
 // What ships is what was approved: a PR head's tree, as GitHub reports it (never as the local repository, which the
 // coder writes, says), compared with the tree the reviewer approved. HANDOFF.md is pair-loop's own and set aside.
-import { fail } from '../errors.ts'
-import { ghJson, runGh } from '../gh.ts'
-import { HANDOFF_NAME } from '../git.ts'
+import { fail } from '../ground/errors.ts'
+import { ghJson, runGh } from '../ground/gh.ts'
+import { HANDOFF_NAME } from '../ground/git.ts'
 import { type Manifest, readManifest } from './manifest.ts'
 import { type ObjectFormat, objectId, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
 

@@ -2,13 +2,13 @@
 // bytes on disk into its own object store, its tree id the fingerprint of the change. Nothing the coder wrote into
 // .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
 // attribute converts a byte, and the base is read object by object, each verified against its id.
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fail } from '../errors.ts'
-import { writeFileAtomic } from '../fsutil.ts'
+import { fail } from '../ground/errors.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { gitTry, SUBMODULE_DEPTH } from '../git.ts'
+import { gitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { listCommittable } from './listing.ts'
 import { keepManifest, type Leaf, type Manifest, manifestTree, readManifest, treeManifest } from './manifest.ts'

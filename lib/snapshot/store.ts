@@ -1,12 +1,12 @@
 // pair-loop's own object store: a bare git repository under $PAIR_LOOP_HOME, which the coder cannot write. The
 // snapshot's changed files and the base's verified blobs are written here, and the reviewer's diff is computed here,
 // by git reading these objects only, with no configuration, attributes or hooks but the store's own.
-import { context } from '../context.ts'
+import { context } from '../ground/context.ts'
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { deflateSync } from 'node:zlib'
-import { execStream, type StreamResult } from '../exec.ts'
-import { fail } from '../errors.ts'
+import { execStream, type StreamResult } from '../ground/exec.ts'
+import { fail } from '../ground/errors.ts'
 import type { BlobKind } from './files.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
 

@@ -1,8 +1,8 @@
 // One path of the listing into the snapshot: known from the private index (git's stat check calls it unchanged), or
 // lstat-ed and read from the disk (a file hashed, a link stored as a link, a repository noted, anything else named and
 // never opened), its change against the base noted.
-import { fail } from '../errors.ts'
-import { isOwnFile } from '../git.ts'
+import { fail } from '../ground/errors.ts'
+import { isOwnFile } from '../ground/git.ts'
 import type { BlobKind } from './files.ts'
 import { lookAll, type PendingPath } from './hashing.ts'
 import { type Look, look } from './look.ts'

@@ -1,9 +1,9 @@
 // Objects read from the user's repository, each checked against its id. git does not verify a loose object when it
 // reads one, and the coder can write .git/objects: a base blob rewritten to hold the change would hide it from the
 // diff. So every object pair-loop takes from the repository is hashed again here; a mismatch is an error naming it.
-import { context } from '../context.ts'
-import { fail } from '../errors.ts'
-import { plainGitStream } from '../git.ts'
+import { context } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { plainGitStream } from '../ground/git.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
 
 export interface RepoGit {

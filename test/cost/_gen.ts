@@ -3,7 +3,7 @@
 import { spawnSync } from 'node:child_process'
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import type { RunState } from '../../lib/state.ts'
+import type { RunState } from '../../lib/run/state.ts'
 import { ROOT, tempDir } from '../_helpers.ts'
 import { runState } from '../_state.ts'
 

@@ -6,7 +6,7 @@ import { dedupeClaude, scanClaude } from '../../lib/cost/claude.ts'
 import { computeLedger } from '../../lib/cost/ledger.ts'
 import { priceBook } from '../../lib/cost/pricing.ts'
 import { costOfReviewerCall } from '../../lib/cost/reviewer.ts'
-import type { RunState } from '../../lib/state.ts'
+import type { RunState } from '../../lib/run/state.ts'
 import { tempDir } from '../_helpers.ts'
 import {
   CLAUDE_MODELS,

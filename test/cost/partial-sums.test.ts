@@ -11,7 +11,7 @@ import { claudeProjectDir } from '../../lib/cost/locate.ts'
 import { priceBook } from '../../lib/cost/pricing.ts'
 import { type PartialSums, UNSETTLED, type UsageSums, sumsKey } from '../../lib/cost/sums.ts'
 import { cacheFileFor, loadCache } from '../../lib/cost/transcript-cache-file.ts'
-import type { RunState } from '../../lib/state.ts'
+import type { RunState } from '../../lib/run/state.ts'
 import { tempDir } from '../_helpers.ts'
 import {
   CLAUDE_MODELS,

@@ -6,7 +6,7 @@ import { codexRolloutForThread } from '../../lib/cost/locate.ts'
 import { KEEP_FINISHED_MS, pruneCaches, pruneCachesDaily } from '../../lib/cost/prune.ts'
 import { expectOk } from '../_expect.ts'
 import { sandbox, tempDir } from '../_helpers.ts'
-import type { RunState } from '../../lib/state.ts'
+import type { RunState } from '../../lib/run/state.ts'
 import { runState } from '../_state.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 

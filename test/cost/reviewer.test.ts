@@ -2,7 +2,7 @@
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { costOfReviewerCall } from '../../lib/cost/reviewer.ts'
-import type { Usage } from '../../lib/state.ts'
+import type { Usage } from '../../lib/run/state.ts'
 import { tempDir } from '../_helpers.ts'
 import { claudeAssistant, claudeUser, codexMeta, codexTokenCount, codexTurn, rolloutPath, writeLines } from './_gen.ts'
 

@@ -4,7 +4,7 @@
 import { mkdirSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import type { Config } from '../../lib/config.ts'
+import type { Config } from '../../lib/run/config.ts'
 import { claudeProjectDir } from '../../lib/cost/locate.ts'
 import { cachedCostSummary } from '../../lib/cost/status-snapshot.ts'
 import { tempDir } from '../_helpers.ts'

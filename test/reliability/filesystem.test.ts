@@ -15,9 +15,9 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { writeFileAtomic } from '../../lib/fsutil.ts'
-import { renderHandoff } from '../../lib/handoff.ts'
-import { runStatePath, runsDir } from '../../lib/paths.ts'
+import { writeFileAtomic } from '../../lib/ground/fsutil.ts'
+import { renderHandoff } from '../../lib/run/handoff.ts'
+import { runStatePath, runsDir } from '../../lib/ground/paths.ts'
 import {
   CLI_COMMAND,
   git,

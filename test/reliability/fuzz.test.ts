@@ -7,21 +7,21 @@ import { join } from 'node:path'
 import type { ArgsDef } from 'citty'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
-import type { ScriptDef } from '../../lib/cli.ts'
-import { parseFlags } from '../../lib/flags.ts'
-import { readConfigFile } from '../../lib/config.ts'
+import type { ScriptDef } from '../../lib/cli/cli.ts'
+import { parseFlags } from '../../lib/cli/flags.ts'
+import { readConfigFile } from '../../lib/run/config.ts'
 import { claudeParser, scanClaude } from '../../lib/cost/claude.ts'
 import { codexParser, scanCodex } from '../../lib/cost/codex.ts'
 import type { Sink } from '../../lib/cost/line-reader.ts'
-import { ERROR_CODES, PairLoopError, type ErrorCode } from '../../lib/errors.ts'
-import { renderHandoff } from '../../lib/handoff.ts'
-import { neutralise } from '../../lib/neutralise.ts'
-import { parseFindings, parseVerdict, reviewerProse } from '../../lib/review/grammar.ts'
-import { stripControl } from '../../lib/text.ts'
+import { ERROR_CODES, PairLoopError, type ErrorCode } from '../../lib/ground/errors.ts'
+import { renderHandoff } from '../../lib/run/handoff.ts'
+import { neutralise } from '../../lib/ground/neutralise.ts'
+import { parseFindings, parseVerdict, reviewerProse } from '../../lib/run/grammar.ts'
+import { stripControl } from '../../lib/ground/text.ts'
 import { judgeFailure } from '../../lib/review/failure.ts'
 import { parseReviewerOutput } from '../../lib/review/output.ts'
-import type { RunState } from '../../lib/state.ts'
-import { parseRunState } from '../../lib/store.ts'
+import type { RunState } from '../../lib/run/state.ts'
+import { parseRunState } from '../../lib/run/store.ts'
 import { COMMANDS } from '../../scripts/commands.ts'
 import { runCli, runCliProcess, sandbox, tempDir } from '../_helpers.ts'
 import { stubPath } from '../_review.ts'
@@ -716,10 +716,12 @@ describe('fuzz: config and state schemas', () => {
       let at = copy
       for (const key of path.slice(0, -1)) at = at[key]
       at[path.at(-1)!] = value
-      const result = onlyCodes(['state_malformed'], () => parseRunState(JSON.stringify(copy), '/fuzz/state.json'))
+      const written = JSON.stringify(copy)
+      const result = onlyCodes(['state_malformed'], () => parseRunState(written, '/fuzz/state.json'))
       if (!(result instanceof PairLoopError)) {
-        // nothing dropped, defaulted or coerced: the new value is read as written (an array is no empty object)
-        expect(result).toEqual(copy)
+        // nothing dropped, defaulted or coerced: the new value is read as written (an array is no empty object; -0 is
+        // written as 0)
+        expect(result).toEqual(JSON.parse(written))
         return
       }
       malformed(result)

@@ -2,9 +2,9 @@
 import { readFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { renderHandoff } from '../../lib/handoff.ts'
-import { runsDir } from '../../lib/paths.ts'
-import { parseRunState } from '../../lib/store.ts'
+import { renderHandoff } from '../../lib/run/handoff.ts'
+import { runsDir } from '../../lib/ground/paths.ts'
+import { parseRunState } from '../../lib/run/store.ts'
 import { recordReview, sandbox } from '../_helpers.ts'
 import { expectError, expectOk, reviewWith, runInReview } from '../_expect.ts'
 

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { withTempDir } from '../../lib/fsutil.ts'
+import { withTempDir } from '../../lib/ground/fsutil.ts'
 
 /** Another process writing new files into `dir` as fast as it can, until it is killed. */
 function dropFilesInto(dir: string) {

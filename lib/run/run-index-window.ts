@@ -1,7 +1,7 @@
 // The write side of the runs index: every write of a state file enters the run in the index under the index's lock,
 // and a short write that found the index current leaves it current (its own changes to runs/ taken in, not listed).
-import { context } from './context.ts'
-import { runsDir } from './paths.ts'
+import { context } from '../ground/context.ts'
+import { runsDir } from '../ground/paths.ts'
 import {
   digestWith,
   dirMtime,

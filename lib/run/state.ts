@@ -1,8 +1,8 @@
 // The run state schema: one valibot schema, the types derived from it.
 import * as v from 'valibot'
 import { AGENTS, Config } from './config.ts'
-import { RUN_ID_PATTERN } from './paths.ts'
-import { PrWatch, SideClaim } from './pr/schema.ts'
+import { RUN_ID_PATTERN } from '../ground/paths.ts'
+import { PrWatch, SideClaim } from './pr-schema.ts'
 
 export const REVIEWER_TOOLS = ['claude', 'codex', 'custom'] as const
 export const PHASES = ['coding', 'reviewing', 'approved', 'capped', 'finished'] as const
@@ -192,7 +192,7 @@ export const RunState = v.object({
   transcript_env: v.optional(v.nullable(TranscriptEnv)),
   /** Per coder session, the most its transcripts ever showed (lib/cost/high-water.ts): money once seen stays counted. */
   coder_high_water: v.optional(HighWater),
-  /** gh side effects in flight, by key (a PR being opened, a reply being posted): see lib/claims.ts. */
+  /** gh side effects in flight, by key (a PR being opened, a reply being posted): see lib/run/claims.ts. */
   claims: v.optional(v.record(v.string(), SideClaim)),
   /** The PR phase: what `pr-check` saw, and what was posted or resolved on the PR (lib/pr/). */
   pr_watch: v.optional(v.nullable(PrWatch)),

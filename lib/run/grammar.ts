@@ -1,8 +1,8 @@
 // The reviewer's answer grammar: the text the prompt shows, and reading it back (verdict, findings, prose, keys).
-import { FENCE, fenceStep } from '../markdown.ts'
-import type { Finding, Verdict } from '../state.ts'
-import { hexDigest } from '../digest.ts'
-import { stripControl } from '../text.ts'
+import { FENCE, fenceStep } from '../ground/markdown.ts'
+import type { Finding, Verdict } from './state.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { stripControl } from '../ground/text.ts'
 
 /** What the prompt asks for; the parsers below read exactly this. */
 export const GRAMMAR = `List each finding on its own line, numbered from 1:

@@ -1,9 +1,9 @@
 // Whether the repository's config is what git tracks at the run's base: its bytes, hashed as a git blob, must be the
 // blob the base commit's tree lists for it. The commit and the tree are read as raw objects and checked against their
 // ids here, because git does not check a loose object's hash when it reads one, and the coder can write .git/objects.
-import { fail } from './errors.ts'
-import { safeGitStream } from './git.ts'
-import { gitObjectId } from './git-object-id.ts'
+import { fail } from '../ground/errors.ts'
+import { safeGitStream } from '../ground/git.ts'
+import { gitObjectId } from '../ground/git-object-id.ts'
 
 /** The blob id of the regular file `name` at the top of `base`'s tree, every object read checked; null when none. */
 export async function blobAtBase(repo: string, base: string, name: string): Promise<string | null> {

@@ -10,7 +10,7 @@ import { gitFailed, headFailed, unknownBase } from './git-messages.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
 export const TREE_WALK_TIMEOUT_MS = 120_000 // a git call that reads the whole tree: minutes on a huge one, not forever
-/** HANDOFF.md, and the temp file of its write (lib/fsutil.ts) left by a writer killed half-way: at the top only, exactly. */
+/** HANDOFF.md, and the temp file of its write (lib/ground/fsutil.ts) left by a writer killed half-way: at the top only, exactly. */
 export const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
 
 /**

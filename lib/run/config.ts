@@ -1,14 +1,14 @@
 // Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
-// an error. The effective config is frozen on the run at `start` (see lib/state.ts), so a file changed mid-run moves nothing.
+// an error. The effective config is frozen on the run at `start` (see lib/run/state.ts), so a file changed mid-run moves nothing.
 import { askUntrusted } from './ask.ts'
 import { join } from 'node:path'
 import * as v from 'valibot'
-import { fail, isPairLoopError } from './errors.ts'
-import { ioFailure, readRegularFile } from './fsutil.ts'
-import { configPath } from './paths.ts'
+import { fail, isPairLoopError } from '../ground/errors.ts'
+import { ioFailure, readRegularFile } from '../ground/fsutil.ts'
+import { configPath } from '../ground/paths.ts'
 import { trustedSha } from './trust.ts'
-import { hexDigest } from './digest.ts'
-import { gitObjectId } from './git-object-id.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { gitObjectId } from '../ground/git-object-id.ts'
 import {
   type ConfigProblem,
   configProblems,

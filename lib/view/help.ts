@@ -2,7 +2,7 @@
 // definitions in one voice (never the argument library's `(Required)` or `(Default: …)`), with examples, fitted to
 // 100 columns.
 import type { ArgDef, ArgsDef } from 'citty'
-import { stripControl } from './text.ts'
+import { stripControl } from '../ground/text.ts'
 
 /** What help needs of a command: its name, its one-line description and its flags. */
 export interface HelpOf {

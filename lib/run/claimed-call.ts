@@ -1,9 +1,9 @@
 // A gh side effect made once per key (a PR opened, a reply or a review posted): the claim taken under the run's lock,
 // the call made outside it, what it did recorded under the lock again. A call that fails lets go of its claim, so the
-// same command can be run again; a second call at the same time sees the claim (the claim moves: lib/claims.ts).
+// same command can be run again; a second call at the same time sees the claim (the claim moves: lib/run/claims.ts).
 import { isClaimLive, ownSideClaim, releaseSideClaim } from './claims.ts'
-import { context } from './context.ts'
-import type { SideClaim } from './pr/schema.ts'
+import { context } from '../ground/context.ts'
+import type { SideClaim } from './pr-schema.ts'
 import { changeRun } from './run-access.ts'
 import type { RunState } from './state.ts'
 import type { Step } from './store.ts'

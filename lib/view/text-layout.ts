@@ -1,6 +1,6 @@
 // The pieces of a text view (--text): one value as a person reads it, aligned tables, and key/value blocks that nest,
 // all within the terminal's width (long text wraps under its column, long cells are cut with …).
-import { stripControl } from './text.ts'
+import { stripControl } from '../ground/text.ts'
 
 type Json = unknown
 type Fields = Record<string, Json>

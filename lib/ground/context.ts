@@ -1,5 +1,5 @@
 // The outside world, read once at the edge: home, environment, clock, pid, host, working directory and streams (the
-// PAIR_LOOP_* settings are read from its environment by lib/settings.ts). Every other lib file reads them from here
+// PAIR_LOOP_* settings are read from its environment by lib/ground/settings.ts). Every other lib file reads them from here
 // (test/architecture.test.ts checks it), so a command runs in-process with a test Context as in a process.
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { homedir, hostname, tmpdir, userInfo } from 'node:os'
@@ -92,7 +92,7 @@ export function context(): Context {
   return current.getStore() ?? processContext(processStreams)
 }
 
-/** The process's own streams, without signal handling (only a script's entry installs that: lib/cli.ts). */
+/** The process's own streams, without signal handling (only a script's entry installs that: lib/cli/cli.ts). */
 const processStreams: ScriptIO = {
   get stdin() {
     return process.stdin

@@ -1,9 +1,9 @@
 // Claims on gh side effects (a PR being opened, a reply being posted), as pure moves on the run: key, claim under the
 // run's lock, call gh outside it, then record and drop the claim under the lock. A second call sees the claim.
-import { context, nowDate } from './context.ts'
-import { fail } from './errors.ts'
-import { heldByAnother } from './processes.ts'
-import type { SideClaim } from './pr/schema.ts'
+import { context, nowDate } from '../ground/context.ts'
+import { fail } from '../ground/errors.ts'
+import { heldByAnother } from '../ground/processes.ts'
+import type { SideClaim } from './pr-schema.ts'
 import { replyKey } from './run-queries.ts'
 import type { RunState } from './state.ts'
 import type { Step } from './store.ts'

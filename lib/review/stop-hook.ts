@@ -1,11 +1,11 @@
 // The agent's Stop hook (Claude Code, and Codex's hooks): while the repository here has an active run, an agent that
 // ends its turn with work not handed over is sent back once, told the next command. Only `stop_hook_active: false`
 // (the agent is not already continuing because of a Stop hook) can send it back, so the hook can never loop.
-import { findTopLevelFast } from './git.ts'
-import { changeNow } from './snapshot/now.ts'
-import { activeRunsOf } from './run-access.ts'
-import { movedSinceApproval, nextStep, openFindings } from './run-queries.ts'
-import type { DiffStat, RunState } from './state.ts'
+import { findTopLevelFast } from '../ground/git.ts'
+import { changeNow } from '../snapshot/now.ts'
+import { activeRunsOf } from '../run/run-access.ts'
+import { movedSinceApproval, nextStep, openFindings } from '../run/run-queries.ts'
+import type { DiffStat, RunState } from '../run/state.ts'
 
 export interface StopInput {
   cwd?: unknown

@@ -1,14 +1,14 @@
 // The run state on disk: schema-checked on every read, changed only under the run's lock, written atomically.
 import { lstatSync, mkdirSync, readFileSync, readdirSync } from 'node:fs'
 import * as v from 'valibot'
-import { fail, PairLoopError } from './errors.ts'
-import { context, nowIso } from './context.ts'
-import { ioFailure, writeFileAtomic } from './fsutil.ts'
-import { withLock } from './lock.ts'
-import { RUN_ID_PATTERN, runStatePath, runsDir } from './paths.ts'
+import { fail, PairLoopError } from '../ground/errors.ts'
+import { context, nowIso } from '../ground/context.ts'
+import { ioFailure, writeFileAtomic } from '../ground/fsutil.ts'
+import { withLock } from '../ground/lock.ts'
+import { RUN_ID_PATTERN, runStatePath, runsDir } from '../ground/paths.ts'
 import { withRunsWindow } from './run-index-window.ts'
 import { RunState } from './state.ts'
-import { parseJson, validate } from './validate.ts'
+import { parseJson, validate } from '../ground/validate.ts'
 
 export interface StoreOptions {
   home?: string
@@ -75,7 +75,7 @@ export type Step<T> = { state: RunState; result: T } | { state?: undefined; resu
 type Mutation<T> = (state: RunState) => Step<T>
 
 /**
- * Lock, read, change, write, render, release, then enter the run in the runs index (lib/run-index-window.ts). A
+ * Lock, read, change, write, render, release, then enter the run in the runs index (lib/run/run-index-window.ts). A
  * mutation that returns no new state writes nothing (idempotent replays keep `revision` as it is).
  */
 export async function updateRun<T>(id: string, mutate: Mutation<T>, options: StoreOptions = {}): Promise<T> {

@@ -2,8 +2,8 @@
 // Never the schema library's own text ("Invalid key: Expected never but received …") nor the JSON parser's.
 import { relative, isAbsolute } from 'node:path'
 import type * as v from 'valibot'
-import { context } from './context.ts'
-import { closest, didYouMean } from './suggest.ts'
+import { context } from '../ground/context.ts'
+import { closest, didYouMean } from '../ground/suggest.ts'
 
 type Issue = v.BaseIssue<unknown>
 type Schema = v.GenericSchema & { entries?: Record<string, Schema>; wrapped?: Schema; value?: Schema }

@@ -1,6 +1,6 @@
 // Questions about a run that change nothing: its findings, where it stands, and what the agent should run next.
 import { type Ask, askPrEscalated, askReviewerFailed, askRoundCap, askWontFixBack } from './ask.ts'
-import { findingKey, type ParsedFinding } from './review/grammar.ts'
+import { findingKey, type ParsedFinding } from './grammar.ts'
 import type { Finding, RunState } from './state.ts'
 
 export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'pr-check' | 'ask-user' | null

@@ -1,9 +1,9 @@
 // Reading a command's flags (citty underneath): strict about unknown flags and missing values, with a "did you mean"
 // for a near miss, and the flags every command takes (`--text`).
 import { parseArgs, type ArgsDef, type ParsedArgs } from 'citty'
-import { PairLoopError, fail } from './errors.ts'
-import { closest, didYouMean } from './suggest.ts'
-import { stripControl } from './text.ts'
+import { PairLoopError, fail } from '../ground/errors.ts'
+import { closest, didYouMean } from '../ground/suggest.ts'
+import { stripControl } from '../ground/text.ts'
 
 /** What parsing needs of a command: its flags. */
 export interface FlagsOf<A extends ArgsDef> {

@@ -3,9 +3,9 @@
 import { lstatSync, mkdirSync, readFileSync, readdirSync, rmdirSync, statSync, unlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
-import { context } from './context.ts'
-import { writeFileAtomic } from './fsutil.ts'
-import { cacheDir, RUN_ID_PATTERN } from './paths.ts'
+import { context } from '../ground/context.ts'
+import { writeFileAtomic } from '../ground/fsutil.ts'
+import { cacheDir, RUN_ID_PATTERN } from '../ground/paths.ts'
 import { PHASES } from './state.ts'
 
 const Count = v.pipe(v.number(), v.integer(), v.minValue(0))

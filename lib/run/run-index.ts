@@ -1,9 +1,9 @@
-// A repository's runs without reading everyone's: the runs index (lib/run-index-files.ts) checked against runs/ (its
+// A repository's runs without reading everyone's: the runs index (lib/run/run-index-files.ts) checked against runs/ (its
 // mtime; a readdir when that moved) and against each of the repository's state files (a stat each), rebuilt from the
 // state files when it is missing, stale or damaged. The state files stay the truth: callers check what they read.
-import { context } from './context.ts'
-import { runStatePath, runsDir } from './paths.ts'
-import { PairLoopError } from './errors.ts'
+import { context } from '../ground/context.ts'
+import { runStatePath, runsDir } from '../ground/paths.ts'
+import { PairLoopError } from '../ground/errors.ts'
 import {
   dirMtime,
   fileStat,

@@ -1,7 +1,7 @@
 // The text views (--text) of findings, the code table, every run, and one run's status. Each reads the command's JSON
 // document, so text and JSON never say different things; each fits `width` columns.
-import { askWhy } from './ask-words.ts'
-import { formatUsd } from './money.ts'
+import { askWhy } from '../run/ask-words.ts'
+import { formatUsd } from '../ground/money.ts'
 import { cell, DEFAULT_WIDTH, fields, table, valueLines } from './text-layout.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: a document is read key by key and every value goes through cell()

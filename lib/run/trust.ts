@@ -4,10 +4,10 @@
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
-import { ioFailure, readRegularFile, writeFileAtomic } from './fsutil.ts'
-import { context, nowIso } from './context.ts'
-import { withLock } from './lock.ts'
-import { fail, isPairLoopError } from './errors.ts'
+import { ioFailure, readRegularFile, writeFileAtomic } from '../ground/fsutil.ts'
+import { context, nowIso } from '../ground/context.ts'
+import { withLock } from '../ground/lock.ts'
+import { fail, isPairLoopError } from '../ground/errors.ts'
 import { notJson } from './config-issues.ts'
 
 const Sha256 = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/))

@@ -1,11 +1,11 @@
 // The PR body: task, who reviewed, a table of rounds, the cost, what is still open, and the whole transcript.
-import { renderHandoff } from './handoff.ts'
-import { neutraliseInline } from './neutralise.ts'
-import { fenceFor } from './markdown.ts'
-import { roundMeasured, type Unmeasured } from './cost/measured.ts'
-import { formatUsd } from './money.ts'
-import { approvedTree, openFindings } from './run-queries.ts'
-import type { RunState } from './state.ts'
+import { renderHandoff } from '../run/handoff.ts'
+import { neutraliseInline } from '../ground/neutralise.ts'
+import { fenceFor } from '../ground/markdown.ts'
+import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
+import { formatUsd } from '../ground/money.ts'
+import { approvedTree, openFindings } from '../run/run-queries.ts'
+import type { RunState } from '../run/state.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
 

@@ -1,14 +1,21 @@
-// How every script runs: its flags read (lib/flags.ts), its one document printed (JSON, or text for a person with
+// How every script runs: its flags read (lib/cli/flags.ts), its one document printed (JSON, or text for a person with
 // --text), every failure a code from the table, and SIGINT/SIGTERM an `interrupted` document.
 import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import type { ArgsDef, ParsedArgs } from 'citty'
-import { type Context, processContext, type ScriptIO, withContext } from './context.ts'
-import { ERROR_CODES, type PairLoopError, errorDocument, fail, toPairLoopError, interruptedError } from './errors.ts'
+import { type Context, processContext, type ScriptIO, withContext } from '../ground/context.ts'
+import {
+  ERROR_CODES,
+  type PairLoopError,
+  errorDocument,
+  fail,
+  toPairLoopError,
+  interruptedError,
+} from '../ground/errors.ts'
 import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
-import { toStderr, toStdout } from './stdio.ts'
-import { stripControl } from './text.ts'
-import type { Document, Outcome, RawOutput } from './document.ts'
+import { toStderr, toStdout } from '../ground/stdio.ts'
+import { stripControl } from '../ground/text.ts'
+import type { Document, Outcome, RawOutput } from '../ground/document.ts'
 
 export const VERSION = 1 as const
 
@@ -92,7 +99,7 @@ async function runIn<A extends ArgsDef>(ctx: Context, def: ScriptDef<A>, rawArgs
   const { io } = ctx
   const args = withCommonArgs(def.args)
   if (flagGiven(args, rawArgs, ['--help', '-h'])) {
-    io.stdout((await import('./help.ts')).commandHelp({ ...def, args })) // loaded for --help only
+    io.stdout((await import('../view/help.ts')).commandHelp({ ...def, args })) // loaded for --help only
     return 0
   }
   // JSON unless the person asked for text: never decided by a terminal (some agents run commands in a pseudo-terminal)
@@ -110,7 +117,7 @@ async function runIn<A extends ArgsDef>(ctx: Context, def: ScriptDef<A>, rawArgs
     const { document, exit } = isOutcome(result) ? result : { document: result, exit: 0 }
     io.stdout(
       asText
-        ? (await import('./text-view.ts')).documentText(def.name, document, io.columns)
+        ? (await import('../view/text-view.ts')).documentText(def.name, document, io.columns)
         : jsonLine({ version: VERSION, ...document }),
     )
     return exit

@@ -3,9 +3,9 @@
 import { join } from 'node:path'
 import { shownPath } from './config-issues.ts'
 import { readConfig, REPO_CONFIG_NAME } from './config.ts'
-import { context } from './context.ts'
-import { isPairLoopError } from './errors.ts'
-import { configPath } from './paths.ts'
+import { context } from '../ground/context.ts'
+import { isPairLoopError } from '../ground/errors.ts'
+import { configPath } from '../ground/paths.ts'
 import type { RunState } from './state.ts'
 
 export type DriftKind = 'changed' | 'added' | 'removed' | 'broken'

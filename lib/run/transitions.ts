@@ -2,8 +2,8 @@
 // A move returns the state to write (or none: a replay changes nothing) and its result; the input is never changed.
 // Scripts call them inside `changeRun(id, (state) => move(state, input))`; nothing else assigns a phase.
 import { dropClaim, PR_CREATE_KEY, replyPostKey } from './claims.ts'
-import { fail } from './errors.ts'
-import type { ParsedFinding } from './review/grammar.ts'
+import { fail } from '../ground/errors.ts'
+import type { ParsedFinding } from './grammar.ts'
 import { askingFor, askRoundCap } from './ask.ts'
 import { allFindings, nextFields, nextStep, numberFindings, replyKey } from './run-queries.ts'
 import type {
@@ -18,7 +18,7 @@ import type {
   RunState,
 } from './state.ts'
 import type { Step } from './store.ts'
-import { context } from './context.ts'
+import { context } from '../ground/context.ts'
 
 const changed = <T>(state: RunState, result: T): Step<T> => ({ state, result })
 const unchanged = <T>(result: T): Step<T> => ({ result })

@@ -1,8 +1,8 @@
 // HANDOFF.md: rendered whole from state (the source of truth), agent text unable to forge its structure.
-import { neutralise, neutraliseInline, neutraliseLine } from './neutralise.ts'
-import { openFence } from './markdown.ts'
+import { neutralise, neutraliseInline, neutraliseLine } from '../ground/neutralise.ts'
+import { openFence } from '../ground/markdown.ts'
 import type { Finding, Reply, RunState } from './state.ts'
-import { stripControl } from './text.ts'
+import { stripControl } from '../ground/text.ts'
 
 export const minuteStamp = (iso: string) => `${iso.slice(0, 16)}Z`
 
