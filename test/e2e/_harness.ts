@@ -18,6 +18,7 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { afterAll, beforeAll } from 'vitest'
 import { PRICE_TABLE } from '../../lib/cost/pricing.ts'
 import type { CliFlags } from '../../lib/review/capabilities.ts'
 import { type ReviewerCall, reviewerArgv } from '../../lib/review/reviewers.ts'
@@ -296,6 +297,26 @@ function alive(pid: number): boolean {
   } catch {
     return false
   }
+}
+
+/** The mock model API of a describe block: started before its tests (after `before`), stopped after them, with the
+ * block's temp folders removed. Read it only inside a test or a hook. */
+export function useMock(before?: () => void): MockServer {
+  let server: MockServer | undefined
+  beforeAll(async () => {
+    before?.()
+    server = await startMock()
+  }, 240_000)
+  afterAll(async () => {
+    await server?.stop()
+    cleanupTempDirs()
+  })
+  return new Proxy({} as MockServer, {
+    get(_, key) {
+      if (!server) throw new Error('the mock model API is not started: use it inside a test')
+      return Reflect.get(server, key)
+    },
+  })
 }
 
 export async function startMock({

@@ -3,7 +3,7 @@
 // (transcripts-and-pricing.md §3-4).
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   CLAUDE_MODEL,
   MOCK_DEFAULT_TEXT,
@@ -11,7 +11,6 @@ import {
   TEST_TIMEOUT_MS,
   agentDirs,
   claudeCost,
-  cleanupTempDirs,
   claudeEnv,
   codexEnv,
   findClaudeTranscript,
@@ -20,24 +19,15 @@ import {
   requireClis,
   runClaudeReviewer,
   runCodex,
-  startMock,
   unusedPort,
-  type MockServer,
+  useMock,
 } from './_harness.ts'
 
 const PROMPT =
   'Review this change.\n\ndiff --git a/src/a.ts b/src/a.ts\n+export const a = 1\n\nEnd with a VERDICT line.\n'
 
 describe.skipIf(!requireClis())('the real CLIs against the mock model API', () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    mock = await startMock()
-  })
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  const mock = useMock()
 
   it(
     'claude -p as pair-loop runs a reviewer: the mock text, its usage, the list-price cost and a transcript',

@@ -8,7 +8,7 @@
 // repository, so its transcripts land in the coder's project folder, newer than the coder's.
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   CLAUDE_BIN,
@@ -18,17 +18,16 @@ import {
   REVIEW_TIMEOUT_S,
   TEST_TIMEOUT_MS,
   claudeCost,
-  cleanupTempDirs,
   findClaudeTranscript,
   parseJsonLines,
   removeLater,
   requireClis,
   runClaude,
   runPairLoop,
-  startMock,
   tempDir,
   withReviewerVars,
   type MockServer,
+  useMock,
 } from './_harness.ts'
 
 const FILES = {
@@ -226,15 +225,7 @@ async function scenario(mock: MockServer, reviewerInRepo: boolean) {
 }
 
 describe.skipIf(!requireClis())("both roles claude: the coder's session is never a reviewer's", () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    mock = await startMock()
-  })
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  const mock = useMock()
 
   it(
     "round 2's coder-done records the coder's session; a timed-out reviewer adds nothing to the coder's spend",

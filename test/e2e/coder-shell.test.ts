@@ -7,23 +7,22 @@
 // arrives, from the same single call.
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   CLAUDE_BIN,
   CLAUDE_MODEL,
   CODEX_BIN,
   TEST_TIMEOUT_MS,
-  cleanupTempDirs,
   removeLater,
   requireClis,
   runBinary,
   runPairLoop,
-  startMock,
   tempDir,
   withReviewerVars,
   type MockRequest,
   type MockServer,
+  useMock,
 } from './_harness.ts'
 
 /** Claude Code's Bash tool gives up on a command after this long (its default is 2 minutes). */
@@ -99,15 +98,7 @@ function toolResults(mock: MockServer, calls: MockRequest[]): string[] {
 const reviewerCalls = (calls: MockRequest[]) => calls.filter((call) => call.api === 'openai')
 
 describe.skipIf(!requireClis())("a review outlives the coder's shell (claude -p coding, codex reviewing)", () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    mock = await startMock()
-  })
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  const mock = useMock()
 
   it(
     'comes back in_progress within the Bash timeout, then with the verdict of the one reviewer call',

@@ -4,7 +4,7 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, git, githubWithPrs, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   CLAUDE_BIN,
@@ -14,7 +14,6 @@ import {
   REVIEW_TIMEOUT_S,
   TEST_TIMEOUT_MS,
   claudeCost,
-  cleanupTempDirs,
   codexCost,
   findClaudeTranscript,
   findCodexRollout,
@@ -23,10 +22,10 @@ import {
   requireClis,
   runPairLoop,
   startMock,
+  useMock,
   unusedPort,
   withReviewerVars,
   writeCodexConfig,
-  type MockServer,
 } from './_harness.ts'
 
 const REVIEW_TIMEOUT = String(REVIEW_TIMEOUT_S)
@@ -74,15 +73,7 @@ function ok(result: { code: number | null; stdout: string; stderr: string }, wha
 }
 
 describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    mock = await startMock()
-  })
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  const mock = useMock()
 
   it(
     'codex requests changes, the coder replies and fixes, codex approves, finish APPROVED; usage and prompt recorded',

@@ -6,22 +6,20 @@
 // Each assertion names its flag; without the flag, the request shows what it keeps out.
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, git, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   CLAUDE_BIN,
   CODEX_BIN,
   REVIEW_TIMEOUT_S,
   TEST_TIMEOUT_MS,
-  cleanupTempDirs,
   codexConfigToml,
   removeLater,
   requireClis,
   runPairLoop,
-  startMock,
   tempDir,
   withReviewerVars,
-  type MockServer,
+  useMock,
   stringsIn,
 } from './_harness.ts'
 
@@ -70,15 +68,7 @@ async function runInReview(port: number, tool: Tool) {
 }
 
 describe.skipIf(!requireClis())('each reviewer flag shows in what the model is offered', () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    mock = await startMock()
-  })
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  const mock = useMock()
 
   /** One review by `tool`; its one model call as the mock logged it, and the request body. */
   async function review(tool: Tool) {

@@ -6,14 +6,13 @@
 // equal the ones the CLIs wrote transcripts under, and claude's spend cap (--max-budget-usd).
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   CLAUDE_BIN,
   CODEX_BIN,
   REVIEW_TIMEOUT_S,
   TEST_TIMEOUT_MS,
-  cleanupTempDirs,
   codexConfigToml,
   findClaudeTranscript,
   findCodexRollout,
@@ -21,10 +20,9 @@ import {
   removeLater,
   requireClis,
   runPairLoop,
-  startMock,
   tempDir,
   withReviewerVars,
-  type MockServer,
+  useMock,
   stringsIn,
 } from './_harness.ts'
 
@@ -111,15 +109,7 @@ async function hostileRun(port: number, tool: Tool, budgetUsd: string) {
 }
 
 describe.skipIf(!requireClis())('the reviewer obeys the person, not the change', () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    mock = await startMock()
-  })
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  const mock = useMock()
 
   it(
     'claude and codex: markers reach the model only in the diff, no hook runs, the structured answer wins',

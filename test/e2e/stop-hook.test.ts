@@ -5,7 +5,7 @@
 // Stop hook (~/.codex/hooks.json) does the same.
 import { writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ensureBuilt } from '../_build.ts'
 import { CLI_COMMAND, isBun, isolatedEnv, makeRepo, ROOT } from '../_helpers.ts'
 import {
@@ -13,15 +13,13 @@ import {
   CLAUDE_MODEL,
   CODEX_BIN,
   TEST_TIMEOUT_MS,
-  cleanupTempDirs,
   claudeVars,
   removeLater,
   requireClis,
   runBinary,
   runPairLoop,
-  startMock,
   writeCodexConfig,
-  type MockServer,
+  useMock,
 } from './_harness.ts'
 
 const PLUGIN_ROOT = ROOT
@@ -52,16 +50,8 @@ function userTexts(body: any): string {
 }
 
 describe.skipIf(!requireClis())('the Stop hook in a real agent session', () => {
-  let mock: MockServer
-
-  beforeAll(async () => {
-    if (isBun) ensureBuilt() // the plugin's hook runs the built CLI; vitest's global setup builds it, bun's does not
-    mock = await startMock()
-  }, 240_000)
-  afterAll(async () => {
-    await mock?.stop()
-    cleanupTempDirs()
-  })
+  // the plugin's hook runs the built CLI; vitest's global setup builds it, bun's does not
+  const mock = useMock(() => isBun && ensureBuilt())
 
   it(
     'claude -p with the plugin: blocks once with `pair-loop coder-done` in its reason, and the session goes on',
