@@ -1,8 +1,9 @@
 // Caches under $PAIR_LOOP_HOME/cache/ kept from growing for good: a transcript's cache goes with its transcript, a
-// run's cost snapshot with the run (or 30 days after it finished); once a day at most, from `start` and `finish`.
+// run's cost snapshot and its PR's last look-up with the run (or 30 days after it finished); once a day at most, from
+// `start` and `finish`.
 import { existsSync, mkdirSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { cacheDir } from '../ground/paths.ts'
+import { cacheDir, prStateCacheDir } from '../ground/paths.ts'
 import { listDir } from '../ground/fsutil.ts'
 import type { RunState } from '../run/state.ts'
 import { listRuns } from '../run/store.ts'
@@ -16,6 +17,8 @@ export const KEEP_FINISHED_MS = 30 * DAY_MS
 export interface Pruned {
   transcripts: number
   summaries: number
+  /** What was last learnt of a run's PR (lib/pr/merged.ts). */
+  pr_states: number
   /** The snapshot store's objects, manifests and stat caches (lib/snapshot/prune.ts). */
   snapshots: number
 }
@@ -46,7 +49,7 @@ export function pruneCachesDaily(runs: () => RunState[], home = context().home, 
 /** Remove the caches nothing will read again; `runs` are every run on disk. */
 export function pruneCaches(runs: RunState[], home = context().home, now = context().now()): Pruned {
   const cache = cacheDir(home)
-  const pruned = { transcripts: 0, summaries: 0, snapshots: pruneSnapshots(runs, home, now) }
+  const pruned = { transcripts: 0, summaries: 0, pr_states: 0, snapshots: pruneSnapshots(runs, home, now) }
   const transcripts = join(cache, 'transcripts')
   for (const name of listDir(transcripts)) {
     const file = join(transcripts, name)
@@ -62,11 +65,15 @@ export function pruneCaches(runs: RunState[], home = context().home, now = conte
       .filter((run) => !run.outcome || now - Date.parse(run.outcome.finished_at) < KEEP_FINISHED_MS)
       .map((run) => `${run.run_id}.json`),
   )
-  const summaries = join(cache, 'summaries')
-  for (const name of listDir(summaries)) {
-    if (keep.has(name)) continue
-    rmSync(join(summaries, name), { force: true })
-    pruned.summaries++
-  }
+  const perRun = [
+    [join(cache, 'summaries'), 'summaries'],
+    [prStateCacheDir(home), 'pr_states'],
+  ] as const
+  for (const [dir, count] of perRun)
+    for (const name of listDir(dir)) {
+      if (keep.has(name)) continue
+      rmSync(join(dir, name), { force: true })
+      pruned[count]++
+    }
   return pruned
 }

@@ -18,6 +18,8 @@ export function pairLoopHome(env?: Readonly<NodeJS.ProcessEnv>): string {
 export const runsDir = (home = context().home) => join(home, 'runs')
 export const configPath = (home = context().home) => join(home, 'config.json')
 export const cacheDir = (home = context().home) => join(home, 'cache')
+/** What `status` and `report` last learnt of each run's PR from GitHub (lib/pr/merged.ts), one file a run. */
+export const prStateCacheDir = (home = context().home) => join(cacheDir(home), 'pr-state')
 
 /** The run's state must not lie in the change under review: a home inside the repository is `usage`. */
 export function checkHomeOutside(repo: string, home = context().home): void {

@@ -5,7 +5,7 @@ import { join } from 'node:path'
 import { context, nowIso } from '../ground/context.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { ghTry } from '../ground/gh.ts'
-import { cacheDir } from '../ground/paths.ts'
+import { prStateCacheDir } from '../ground/paths.ts'
 import { type RunFigures, summarise } from '../report/figures.ts'
 import { changeRun } from '../run/run-access.ts'
 import { mergedAt } from '../run/run-queries.ts'
@@ -32,7 +32,7 @@ export function openInRecord(run: RunState): boolean {
   return !(run.pr_watch?.pr === run.pr && run.pr_watch.closed_at)
 }
 
-const cacheFile = (run: RunState) => join(cacheDir(context().home), 'pr-state', `${run.run_id}.json`)
+const cacheFile = (run: RunState) => join(prStateCacheDir(), `${run.run_id}.json`)
 
 function cached(run: RunState): Looked | null {
   try {
@@ -64,7 +64,7 @@ export async function learnMerge(run: RunState): Promise<RunState> {
   const now = nowIso()
   if (state === 'OPEN' || state === 'unknown') {
     try {
-      mkdirSync(join(cacheDir(context().home), 'pr-state'), { recursive: true })
+      mkdirSync(prStateCacheDir(), { recursive: true })
       writeFileAtomic(cacheFile(run), JSON.stringify({ pr, at: context().now(), state } satisfies Looked), 0o600, {
         durable: false, // a cache: at worst one more look-up
       })

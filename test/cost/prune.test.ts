@@ -48,27 +48,30 @@ describe('pruning the caches', () => {
     expect(pruneCaches([], home, NOW).transcripts).toBe(1)
   })
 
-  it.each([
+  const finishedRuns = [
     ['an active run', null, true],
     ['a run finished 29 days ago', NOW - 29 * 86_400_000, true],
     ['a run finished 31 days ago', NOW - 31 * 86_400_000, false],
-  ])('keeps or removes the cost snapshot of %s', (_name, finishedAt, kept) => {
+  ] as const
+  it.each(
+    (['summaries', 'pr-state'] as const).flatMap((folder) => finishedRuns.map((row) => [folder, ...row] as const)),
+  )('keeps or removes the cache/%s file of %s', (folder, _name, finishedAt, kept) => {
     const home = tempDir('pl-prune-')
     const run = runState({
       outcome: finishedAt === null ? null : { verdict: 'ABANDONED', finished_at: new Date(finishedAt).toISOString() },
     })
-    const summaries = join(home, 'cache', 'summaries')
-    mkdirSync(summaries, { recursive: true })
-    writeFileSync(join(summaries, `${run.run_id}.json`), '{}')
-    writeFileSync(join(summaries, '20200101-000000-000000.json'), '{}') // a run that no longer exists
+    const dir = join(home, 'cache', folder)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(join(dir, `${run.run_id}.json`), '{}')
+    writeFileSync(join(dir, '20200101-000000-000000.json'), '{}') // a run that no longer exists
     pruneCaches([run], home, NOW)
-    expect(files(summaries)).toEqual(kept ? [`${run.run_id}.json`] : [])
+    expect(files(dir)).toEqual(kept ? [`${run.run_id}.json`] : [])
     expect(KEEP_FINISHED_MS).toBe(30 * 86_400_000)
   })
 
   it('prunes at most once a day', () => {
     const home = tempDir('pl-prune-')
-    expect(pruneCachesDaily(() => [], home, NOW)).toEqual({ transcripts: 0, summaries: 0, snapshots: 0 })
+    expect(pruneCachesDaily(() => [], home, NOW)).toEqual({ transcripts: 0, summaries: 0, pr_states: 0, snapshots: 0 })
     expect(pruneCachesDaily(() => [], home, NOW + 3_600_000)).toBeNull()
     utimesSync(join(home, 'cache', '.pruned'), (NOW - 2 * 86_400_000) / 1000, (NOW - 2 * 86_400_000) / 1000)
     expect(pruneCachesDaily(() => [], home, NOW)).not.toBeNull()
