@@ -177,6 +177,6 @@ describe('the PR phase config', () => {
       'pair_loop.pr_bots',
     ])
     expect(DEFAULTS.pair_loop).toMatchObject({ pr_final_round: false })
-    expect(DEFAULTS.pair_loop.pr_bots).toContain('github-actions[bot]')
+    expect(DEFAULTS.pair_loop.pr_bots).not.toContain('github-actions[bot]')
   })
 })

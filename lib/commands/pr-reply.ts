@@ -31,6 +31,7 @@ export async function run(ctx: Context, options: PrReplyOptions) {
   const run = resolveRun(options, { allowFinished: true })
   const pr = expectPr(run, 'pr-reply')
   const { thread, comment, review, findings } = options
-  const target = findTarget(run, pr, configOf(run).pair_loop.pr_bots, { thread, comment, review, findings })
+  const { pr_bots, pr_action_reviews } = configOf(run).pair_loop
+  const target = findTarget(run, pr, pr_bots, { thread, comment, review, findings }, pr_action_reviews)
   return postAnswer(run, target, body)
 }

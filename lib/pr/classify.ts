@@ -1,6 +1,8 @@
 // Who is who on a PR (its author, the review bots, other bots, people) and what of theirs needs an answer: threads,
 // conversation comments, reviews. Pure: a snapshot and the replies recorded on the run in, lists out.
 import { hexDigest } from '../ground/digest.ts'
+import type { ActionReview } from '../run/config.ts'
+import { ACTIONS_LOGIN, type ActionIdentity, identifiesActionReview, type Posted, repoUrlOf } from './action-reviews.ts'
 import { injectionOf, type InjectionPattern } from './injection.ts'
 import type { PrFlagRecord, PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from '../run/pr-schema.ts'
 
@@ -11,7 +13,20 @@ export interface People {
   author: string
   /** Review-bot logins (`pair_loop.pr_bots`), as REST spells a bot: with `[bot]` (added when a config left it out). */
   bots: readonly string[]
+  /** What makes a `github-actions[bot]` comment a review (`pair_loop.pr_action_reviews`); none: it never is one. */
+  actions?: ActionIdentity
 }
+
+/** Who is who on the snapshot's PR, by the run's frozen config. */
+export const peopleOf = (
+  snapshot: Snapshot,
+  bots: readonly string[],
+  actionReviews: readonly ActionReview[] = [],
+): People => ({
+  author: snapshot.pr.author,
+  bots,
+  actions: { rules: actionReviews, runs: snapshot.action_runs ?? [], repo_url: repoUrlOf(snapshot.pr.url) },
+})
 
 // GitHub logins are case-insensitive; a bot's REST login always ends in `[bot]`
 const asBotLogin = (login: string) => {
@@ -21,12 +36,16 @@ const asBotLogin = (login: string) => {
 
 /**
  * Who wrote it, by identity: a review bot is an account of type Bot whose login is in `pr_bots`; a User is a person
- * whatever its login (a human account named `coderabbitai` or `claude` is not the bot).
+ * whatever its login (a human account named `coderabbitai` or `claude` is not the bot). `github-actions[bot]` is a
+ * review bot only for a comment (`posted`) a `pr_action_reviews` entry identifies, else another bot.
  */
-export function authorClass(login: string, type: string | undefined, people: People): AuthorClass {
+export function authorClass(login: string, type: string | undefined, people: People, posted?: Posted): AuthorClass {
   // logins are unique (a bot's carries `[bot]`), so the PR author's login is the author
   if (login.toLowerCase() === people.author.toLowerCase()) return 'author'
   if (type !== 'Bot') return 'human'
+  // every workflow posts as github-actions[bot], one a PR adds too: its login says nothing of which workflow wrote it
+  if (asBotLogin(login) === ACTIONS_LOGIN)
+    return posted && people.actions && identifiesActionReview(posted, people.actions) ? 'review_bot' : 'other_bot'
   if (people.bots.some((bot) => asBotLogin(bot) === asBotLogin(login))) return 'review_bot'
   return 'other_bot'
 }
@@ -111,7 +130,7 @@ export function auditThreads(
       audit.own_final_round.push(thread.id)
       continue
     }
-    const rootClass = authorClass(root.author, root.author_type, people)
+    const rootClass = authorClass(root.author, root.author_type, people, root)
     if (rootClass === 'other_bot') continue
     if (thread.is_outdated && rootClass === 'review_bot') {
       audit.skipped_outdated.push(thread.id)
@@ -119,12 +138,12 @@ export function auditThreads(
     }
     audit.unresolved++
     const view = viewOf(thread, rootClass, people)
-    const lastIsReviewer =
-      authorClass(view.last_comment_author, thread.comments.at(-1)!.author_type, people) !== 'author'
+    const last = thread.comments.at(-1)!
+    const lastIsReviewer = authorClass(last.author, last.author_type, people, last) !== 'author'
     // a reviewer comment edited after the author's last word is new content, as a follow-up would be
     const answeredComment = thread.comments.find((c) => c.database_id === view.in_reply_to)
     const lastAuthorAt = thread.comments
-      .filter((c) => authorClass(c.author, c.author_type, people) === 'author')
+      .filter((c) => authorClass(c.author, c.author_type, people, c) === 'author')
       .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
     const editedSince = Boolean(answeredComment?.last_edited_at && answeredComment.last_edited_at > lastAuthorAt)
     if ((lastIsReviewer || editedSince) && !replied[view.key]) audit.actionable.push(view)
@@ -136,7 +155,7 @@ export function auditThreads(
 function viewOf(thread: SnapshotThread, rootClass: AuthorClass, people: People): ThreadView {
   const last = thread.comments.at(-1)!
   const answered =
-    [...thread.comments].reverse().find((c) => authorClass(c.author, c.author_type, people) !== 'author') ?? last
+    [...thread.comments].reverse().find((c) => authorClass(c.author, c.author_type, people, c) !== 'author') ?? last
   return {
     id: thread.id,
     path: thread.path,
@@ -150,7 +169,7 @@ function viewOf(thread: SnapshotThread, rootClass: AuthorClass, people: People):
     last_comment_at: last.created_at,
     comments: thread.comments,
     ...injectionOf(
-      thread.comments.filter((c) => authorClass(c.author, c.author_type, people) !== 'author').map((c) => c.body),
+      thread.comments.filter((c) => authorClass(c.author, c.author_type, people, c) !== 'author').map((c) => c.body),
     ),
   }
 }
@@ -163,10 +182,10 @@ export function actionableComments(
   flagged: Flagged = {},
 ) {
   const lastByAuthor = snapshot.comments
-    .filter((c) => authorClass(c.author, c.author_type, people) === 'author')
+    .filter((c) => authorClass(c.author, c.author_type, people, c) === 'author')
     .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
   return snapshot.comments
-    .filter((c) => authorClass(c.author, c.author_type, people) === 'human')
+    .filter((c) => authorClass(c.author, c.author_type, people, c) === 'human')
     .filter((c) => {
       const written = c.last_edited_at ?? c.created_at // an edit after the author's word is new content
       return !(written && lastByAuthor > written)
@@ -183,7 +202,7 @@ export function actionableReviews(
   flagged: Flagged = {},
 ) {
   return snapshot.reviews
-    .filter((r) => authorClass(r.author, r.author_type, people) === 'human')
+    .filter((r) => authorClass(r.author, r.author_type, people, r) === 'human')
     .filter((r) => (r.state === 'CHANGES_REQUESTED' || r.state === 'COMMENTED') && r.body.trim() !== '')
     .filter((r) => !replied[reviewKey(r.id, versionOf(r))] && !flagged[flagKey('review', r.id)])
     .map((r) => ({ ...r, key: reviewKey(r.id, versionOf(r)), ...injectionOf([r.body]) }))

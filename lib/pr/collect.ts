@@ -1,11 +1,14 @@
 // The PR phase's read side: one snapshot of the PR (metadata, the CI rollup, review threads with every comment page,
 // conversation comments, reviews) through gh's GraphQL API, paginated. The head is read before and after; if it moved
-// the whole collection runs once more, and a head that moves again is `head_moved`.
-import { fail } from '../ground/errors.ts'
+// the whole collection runs once more, and a head that moves again is `head_moved`. With `lookUpRuns`, the Actions runs
+// `github-actions[bot]` comments link to are read too (REST, one call per run, once per tick), for `pr_action_reviews`.
+import { fail, isPairLoopError } from '../ground/errors.ts'
+import { ghJson, runGh } from '../ground/gh.ts'
 import { settings } from '../ground/settings.ts'
 import { type GraphqlVars, graphql } from './github.ts'
 import { PR_COMMENTS, PR_HEAD, PR_META, PR_REVIEWS, PR_THREADS, THREAD_COMMENTS } from './queries.ts'
-import type { Snapshot, SnapshotComment } from '../run/pr-schema.ts'
+import type { ActionRun, Snapshot, SnapshotComment } from '../run/pr-schema.ts'
+import { ACTIONS_LOGIN, repoUrlOf, runIdsIn } from './action-reviews.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: GraphQL answers are read field by field below
 type Node = any
@@ -20,13 +23,17 @@ export interface CollectOptions {
   number: number
   /** Page size of every connection (GitHub allows 100); small in tests so pagination is exercised. */
   pageSize?: number
+  /** Look up the Actions runs `github-actions[bot]` comments link to (a `pr_action_reviews` entry names a workflow). */
+  lookUpRuns?: boolean
 }
 
 export async function collectSnapshot(options: CollectOptions): Promise<Snapshot> {
+  const runs = new Map<number, ActionRun | null>() // a second collection (the head moved) asks no run twice
   for (let attempt = 1; attempt <= 2; attempt++) {
     const snapshot = await collectOnce(options)
     const after = await readHead(options)
-    if (after === snapshot.pr.head) return snapshot // else a push landed while it was read: read it all again
+    if (after !== snapshot.pr.head) continue // a push landed while it was read: read it all again
+    return options.lookUpRuns ? { ...snapshot, action_runs: await linkedRuns(options, snapshot, runs) } : snapshot
   }
   fail('head_moved', `the head of PR #${options.number} moved twice while it was being read; run pr-check again`, {
     pr: options.number,
@@ -130,6 +137,49 @@ async function collectOnce(options: CollectOptions): Promise<Snapshot> {
       last_edited_at: r.lastEditedAt ?? null,
       url: r.url ?? null,
     })),
+  }
+}
+
+/** Runs looked up for one tick at most: the latest comments' links (a PR may carry many workflow comments). */
+const MAX_RUN_LOOKUPS = 20
+
+/** This repository's Actions runs that `github-actions[bot]` comments link to; a link to no run of it is left out. */
+async function linkedRuns(
+  options: CollectOptions,
+  snapshot: Snapshot,
+  cache: Map<number, ActionRun | null>,
+): Promise<ActionRun[]> {
+  const repoUrl = repoUrlOf(snapshot.pr.url)
+  const posted = [...snapshot.comments, ...snapshot.reviews, ...snapshot.threads.flatMap((t) => t.comments)]
+    .filter((item) => item.author_type === 'Bot' && item.author.toLowerCase() === ACTIONS_LOGIN)
+    .sort((a, b) => latestOf(a).localeCompare(latestOf(b)))
+  const ids = [...new Set(posted.flatMap((item) => runIdsIn(item.body, repoUrl)))].slice(-MAX_RUN_LOOKUPS)
+  for (const id of ids) if (!cache.has(id)) cache.set(id, await readRun(options, id))
+  return ids.map((id) => cache.get(id)).filter((run): run is ActionRun => Boolean(run))
+}
+
+const latestOf = (item: { created_at?: string | null; submitted_at?: string | null; last_edited_at?: string | null }) =>
+  item.last_edited_at ?? item.created_at ?? item.submitted_at ?? ''
+
+/** One run as GitHub's REST API reports it; null when this repository has no such run (a 404). */
+async function readRun(options: CollectOptions, id: number): Promise<ActionRun | null> {
+  let out: string
+  try {
+    out = await runGh(['api', `repos/{owner}/{repo}/actions/runs/${id}`], { cwd: options.cwd, idempotent: true })
+  } catch (error) {
+    if (isPairLoopError(error) && /\bHTTP 404\b/.test(String(error.details?.stderr ?? ''))) return null
+    throw error
+  }
+  const run = ghJson(out, `api actions/runs/${id}`) as Node
+  const text = (value: unknown) => (typeof value === 'string' ? value : null)
+  return {
+    id,
+    name: text(run?.name),
+    path: text(run?.path),
+    event: text(run?.event),
+    status: text(run?.status),
+    run_started_at: text(run?.run_started_at),
+    updated_at: text(run?.updated_at),
   }
 }
 

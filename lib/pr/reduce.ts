@@ -1,6 +1,7 @@
 // The PR phase's decision layer: a snapshot, what the run kept of the PR, and the time in; the next PR state and the
 // tick's result out. Pure: no clock (the caller passes `now`), no network, no disk.
-import { auditThreads, actionableComments, actionableReviews, type People } from './classify.ts'
+import type { ActionReview } from '../run/config.ts'
+import { auditThreads, actionableComments, actionableReviews, type People, peopleOf } from './classify.ts'
 import type { PrObserved, PrWatch, Snapshot } from '../run/pr-schema.ts'
 import { ciOf, type Reason, threadReasons, verdictReasons } from './reasons.ts'
 import { answerCommand, type BotVerdict, readBotVerdict } from './verdict.ts'
@@ -12,6 +13,8 @@ const WAIT_BASE_S = 60
 const WAIT_MAX_S = 900
 
 export interface ReduceContext extends Pick<People, 'bots'> {
+  /** `pair_loop.pr_action_reviews`: which `github-actions[bot]` comments are a review (none by default). */
+  action_reviews?: readonly ActionReview[]
   now: string
   /** The head's tree (GitHub's) against the approved tree; null: not compared (a replayed snapshot, nothing approved). */
   shipped?: { matches: boolean; paths: string[]; head_tree: string; approved_tree: string } | null
@@ -46,7 +49,7 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
   const { now } = context
   const before = previous ?? emptyWatch(snapshot.pr.number)
   const seen = before.observed
-  const people: People = { author: snapshot.pr.author, bots: context.bots }
+  const people = peopleOf(snapshot, context.bots, context.action_reviews)
   const pr = snapshot.pr
   const headSeenAt = seen?.head === pr.head ? seen.head_seen_at : now
   const ci = ciOf(snapshot.checks, headSeenAt, now)

@@ -3,7 +3,9 @@
 import { fail } from '../ground/errors.ts'
 import type { RunState } from '../run/state.ts'
 import { findingKey, parseFindings } from '../run/grammar.ts'
-import { authorClass, conversationKey, type People, reviewKey, threadKey, versionOf } from './classify.ts'
+import type { ActionReview } from '../run/config.ts'
+import type { Posted } from './action-reviews.ts'
+import { authorClass, conversationKey, peopleOf, reviewKey, threadKey, versionOf } from './classify.ts'
 import type { PrReplyRecord, SnapshotThread } from '../run/pr-schema.ts'
 import { lastSnapshot } from './tick.ts'
 import { type BotVerdict, readBotVerdict } from './verdict.ts'
@@ -26,6 +28,7 @@ export function findTarget(
   pr: number,
   bots: readonly string[],
   wanted: { thread?: string; comment?: number; review?: number; findings?: number[] },
+  actionReviews: readonly ActionReview[] = [],
 ): AnswerTarget {
   const snapshot = lastSnapshot(run)
   if (snapshot.pr.number !== pr)
@@ -37,8 +40,9 @@ export function findTarget(
         next: 'pr-check',
       },
     )
-  const people: People = { author: snapshot.pr.author, bots }
-  const isBot = (login: string, type?: string) => authorClass(login, type, people) === 'review_bot'
+  const people = peopleOf(snapshot, bots, actionReviews)
+  const isBot = (item: { author: string; author_type?: string } & Posted) =>
+    authorClass(item.author, item.author_type, people, item) === 'review_bot'
   const head = snapshot.pr.head
   const notFound = (what: string, flag: string): never =>
     fail('usage', `${what} is not in the last pr-check snapshot; run \`pair-loop pr-check\` and take ids from it`, {
@@ -57,18 +61,16 @@ export function findTarget(
       snapshot.threads.find((t) => t.id === wanted.thread) ?? notFound(`thread ${wanted.thread}`, '--thread')
     const answered = [...thread.comments]
       .reverse()
-      .find((c) => authorClass(c.author, c.author_type, people) !== 'author')
+      .find((c) => authorClass(c.author, c.author_type, people, c) !== 'author')
     if (!answered || !thread.comments[0])
       fail('usage', `thread ${thread.id} has no reviewer comment to answer`, { flag: '--thread', thread: thread.id })
     return {
       kind: 'thread',
       key: threadKey(thread.id, answered.database_id, versionOf(answered)),
       endpoint: `repos/{owner}/{repo}/pulls/${pr}/comments/${thread.comments[0].database_id}/replies`,
-      to_bot: isBot(answered.author, answered.author_type),
+      to_bot: isBot(answered),
       head,
-      finding_keys: isBot(thread.comments[0].author, thread.comments[0].author_type)
-        ? threadFindingKeys(thread, answered.body, verdict)
-        : [],
+      finding_keys: isBot(thread.comments[0]) ? threadFindingKeys(thread, answered.body, verdict) : [],
     }
   }
   if (wanted.comment !== undefined) {
@@ -78,7 +80,7 @@ export function findTarget(
       kind: 'conversation',
       key: conversationKey(comment.id, versionOf(comment)),
       endpoint: `repos/{owner}/{repo}/issues/${pr}/comments`,
-      to_bot: isBot(comment.author, comment.author_type),
+      to_bot: isBot(comment),
       head,
       finding_keys: summaryFindingKeys(verdict, { kind: 'comment', id: comment.id }, wanted.findings),
     }
@@ -88,7 +90,7 @@ export function findTarget(
     kind: 'review',
     key: reviewKey(review.id, versionOf(review)),
     endpoint: `repos/{owner}/{repo}/issues/${pr}/comments`,
-    to_bot: isBot(review.author, review.author_type),
+    to_bot: isBot(review),
     head,
     finding_keys: summaryFindingKeys(verdict, { kind: 'review', id: review.id }, wanted.findings),
   }

@@ -66,7 +66,13 @@ async function tickOnce(run: RunState, options: TickOptions) {
   const number = expectPr(run, 'pr-check')
   const snapshot = options.snapshotIn
     ? readSnapshot(resolve(options.cwd ?? context().cwd, options.snapshotIn))
-    : await collectSnapshot({ cwd: run.repo, number, pageSize: options.pageSize })
+    : await collectSnapshot({
+        cwd: run.repo,
+        number,
+        pageSize: options.pageSize,
+        // the runs github-actions[bot] comments link to are looked up only when an entry names a workflow
+        lookUpRuns: options.config.pair_loop.pr_action_reviews.some((entry) => entry.workflow !== undefined),
+      })
   if (options.snapshotOut)
     writeFileAtomic(
       resolve(options.cwd ?? context().cwd, options.snapshotOut),
@@ -92,6 +98,7 @@ async function tickOnce(run: RunState, options: TickOptions) {
     const { watch, result } = reducePr(snapshot, watchOf(state), {
       now: options.now ?? nowIso(), // the tick is at --now
       bots: options.config.pair_loop.pr_bots,
+      action_reviews: options.config.pair_loop.pr_action_reviews,
       shipped,
     })
     const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })

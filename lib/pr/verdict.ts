@@ -3,6 +3,7 @@
 import { hexDigest } from '../ground/digest.ts'
 import { findingKey, parseFindings } from '../run/grammar.ts'
 import { type BotFormat, readSummary } from './bot-formats.ts'
+import type { Posted } from './action-reviews.ts'
 import { authorClass, type People } from './classify.ts'
 import type { Snapshot } from '../run/pr-schema.ts'
 
@@ -41,13 +42,14 @@ export interface BotVerdict {
 
 /** The bot's latest summary in a known format, by when it was written; none → `absent`. */
 export function readBotVerdict(snapshot: Snapshot, people: People): BotVerdict {
-  const isBot = (login: string, type?: string) => authorClass(login, type, people) === 'review_bot'
+  const isBot = (item: { author: string; author_type?: string } & Posted) =>
+    authorClass(item.author, item.author_type, people, item) === 'review_bot'
   const summaries = [
     ...snapshot.comments
-      .filter((c) => isBot(c.author, c.author_type))
+      .filter((c) => isBot(c))
       .map((c) => ({ ...c, kind: 'comment' as const, at: c.last_edited_at ?? c.created_at, review_state: null })),
     ...snapshot.reviews
-      .filter((r) => isBot(r.author, r.author_type) && (r.body.trim() !== '' || r.state === 'APPROVED'))
+      .filter((r) => isBot(r) && (r.body.trim() !== '' || r.state === 'APPROVED'))
       .map((r) => ({ ...r, kind: 'review' as const, at: r.last_edited_at ?? r.submitted_at, review_state: r.state })),
   ]
   // the latest by time; among equal times (or none), the later in the snapshot

@@ -6,7 +6,7 @@ import { context } from '../ground/context.ts'
 import { closest, didYouMean } from '../ground/suggest.ts'
 
 type Issue = v.BaseIssue<unknown>
-type Schema = v.GenericSchema & { entries?: Record<string, Schema>; wrapped?: Schema; value?: Schema }
+type Schema = v.GenericSchema & { entries?: Record<string, Schema>; wrapped?: Schema; value?: Schema; item?: Schema }
 
 /** One problem of a config file: the key at fault (dotted, '' for the whole file) and the sentence for a person. */
 export interface ConfigProblem {
@@ -29,6 +29,9 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.reviewer_model': 'a model name, or null',
   'pair_loop.claude_bin': 'a program name or path',
   'pair_loop.codex_bin': 'a program name or path',
+  'pair_loop.pr_action_reviews': 'a list of entries such as {"workflow": ".github/workflows/claude-review.yml"}',
+  'pair_loop.pr_action_reviews.*': 'an entry naming a "workflow", a "marker" or both',
+  'pair_loop.pr_action_reviews.*.*': 'a string, not empty',
   'budget.per_run_usd': 'a number of dollars, 0 or more, or null for no limit',
   'budget.warn_ratio': 'a number from 0 to 1',
   'pricing.*': 'an object of USD per million tokens, such as {"input": 3, "output": 15}',
@@ -103,6 +106,10 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
       return Array.isArray(value) && value.length === 0
         ? "read no bot's review on the PR (so a bot's requested changes no longer block)"
         : `read only ${json} as review bots on the PR`
+    case 'pair_loop.pr_action_reviews':
+      return Array.isArray(value) && value.length === 0
+        ? 'read no github-actions[bot] comment as a review on the PR'
+        : `read github-actions[bot] comments identified by ${json} as a review bot's on the PR`
     case 'pricing':
       return `price ${Object.keys(value as object).join(', ') || 'no model'} at its own rates`
     case 'budget.per_run_usd':
@@ -179,7 +186,7 @@ function unknownKey(schema: Schema, keys: string[], shown: string): ConfigProble
 
 /** What the key must hold: from the table, else from the issue's kind. */
 function mustBe(keys: string[], issue: Issue): string {
-  const pattern = keys.map((key, i) => (keys[0] === 'pricing' && i > 0 ? '*' : key)).join('.')
+  const pattern = keys.map((key, i) => ((keys[0] === 'pricing' && i > 0) || /^\d+$/.test(key) ? '*' : key)).join('.')
   if (MUST_BE[pattern]) return MUST_BE[pattern]
   const expected = issue.expected ?? ''
   switch (issue.type) {
@@ -216,7 +223,7 @@ function entriesAt(schema: Schema, keys: string[]): Record<string, Schema> | und
   let current: Schema | undefined = schema
   for (const key of keys) {
     const inner: Schema | undefined = unwrap(current)
-    current = inner?.entries ? inner.entries[key] : inner?.value
+    current = inner?.entries ? inner.entries[key] : (inner?.item ?? inner?.value)
   }
   return entriesOf(current)
 }

@@ -37,6 +37,19 @@ export const ModelPrice = v.strictObject({
   cached_input: v.optional(Price),
 })
 
+/**
+ * What makes a `github-actions[bot]` comment a review (every workflow posts as that one account): the workflow file it
+ * links its Actions run to (`.github/workflows/x.yml`), a marker its body carries, or both (then both must hold).
+ */
+export const ActionReview = v.pipe(
+  v.strictObject({
+    workflow: v.optional(v.pipe(v.string(), v.minLength(1))),
+    marker: v.optional(v.pipe(v.string(), v.minLength(1))),
+  }),
+  v.check((entry) => entry.workflow !== undefined || entry.marker !== undefined, 'names a workflow, a marker or both'),
+)
+export type ActionReview = v.InferOutput<typeof ActionReview>
+
 const PairLoopSection = v.strictObject({
   coder: v.optional(v.picklist(AGENTS)),
   reviewer: v.optional(v.picklist(AGENTS)),
@@ -49,6 +62,7 @@ const PairLoopSection = v.strictObject({
   claude_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
   codex_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
   pr_bots: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
+  pr_action_reviews: v.optional(v.array(ActionReview)),
   pr_final_round: v.optional(v.boolean()),
 })
 
@@ -66,9 +80,11 @@ export const ConfigFile = v.strictObject({
 export type ConfigFile = v.InferOutput<typeof ConfigFile>
 export type ModelPrice = v.InferOutput<typeof ModelPrice>
 
-/** Review bots whose comments the PR phase reads as a reviewer's (GraphQL logins without `[bot]` match too). */
+/**
+ * Review bots whose comments the PR phase reads as a reviewer's (GraphQL logins without `[bot]` match too). Not
+ * `github-actions[bot]`: every workflow posts as it, so only `pr_action_reviews` makes one of its comments a review.
+ */
 export const DEFAULT_PR_BOTS = [
-  'github-actions[bot]',
   'coderabbitai[bot]',
   'copilot-pull-request-reviewer[bot]',
   'gemini-code-assist[bot]',
@@ -95,6 +111,8 @@ export const Config = v.object({
     codex_bin: v.string(),
     /** Review-bot logins of the PR phase (a run frozen before the key existed gets the default). */
     pr_bots: v.optional(v.array(v.string()), () => [...DEFAULT_PR_BOTS]),
+    /** Which `github-actions[bot]` comments are reviews (none by default; a run frozen before the key: none). */
+    pr_action_reviews: v.optional(v.array(ActionReview), () => []),
     /** `review --pr`: one more review of the pushed PR diff, posted as one PR review. */
     pr_final_round: v.optional(v.boolean(), false),
   }),
@@ -118,6 +136,7 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     claude_bin: 'claude',
     codex_bin: 'codex',
     pr_bots: [...DEFAULT_PR_BOTS],
+    pr_action_reviews: [],
     pr_final_round: false,
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
@@ -272,9 +291,9 @@ function configInvalid(file: string, problems: ConfigProblem[]): never {
 /**
  * The keys of a repository file that only the person's trust may set: what runs a program (`reviewer_cmd`,
  * `claude_bin`, `codex_bin`), moves money (`pricing`, a per-run budget above the person's own), decides what counts
- * (`coder`: whose transcripts are the coder's spend; `pr_bots`: whose PR reviews block), chooses the reviewer's model
- * or shows the reviewer less of the change (a `max_diff_bytes` below the person's own, or the default). A file git
- * does not track at the base (`tracked: false`) is the coder's to write: every key it sets.
+ * (`coder`: whose transcripts are the coder's spend; `pr_bots`, `pr_action_reviews`: whose PR reviews block),
+ * chooses the reviewer's model or shows the reviewer less of the change (a `max_diff_bytes` below the person's own,
+ * or the default). A file git does not track at the base (`tracked: false`) is the coder's to write: every key it sets.
  */
 export function keysNeedingTrust(
   repoFile: ConfigFile,
@@ -283,7 +302,16 @@ export function keysNeedingTrust(
 ): string[] {
   if (!tracked) return keysSet(repoFile)
   const keys: string[] = []
-  for (const key of ['coder', 'reviewer_cmd', 'reviewer_model', 'claude_bin', 'codex_bin', 'pr_bots'] as const) {
+  const keysOfTrust = [
+    'coder',
+    'reviewer_cmd',
+    'reviewer_model',
+    'claude_bin',
+    'codex_bin',
+    'pr_bots',
+    'pr_action_reviews',
+  ] as const
+  for (const key of keysOfTrust) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)
   }
   if (repoFile.pricing !== undefined) keys.push('pricing')

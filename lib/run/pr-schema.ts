@@ -35,6 +35,20 @@ export const SnapshotThread = v.object({
   comments: v.array(SnapshotComment),
 })
 
+/**
+ * An Actions run a `github-actions[bot]` comment links to (`/actions/runs/ID`), as GitHub's REST API reports it: which
+ * workflow file ran (`path`) and when, so `pr_action_reviews` can tell which workflow's comment it may be.
+ */
+export const ActionRun = v.object({
+  id: Count,
+  name: v.optional(When, null),
+  path: v.optional(When, null),
+  event: v.optional(When, null),
+  status: v.optional(When, null),
+  run_started_at: v.optional(When, null),
+  updated_at: v.optional(When, null),
+})
+
 export const Snapshot = v.object({
   version: v.literal(1),
   pr: v.object({
@@ -74,9 +88,12 @@ export const Snapshot = v.object({
       url: v.optional(When, null),
     }),
   ),
+  /** The Actions runs `github-actions[bot]` comments link to (read when a `pr_action_reviews` entry names a workflow). */
+  action_runs: v.optional(v.array(ActionRun)),
 })
 
 export type Snapshot = v.InferOutput<typeof Snapshot>
+export type ActionRun = v.InferOutput<typeof ActionRun>
 export type SnapshotThread = v.InferOutput<typeof SnapshotThread>
 export type SnapshotComment = v.InferOutput<typeof SnapshotComment>
 
