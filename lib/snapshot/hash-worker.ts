@@ -4,7 +4,7 @@ import { parentPort } from 'node:worker_threads'
 import type { LookAnswer, LookBatch } from './hashing.ts'
 import { look } from './look.ts'
 
-parentPort?.on('message', ({ store, startNs, paths }: LookBatch) => {
+parentPort?.on('message', ({ store, startNs, from, paths }: LookBatch) => {
   const answers: LookAnswer[] = paths.map(({ path, full, base }) => {
     try {
       return look(path, full, base, store, startNs)
@@ -26,5 +26,5 @@ parentPort?.on('message', ({ store, startNs, paths }: LookBatch) => {
       Object.assign(answer, { entryAt: at, entryLength: length })
       at += length
     }
-  parentPort?.postMessage({ answers, entries: packed }, [packed])
+  parentPort?.postMessage({ from, answers, entries: packed }, [packed])
 })

@@ -1,5 +1,6 @@
-// The paths a snapshot must look at, looked at (look.ts): on this thread when they are few, or spread over hashing
-// threads (hash-worker.ts) when there are many, as on a first snapshot, where reading and hashing are most of the time.
+// The paths a snapshot must look at, looked at (look.ts): on this thread when they are few, or spread over this thread
+// and hashing threads (hash-worker.ts, one fewer than the cores) when there are many, as on a first snapshot, where
+// reading and hashing are most of the time.
 // A thread that cannot start or dies leaves its paths to this thread: what is found is the same either way.
 import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -18,6 +19,8 @@ export interface PendingPath {
 export interface LookBatch {
   store: ObjectStore
   startNs: bigint
+  /** Where the batch starts among all the paths (said back with the answers). */
+  from: number
   paths: PendingPath[]
 }
 
@@ -29,56 +32,118 @@ type PackedAnswer = LookAnswer & { entryAt?: number; entryLength?: number }
 /** Below this many paths, threads cost more to start than they save. */
 const THREADS_FROM = 2_000
 /** A thread is sent this many paths at a time, so the threads end at about the same time. */
-const BATCH = 500
+const BATCH = 250
+/** Batches a thread holds at once: the next is there when it ends one, even while this thread hashes its own. */
+const AHEAD = 2
 
-/** What each path is now, in order. */
-export async function lookAll(paths: PendingPath[], store: ObjectStore, startNs: bigint): Promise<Look[]> {
+/** Hashing threads, started before the paths are known (their start overlaps git's listing): unref'd until used. */
+export interface Threads {
+  workers: Promise<Worker | null>[]
+}
+
+type Worker = import('node:worker_threads').Worker
+
+/** Threads to hash on beside this one (null: one core, or no thread script): stop them with stopThreads whatever happens. */
+export function startThreads(): Threads | null {
+  const script = workerScript()
+  const count = Math.min(availableParallelism(), 4) - 1 // this thread hashes too: one thread fewer to start
+  if (!script || count < 1) return null
+  return { workers: Array.from({ length: count }, () => startWorker(script)) }
+}
+
+async function startWorker(script: string): Promise<Worker | null> {
+  const { Worker } = await import('node:worker_threads')
+  try {
+    const worker = new Worker(script)
+    worker.unref() // an unused thread never keeps the process alive; runThread holds it while it works
+    worker.on('error', () => {}) // a thread that dies leaves its paths to this thread (lookAll)
+    return worker
+  } catch {
+    return null
+  }
+}
+
+export function stopThreads(threads: Threads | null): void {
+  for (const worker of threads?.workers ?? []) void worker.then((w) => w?.terminate()).catch(() => {})
+}
+
+/** What each path is now, in order; `threads` (started early, or null: started here if worth it) are stopped after. */
+export async function lookAll(
+  paths: PendingPath[],
+  store: ObjectStore,
+  startNs: bigint,
+  threads: Threads | null = null,
+): Promise<Look[]> {
   const here = (p: PendingPath) => look(p.path, p.full, p.base, store, startNs)
-  const script = paths.length < THREADS_FROM ? null : workerScript()
-  const count = Math.min(availableParallelism(), 4)
-  if (!script || count < 2) return paths.map(here)
+  if (paths.length < THREADS_FROM) {
+    stopThreads(threads)
+    return paths.map(here)
+  }
+  const pool = threads ?? startThreads()
+  if (!pool) return paths.map(here)
   const found: (Look | undefined)[] = new Array(paths.length)
   const batches: number[] = []
   for (let from = 0; from < paths.length; from += BATCH) batches.push(from)
-  await Promise.all(Array.from({ length: count }, () => runThread(script, { store, startNs, paths }, batches, found)))
+  try {
+    const helpers = pool.workers.map((worker) => runThread(worker, { store, startNs, paths }, batches, found))
+    await lookHere(paths, batches, found, here)
+    await Promise.all(helpers)
+  } finally {
+    stopThreads(pool)
+  }
   // what no thread answered (a thread that could not start, died, or met an error) is looked at here
   return found.map((look, i) => look ?? here(paths[i]!))
 }
 
+/** This thread taking batches too, letting the threads' answers in (and their next batches out) between two. */
+async function lookHere(
+  paths: PendingPath[],
+  batches: number[],
+  found: (Look | undefined)[],
+  here: (p: PendingPath) => Look,
+): Promise<void> {
+  for (;;) {
+    await new Promise<void>((resolve) => setImmediate(resolve))
+    const from = batches.shift()
+    if (from === undefined) return
+    for (let i = from; i < Math.min(from + BATCH, paths.length); i++) found[i] = here(paths[i]!)
+  }
+}
+
 /** One thread taking batches (their first index) until none are left. */
 async function runThread(
-  script: string,
-  job: LookBatch,
+  started: Promise<Worker | null>,
+  job: Omit<LookBatch, 'from' | 'paths'> & { paths: PendingPath[] },
   batches: number[],
   found: (Look | undefined)[],
 ): Promise<void> {
-  const { Worker } = await import('node:worker_threads')
-  let worker: InstanceType<typeof Worker>
-  try {
-    worker = new Worker(script)
-  } catch {
-    return
-  }
+  const worker = await started
+  if (!worker) return
+  worker.ref()
   await new Promise<void>((resolve) => {
-    let from = -1
+    let held = 0
     const next = () => {
-      const batch = batches.shift()
-      if (batch === undefined) return void worker.terminate().then(() => resolve(), resolve)
-      from = batch
-      worker.postMessage({ ...job, paths: job.paths.slice(from, from + BATCH) } satisfies LookBatch)
+      const from = batches.shift()
+      if (from === undefined) return held === 0 && resolve()
+      held++
+      worker.postMessage({ ...job, from, paths: job.paths.slice(from, from + BATCH) } satisfies LookBatch)
     }
-    worker.on('message', ({ answers, entries }: { answers: PackedAnswer[]; entries: ArrayBuffer }) => {
+    type Answered = { from: number; answers: PackedAnswer[]; entries: ArrayBuffer }
+    worker.on('message', ({ from, answers, entries }: Answered) => {
+      held--
       answers.forEach((answer, k) => {
         if (answer.type === 'blob' && answer.entryAt !== undefined)
-          answer.entry = Buffer.from(entries, answer.entryAt, answer.entryLength) // a view: no copy
+          answer.entry = new Uint8Array(entries, answer.entryAt, answer.entryLength) // a view: no copy
         if (answer.type !== 'failed') found[from + k] = answer
       })
       next()
     })
     worker.on('error', () => resolve())
     worker.on('exit', () => resolve())
-    next()
+    for (let i = 0; i < AHEAD; i++) next()
   })
+  worker.removeAllListeners('message')
+  worker.unref()
 }
 
 /** The hashing thread's script beside this module: the built one (dist/), or the sources where the runtime runs them. */

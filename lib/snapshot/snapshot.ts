@@ -9,6 +9,7 @@ import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
 import { gitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
+import { startThreads, stopThreads, type Threads } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { listCommittable } from './listing.ts'
 import { keepManifest, type Leaf, type Manifest, manifestTree, readManifest, treeManifest } from './manifest.ts'
@@ -94,7 +95,22 @@ export async function commitTreeOf(git: RepoGit, commit: string, what: string): 
   return commitTree(object.content)
 }
 
+/** A snapshot against `baseTree`; hashing threads it starts early are stopped whatever happens. */
 async function snapshotAgainst(git: RepoGit, baseTree: string, options: SnapshotOptions): Promise<RepoSnapshot> {
+  const early: { threads: Threads | null } = { threads: null }
+  try {
+    return await snapshotWith(git, baseTree, options, early)
+  } finally {
+    stopThreads(early.threads)
+  }
+}
+
+async function snapshotWith(
+  git: RepoGit,
+  baseTree: string,
+  options: SnapshotOptions,
+  early: { threads: Threads | null },
+): Promise<RepoSnapshot> {
   const depth = options.depth ?? 0
   const store = objectStore(options.home, git.format)
   const indexFile = privateIndexPath(options.home, git)
@@ -103,6 +119,8 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const listing = listCommittable(git) // asked first: git walks for untracked files while the rest is read
   listing.catch(() => {}) // a failure is met where it is awaited, below, not as an unhandled rejection meanwhile
   const checksum = indexChecksum(indexFile, idBytes)
+  // no private index: every file will be read, so the threads start now, while git lists the paths
+  if (!checksum) early.threads = startThreads()
   // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
   const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
   const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
@@ -159,6 +177,7 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
   const { paths, gitlinks } = listed.cached()
   t.gitlinks = gitlinks
   t.pending = [] // the files to read are hashed together, on several threads when there are many bytes
+  t.threads = early.threads
   for (const path of paths) take(t, path)
   for (const path of listed.others()) take(t, path) // never in the index: never listed twice
   await takePending(t)

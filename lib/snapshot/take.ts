@@ -4,7 +4,7 @@
 import { fail } from '../ground/errors.ts'
 import { isOwnFile } from '../ground/git.ts'
 import type { BlobKind } from './files.ts'
-import { lookAll, type PendingPath } from './hashing.ts'
+import { lookAll, type PendingPath, type Threads } from './hashing.ts'
 import { type Look, look } from './look.ts'
 import type { Leaf, Manifest } from './manifest.ts'
 import type { IndexEntry } from './private-index.ts'
@@ -43,6 +43,8 @@ export interface Taking {
   rehashed: number
   /** Paths to look at, queued to be looked at together (takePending); null: each is looked at when taken. */
   pending: PendingPath[] | null
+  /** Hashing threads started early for the pending paths (null: started when they are looked at, if worth it). */
+  threads: Threads | null
 }
 
 export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' | 'gitlinks' | 'startNs'>): Taking {
@@ -60,6 +62,7 @@ export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' |
     repositories: [],
     rehashed: 0,
     pending: null,
+    threads: null,
   }
 }
 
@@ -86,7 +89,8 @@ export function take(t: Taking, path: string): void {
 export async function takePending(t: Taking): Promise<void> {
   const pending = t.pending ?? []
   t.pending = null
-  const looks = await lookAll(pending, t.store, t.startNs)
+  const looks = await lookAll(pending, t.store, t.startNs, t.threads)
+  t.threads = null
   for (const [i, { path, full }] of pending.entries()) enter(t, path, full, t.base.get(path) ?? null, looks[i]!)
 }
 
