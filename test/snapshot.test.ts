@@ -236,6 +236,36 @@ describe("a snapshot taken again reads only what git's stat check names, and see
   })
 })
 
+describe('a first snapshot again (its cache removed, the store kept)', () => {
+  it('shows the same diff: the base blobs already stored are read back from the store for their kinds', async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'b.bin': '\u0000\u0001\u0002 binary\n', 'c.txt': 'text\n' })
+    writeFiles(t.repo, { 'a.txt': 'ONE\n', 'b.bin': '\u0000\u0001\u0002 BINARY\n', 'c.txt': 'TEXT\n' })
+    const first = await t.diff()
+    expect(first.stat).toContain(' b.bin | modified, binary: NOT REVIEWED')
+    expect(first.diff).toContain('+ONE')
+    rmSync(join(t.home, 'cache', 'snapshot'), { recursive: true })
+    const again = await t.diff()
+    expect([again.stat, again.diff]).toEqual([first.stat, first.diff])
+  })
+})
+
+describe('the private index', () => {
+  it('is one git reads when names sort differently as JavaScript strings and as bytes', async () => {
+    // '😀' (U+1F600) comes before 'Ａ' (U+FF21) in UTF-16, after it in UTF-8: git wants the bytes' order
+    const t = scenario({ 'a.txt': 'one\n', 'Ａ.txt': 'wide\n', '😀.txt': 'smile\n', 'z.txt': 'zed\n' })
+    await later(t.snap)
+    const dir = join(t.home, 'cache', 'snapshot')
+    const index = join(dir, readdirSync(dir).find((name) => name.endsWith('.index'))!)
+    const listed = spawnSync('git', ['-c', 'core.quotePath=false', 'ls-files'], {
+      cwd: t.repo,
+      env: { ...process.env, GIT_INDEX_FILE: index },
+      encoding: 'utf8',
+    })
+    expect(listed.stderr).toBe('')
+    expect(listed.stdout).toBe('a.txt\nz.txt\nＡ.txt\n😀.txt\n')
+  })
+})
+
 describe('a first snapshot of many files', () => {
   it('is looked at on hashing threads by the built CLI, and is the tree git writes', async () => {
     const files: Record<string, string> = {}

@@ -8,6 +8,8 @@ let crypto: typeof import('node:crypto') | undefined
 /** The hex digest of `data` (`sha256`, or `sha1` for a SHA-1 git repository's object ids). */
 export function hexDigest(data: BinaryLike, algorithm: 'sha256' | 'sha1' = 'sha256'): string {
   crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
+  // crypto.hash (node 20.12+, Bun) makes no Hash object: for the snapshot's thousands of small files that is felt
+  if (typeof crypto.hash === 'function') return crypto.hash(algorithm, data, 'hex')
   return crypto.createHash(algorithm).update(data).digest('hex')
 }
 

@@ -7,7 +7,7 @@ import { type BlobKind, blobKind, WHOLE_FILE_LIMIT } from './files.ts'
 import { type Leaf, type Manifest, manifestTree } from './manifest.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 import type { Change } from './take.ts'
-import { hasObject, showable, storeGit, writeObject } from './store.ts'
+import { eachStoredBlob, hasObject, showable, storeGit, writeObject } from './store.ts'
 import { objectSizes, readVerified } from './verified.ts'
 
 /** One changed path as the reviewer sees it, from the top repository. */
@@ -43,11 +43,12 @@ export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promis
   }
   const write = (content: Buffer) => void writeObject(snap.store, 'tree', content)
   const [oldTree, newTree] = [manifestTree(before, snap.git.format, write), manifestTree(after, snap.git.format, write)]
-  const shownStat = shown.length
-    ? await gitStat(snap, oldTree, newTree)
-    : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 }
   const patch = new Capped(Math.max(maxBytes, 0))
-  if (shown.length && maxBytes > 0) await streamPatch(snap, oldTree, newTree, patch)
+  // the stat and the patch are two git calls on the same immutable trees: run at once
+  const [shownStat] = await Promise.all([
+    shown.length ? gitStat(snap, oldTree, newTree) : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 },
+    shown.length && maxBytes > 0 ? streamPatch(snap, oldTree, newTree, patch) : undefined,
+  ])
 
   const named = items
     .filter((item) => item.unreviewed)
@@ -157,26 +158,21 @@ async function baseKinds(snap: RepoSnapshot): Promise<Map<string, BlobKind | 'mi
     if (object) writeObject(snap.store, 'blob', object.content)
     else kinds.set(leaf.oid, sizes.has(leaf.oid) ? 'big' : 'missing')
   }
+  // the rest are in the store already (read on an earlier snapshot): their kinds from it, in one git call
+  const stored = new Map<string, string>() // id → the first path it is at
   for (const change of snap.changes) {
     const leaf = change.before
     if (!leaf || !/^100/.test(leaf.mode) || kinds.has(leaf.oid)) continue
-    kinds.set(
-      leaf.oid,
-      read.get(leaf.oid)
-        ? blobKind(read.get(leaf.oid)!.content, change.path)
-        : await storedKind(snap, leaf.oid, change.path),
-    )
+    const object = read.get(leaf.oid)
+    const known = snap.kinds.get(leaf.oid)
+    if (object) kinds.set(leaf.oid, blobKind(object.content, change.path))
+    else if (known) kinds.set(leaf.oid, known)
+    else if (!stored.has(leaf.oid)) stored.set(leaf.oid, change.path)
   }
+  await eachStoredBlob(snap.store, [...stored.keys()], (oid, content) =>
+    kinds.set(oid, blobKind(content, stored.get(oid)!)),
+  )
   return kinds
-}
-
-/** A stored blob's kind, read back from the store. */
-async function storedKind(snap: RepoSnapshot, oid: string, path: string): Promise<BlobKind> {
-  const known = snap.kinds.get(oid)
-  if (known) return known
-  const chunks: Buffer[] = []
-  await storeGit(snap.store, ['cat-file', 'blob', oid], (chunk) => chunks.push(chunk) > 0)
-  return blobKind(Buffer.concat(chunks), path)
 }
 
 const DIFF_FLAGS = ['-r', '-M', '--text', '--no-color', '--no-ext-diff', '--no-textconv']

@@ -1,9 +1,10 @@
 // One file read from the disk for the snapshot: lstat first, never a symlink followed, never anything but a regular
 // file opened (a FIFO would hang the read), read once, hashed from the bytes read. What the reviewer is shown of it
 // comes from those same bytes.
-import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync } from 'node:fs'
+import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
 import { extname } from 'node:path'
-import { objectHasher, type ObjectFormat } from './objects.ts'
+import { hexDigest } from '../ground/digest.ts'
+import { objectHasher, objectId, type ObjectFormat } from './objects.ts'
 
 /** Files up to this size are kept whole (to be shown); bigger ones are hashed a chunk at a time and named only. */
 export const WHOLE_FILE_LIMIT = 16 * 1024 * 1024
@@ -19,14 +20,12 @@ export interface ReadFile {
   content: Buffer | null
   /** The file was read as long as its stat said (it did not grow or shrink while read): the hash may be cached. */
   steady: boolean
+  /** The stat of the file opened, with nanoseconds: what the private index records of it. */
+  stats: BigIntStats
 }
 
 /** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
-export function readRegularFile(
-  path: string,
-  seen: Pick<BigIntStats, 'ino' | 'dev'>,
-  format: ObjectFormat,
-): ReadFile | null {
+export function readRegularFile(path: string, seen: Pick<Stats, 'ino' | 'dev'>, format: ObjectFormat): ReadFile | null {
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
@@ -35,12 +34,13 @@ export function readRegularFile(
   }
   try {
     const before = fstatSync(fd, { bigint: true })
-    if (!before.isFile() || before.ino !== seen.ino || before.dev !== seen.dev) return null
+    // lstat's numbers are the same 64-bit values rounded the same way: equal for the same file
+    if (!before.isFile() || Number(before.ino) !== seen.ino || Number(before.dev) !== seen.dev) return null
     const size = Number(before.size)
     const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
     // a write while it was read changes its ctime, so its stat no longer matches the one it is cached under (and one
     // changed in the last instants is never entered in the private index: snapshot.ts): no second fstat is needed
-    return { ...read, steady: read.complete }
+    return { ...read, steady: read.complete, stats: before }
   } finally {
     closeSync(fd)
   }
@@ -49,10 +49,16 @@ export function readRegularFile(
 /** One buffer for every file read whole (a fresh one per file costs more in garbage collection than the hash). */
 let scratch = Buffer.allocUnsafe(1 << 16)
 
-/** The whole file: the size fstat gave, then a look for more (a file that grew while read is hashed as read). */
+/**
+ * The whole file: the size fstat gave, then a look for more (a file that grew while read is hashed as read). It is
+ * read just after its object header in the buffer, so a file of the size fstat gave is hashed in one call.
+ */
 function readWhole(fd: number, size: number, format: ObjectFormat, path: string) {
-  if (scratch.length < size + 1) scratch = Buffer.allocUnsafe(Math.max(size + 1, scratch.length * 2))
-  const first = scratch.subarray(0, size + 1)
+  const header = `blob ${size}\0`
+  const at = header.length
+  if (scratch.length < at + size + 1) scratch = Buffer.allocUnsafe(Math.max(at + size + 1, scratch.length * 2))
+  scratch.write(header, 0, 'latin1')
+  const first = scratch.subarray(at, at + size + 1)
   let total = 0
   for (let got = 1; got > 0 && total < first.length; total += got)
     got = readSync(fd, first, total, first.length - total, null)
@@ -64,7 +70,7 @@ function readWhole(fd: number, size: number, format: ObjectFormat, path: string)
       chunks.push(more.subarray(0, got))
     }
   const content = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
-  const oid = objectHasher(format, 'blob', content.length).update(content).digest('hex')
+  const oid = total === size ? hexDigest(scratch.subarray(0, at + size), format) : objectId(format, 'blob', content)
   return { oid, kind: blobKind(content, path), content, complete: total === size }
 }
 

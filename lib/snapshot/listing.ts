@@ -35,16 +35,15 @@ function indexPaths(printed: Buffer) {
   const paths: string[] = []
   const gitlinks = new Map<string, string>()
   let last = ''
-  const records = nulRecords((record) => {
+  // `<mode> <id> <stage>\t<path>` records: decoded at once (a path is never split, NUL cannot be in one)
+  for (const record of printed.toString('utf8').split('\0')) {
     const tab = record.indexOf('\t')
-    if (tab < 0) return
+    if (tab < 0) continue
     const path = record.slice(tab + 1)
     if (path !== last) paths.push(path) // an unmerged path has up to three stages, listed one after another
     last = path
     if (record.startsWith('160000 ')) gitlinks.set(path, record.slice(7, record.indexOf(' ', 7)))
-  })
-  records.onData(printed)
-  records.end()
+  }
   return { paths, gitlinks }
 }
 

@@ -1,7 +1,7 @@
 // One path of the working tree looked at: lstat-ed first, then a regular file read once and hashed, a link's target
 // read as a link, a folder noted (a repository inside, or not), anything else named and never opened. What changed
 // from the base goes to the store. Only I/O on one path: it runs on the main thread or on a hashing thread alike.
-import { type BigIntStats, existsSync, lstatSync, readlinkSync } from 'node:fs'
+import { type BigIntStats, existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { type BlobKind, readRegularFile } from './files.ts'
 import { objectId } from './objects.ts'
@@ -21,9 +21,13 @@ export const RACY_NS = 2_000_000_000n
 
 /** `path` (from the repository's top; `full` its place on disk) against its base blob id, looked at now. */
 export function look(path: string, full: string, baseOid: string | null, store: ObjectStore, startNs: bigint): Look {
+  // numbers are enough to tell a regular file (its nanoseconds come from the fstat of the file opened)
+  const quick = lstatSync(full, { throwIfNoEntry: false })
+  if (!quick) return { type: 'gone' }
+  if (quick.isFile()) return lookFile(path, full, quick, baseOid, store, startNs)
   const stats = lstatOrNull(full)
   if (!stats) return { type: 'gone' }
-  if (stats.isFile()) return lookFile(path, full, stats, baseOid, store, startNs)
+  if (stats.isFile()) return { type: 'skipped', what: 'changed while it was read' }
   if (stats.isSymbolicLink()) {
     const target = readlinkSync(full, { encoding: 'buffer' })
     const oid = objectId(store.format, 'blob', target)
@@ -43,7 +47,7 @@ export function look(path: string, full: string, baseOid: string | null, store: 
 function lookFile(
   path: string,
   full: string,
-  stats: BigIntStats,
+  stats: Stats,
   baseOid: string | null,
   store: ObjectStore,
   startNs: bigint,
@@ -52,16 +56,16 @@ function lookFile(
   let read = readRegularFile(full, seen, store.format)
   // replaced between lstat and open (an editor's rename-over): look again, a few times
   for (let again = 0; !read && again < 3; again++) {
-    const now = lstatOrNull(full)
+    const now = lstatSync(full, { throwIfNoEntry: false })
     if (!now?.isFile()) return { type: 'skipped', what: 'changed while it was read' }
     seen = now
     read = readRegularFile(full, seen, store.format)
   }
   if (!read) return { type: 'skipped', what: 'changed while it was read' }
   if (read.oid !== baseOid && read.content) writeObject(store, 'blob', read.content) // the diff needs its bytes
-  const mode = seen.mode & 0o100n ? '100755' : '100644'
+  const mode = read.stats.mode & 0o100n ? '100755' : '100644'
   // a file that grew or shrank while read is hashed as read, but never entered: it is read again next time
-  const entry = read.steady ? entryOf(path, seen, read.oid, mode, store, startNs) : null
+  const entry = read.steady ? entryOf(path, read.stats, read.oid, mode, store, startNs) : null
   return { type: 'blob', mode, oid: read.oid, kind: read.kind, entry }
 }
 

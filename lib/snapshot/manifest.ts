@@ -82,14 +82,22 @@ export function manifestTree(manifest: Manifest, format: RepoGit['format'], writ
     folder(slash < 0 ? '' : dir.slice(0, slash)).push({ name: dir.slice(slash + 1), mode: '40000', oid: '' })
     return entries
   }
+  // paths come grouped by folder (in git's order): the last folder's entries are reused without a lookup
+  let lastDir = ''
+  let lastEntries = dirs.get('')!
   for (const [path, leaf] of manifest) {
     const slash = path.lastIndexOf('/')
-    folder(slash < 0 ? '' : path.slice(0, slash)).push({ name: path.slice(slash + 1), mode: leaf.mode, oid: leaf.oid })
+    const same = slash < 0 ? lastDir === '' : slash === lastDir.length && path.startsWith(lastDir)
+    if (!same) {
+      lastDir = slash < 0 ? '' : path.slice(0, slash)
+      lastEntries = folder(lastDir)
+    }
+    lastEntries.push({ name: path.slice(slash + 1), mode: leaf.mode, oid: leaf.oid })
   }
   // deepest folders first: a folder's id is known before its parent's entry needs it
-  const order = [...dirs.keys()].sort((a, b) => depth(b) - depth(a))
+  const order = [...dirs.keys()].map((dir) => ({ dir, depth: depth(dir) })).sort((a, b) => b.depth - a.depth)
   const ids = new Map<string, string>()
-  for (const dir of order) {
+  for (const { dir } of order) {
     const entries = dirs.get(dir)!
     for (const entry of entries)
       if (entry.mode === '40000' && entry.oid === '') entry.oid = ids.get(dir ? `${dir}/${entry.name}` : entry.name)!

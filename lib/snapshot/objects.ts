@@ -53,7 +53,10 @@ export function treeContent(entries: TreeEntry[]): Buffer {
   const out = Buffer.allocUnsafe(size)
   let at = 0
   for (const entry of sorted) {
-    at += out.write(`${entry.mode} ${entry.name}\0`, at, 'utf8')
+    at += out.write(entry.mode, at, 'latin1')
+    out[at++] = 0x20
+    at += out.write(entry.name, at, 'utf8')
+    out[at++] = 0
     at += out.write(entry.oid, at, 'hex')
   }
   return out
@@ -81,7 +84,8 @@ export function parseTree(content: Buffer, format: ObjectFormat): TreeEntry[] {
 
 /** git reads old modes (100664, 040000) as their normal form, and so does pair-loop. */
 function normalMode(mode: string): TreeMode {
-  if (mode === '40000' || mode === '040000') return '40000'
+  if (mode === '100644' || mode === '100755' || mode === '40000') return mode // nearly every entry
+  if (mode === '040000') return '40000'
   if (mode === '120000' || mode === '160000') return mode
   if (/^100\d{3}$/.test(mode)) return Number.parseInt(mode.slice(3), 8) & 0o100 ? '100755' : '100644'
   throw new Error(`a tree entry of mode ${mode}`)

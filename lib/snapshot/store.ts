@@ -8,6 +8,7 @@ import { deflateSync } from 'node:zlib'
 import { execStream, type StreamResult } from '../ground/exec.ts'
 import { fail } from '../ground/errors.ts'
 import type { BlobKind } from './files.ts'
+import { batchReader } from './verified.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
 
 export interface ObjectStore {
@@ -78,11 +79,13 @@ export async function storeGit(
   args: string[],
   onData: (chunk: Buffer) => boolean,
   timeoutMs = 120_000,
+  input?: string,
 ): Promise<StreamResult> {
   const result = await execStream('git', [...STORE_FLAGS, ...args], onData, {
     cwd: store.dir,
     env: storeEnv(store),
     timeoutMs,
+    input,
   })
   if (!result.ok && !result.stopped)
     fail(
@@ -93,4 +96,21 @@ export async function storeGit(
       },
     )
   return result
+}
+
+/** Blobs of the store, each handed to `onBlob` as `cat-file --batch` reads it (one git call; none is held after). */
+export async function eachStoredBlob(
+  store: ObjectStore,
+  oids: string[],
+  onBlob: (oid: string, content: Buffer) => void,
+): Promise<void> {
+  if (oids.length === 0) return
+  const reader = batchReader((header, content) => {
+    const match = /^([0-9a-f]+) blob (\d+)$/.exec(header)
+    if (!match) fail('git_error', `pair-loop's object store has no blob ${header.split(' ')[0]}`, { store: store.dir })
+    if (!content) return Number(match[2]) + 1 // the content and its newline
+    onBlob(match[1]!, content.subarray(0, content.length - 1))
+    return 0
+  })
+  await storeGit(store, ['cat-file', '--batch'], reader.push, 120_000, `${oids.join('\n')}\n`)
 }

@@ -95,7 +95,9 @@ export async function objectSizes(git: RepoGit, ids: string[]): Promise<Map<stri
  * `cat-file --batch` output read as it comes: `onRecord(header)` says how many bytes follow the header line (0: none),
  * then `onRecord(header, those bytes)`. Chunks are joined once per object, never once per chunk.
  */
-function batchReader(onRecord: (header: string, content?: Buffer) => number): { push: (chunk: Buffer) => boolean } {
+export function batchReader(onRecord: (header: string, content?: Buffer) => number): {
+  push: (chunk: Buffer) => boolean
+} {
   let chunks: Buffer[] = []
   let held = 0
   let header: string | null = null
