@@ -249,6 +249,112 @@ describe('a first snapshot again (its cache removed, the store kept)', () => {
   })
 })
 
+/** `content` written into the repository's objects as they are (git's own checks of a tree left out). */
+function rawObject(repo: string, type: string, content: Buffer): string {
+  const out = spawnSync('git', ['hash-object', '-w', '--literally', '-t', type, '--stdin'], {
+    cwd: repo,
+    input: content,
+  })
+  if (out.status !== 0) throw new Error(`git hash-object failed: ${out.stderr}`)
+  return out.stdout.toString().trim()
+}
+
+/** A tree object's bytes from `[mode, name, id]` entries, in the order given. */
+const treeBytes = (entries: [string, string, string][]) =>
+  Buffer.concat(entries.flatMap(([mode, name, id]) => [Buffer.from(`${mode} ${name}\0`), Buffer.from(id, 'hex')]))
+
+/** The repository's HEAD and index moved to a commit of `tree` (the files on disk left as they are). */
+function commitTree(repo: string, tree: string): string {
+  const commit = git(repo, ['commit-tree', tree, '-m', 'odd base']).trim()
+  git(repo, ['update-ref', 'HEAD', commit])
+  git(repo, ['read-tree', 'HEAD'])
+  return commit
+}
+
+describe('a base folder with nothing changed under it keeps its id only when git would write it the same', () => {
+  it('a folder holding an empty folder is written again without it, as git add -A does', async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
+    const empty = rawObject(t.repo, 'tree', Buffer.alloc(0))
+    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
+    const d = rawObject(
+      t.repo,
+      'tree',
+      treeBytes([
+        ['40000', 'e', empty],
+        ['100644', 'x.txt', x],
+      ]),
+    )
+    const a = git(t.repo, ['rev-parse', 'HEAD:a.txt']).trim()
+    const base = commitTree(
+      t.repo,
+      rawObject(
+        t.repo,
+        'tree',
+        treeBytes([
+          ['100644', 'a.txt', a],
+          ['40000', 'd', d],
+        ]),
+      ),
+    )
+    writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
+    expect((await takeSnapshot(t.repo, base, { home: t.home })).tree).toBe(gitTree(t.repo))
+  })
+
+  it('a folder with an old-style mode (100664) is written again with the normal one', async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
+    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
+    const d = rawObject(t.repo, 'tree', treeBytes([['100664', 'x.txt', x]]))
+    const a = git(t.repo, ['rev-parse', 'HEAD:a.txt']).trim()
+    const base = commitTree(
+      t.repo,
+      rawObject(
+        t.repo,
+        'tree',
+        treeBytes([
+          ['100644', 'a.txt', a],
+          ['40000', 'd', d],
+        ]),
+      ),
+    )
+    writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
+    expect((await takeSnapshot(t.repo, base, { home: t.home })).tree).toBe(gitTree(t.repo))
+  })
+
+  it('a folder naming the same file twice is written again with it once', async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
+    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
+    const d = rawObject(
+      t.repo,
+      'tree',
+      treeBytes([
+        ['100644', 'x.txt', x],
+        ['100644', 'x.txt', x],
+      ]),
+    )
+    const a = git(t.repo, ['rev-parse', 'HEAD:a.txt']).trim()
+    const base = commitTree(
+      t.repo,
+      rawObject(
+        t.repo,
+        'tree',
+        treeBytes([
+          ['100644', 'a.txt', a],
+          ['40000', 'd', d],
+        ]),
+      ),
+    )
+    writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
+    expect((await takeSnapshot(t.repo, base, { home: t.home })).tree).toBe(gitTree(t.repo))
+  })
+
+  it('a folder with nothing changed under it has the same id as git writes', async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n', 'd/e/y.txt': 'y\n', 'f/z.txt': 'z\n' })
+    writeFiles(t.repo, { 'f/z.txt': 'Z\n', 'g/new.txt': 'new\n' })
+    rmSync(join(t.repo, 'a.txt'))
+    expect((await t.snap()).tree).toBe(gitTree(t.repo))
+  })
+})
+
 describe('the private index', () => {
   it('is one git reads when names sort differently as JavaScript strings and as bytes', async () => {
     // '😀' (U+1F600) comes before 'Ａ' (U+FF21) in UTF-16, after it in UTF-8: git wants the bytes' order

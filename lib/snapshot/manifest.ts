@@ -18,11 +18,18 @@ export type Manifest = Map<string, Leaf>
 
 const manifestFile = (home: string, tree: string) => join(home, 'cache', 'snapshot', 'trees', `${tree}.json`)
 
+/**
+ * The ids of a base's folders whose tree objects are exactly what manifestTree makes of their leaves (sorted, normal
+ * modes, no empty folder inside): a folder with no change under it has that id again, without being hashed.
+ */
+const baseFolders = new WeakMap<Manifest, Map<string, string>>()
+
 /** The leaves of `tree` in the repository, every tree object verified on the way; cached by tree id. */
 export async function treeManifest(git: RepoGit, tree: string, home: string, what: string): Promise<Manifest> {
   const cached = readManifest(home, tree)
   if (cached) return cached
   const manifest: Manifest = new Map()
+  const folders: { dir: string; oid: string; canonical: boolean; leaves: number; inside: string[] }[] = []
   let level: { prefix: string; oid: string }[] = [{ prefix: '', oid: tree }]
   while (level.length > 0) {
     const objects = await readVerified(
@@ -38,17 +45,45 @@ export async function treeManifest(git: RepoGit, tree: string, home: string, wha
           repo: git.repo,
           object: oid,
         })
-      for (const entry of parseTree(object.content, git.format)) {
+      const entries = parseTree(object.content, git.format)
+      const folder = { dir: prefix.slice(0, -1), oid, canonical: isCanonical(object.content, entries), leaves: 0 }
+      const inside: string[] = []
+      for (const entry of entries) {
         const path = `${prefix}${entry.name}`
-        if (entry.mode === '40000') next.push({ prefix: `${path}/`, oid: entry.oid })
-        else manifest.set(path, { mode: entry.mode, oid: entry.oid })
+        if (entry.mode === '40000') {
+          next.push({ prefix: `${path}/`, oid: entry.oid })
+          inside.push(path)
+        } else {
+          manifest.set(path, { mode: entry.mode, oid: entry.oid })
+          folder.leaves++
+        }
       }
+      folders.push({ ...folder, inside })
     }
     level = next
   }
+  // deepest first: a folder is reused only if every folder inside it is, and none is empty (it would vanish)
+  const reusable = new Map<string, string>()
+  const filled = new Set<string>()
+  for (const { dir, oid, canonical, leaves, inside } of folders.reverse()) {
+    if (leaves > 0 || inside.some((sub) => filled.has(sub))) filled.add(dir)
+    if (canonical && inside.every((sub) => reusable.has(sub) && filled.has(sub))) reusable.set(dir, oid)
+  }
+  baseFolders.set(manifest, reusable)
   saveManifest(home, tree, manifest)
   return manifest
 }
+
+/** A tree object manifestTree would write again byte for byte from its entries (names that are one path step each). */
+function isCanonical(content: Buffer, entries: TreeEntry[]): boolean {
+  if (entries.some((entry) => entry.name === '' || entry.name.includes('/'))) return false
+  if (new Set(entries.map((entry) => `${entry.name}${entry.mode === '40000' ? '/' : ''}`)).size < entries.length)
+    return false // the same name twice: one leaf once flattened
+  return treeContent(entries).equals(content)
+}
+
+/** The folders of a base read from its repository that need not be hashed again when nothing under them changed. */
+export const reusableFolders = (base: Manifest): Map<string, string> | undefined => baseFolders.get(base)
 
 /** A snapshot's leaves kept by its tree id (once: an id names its leaves), so a head that differs from a tree handed
  * over or approved can be told by path (ship.ts). */
@@ -70,8 +105,28 @@ export function saveManifest(home: string, tree: string, manifest: Manifest): vo
   writeFileAtomic(manifestFile(home, tree), JSON.stringify(rows), 0o600, { durable: false })
 }
 
-/** The id of the tree these leaves make; `write` receives every tree object on the way (to store them). */
-export function manifestTree(manifest: Manifest, format: RepoGit['format'], write?: (content: Buffer) => void): string {
+/** What manifestTree may take from the base: its reusable folders' ids, and the paths that differ from it. */
+export interface FromBase {
+  folders: Map<string, string>
+  changed: string[]
+}
+
+/**
+ * The id of the tree these leaves make; `write` receives every tree object on the way (to store them). With `fromBase`,
+ * a folder of the base with no changed path under it keeps its id (its leaves are the base's, verified).
+ */
+export function manifestTree(
+  manifest: Manifest,
+  format: RepoGit['format'],
+  write?: (content: Buffer) => void,
+  fromBase?: FromBase,
+): string {
+  const kept = fromBase && !write ? fromBase.folders : new Map<string, string>() // a tree to write must be made
+  const touched = new Set<string>([''])
+  for (const path of fromBase?.changed ?? [])
+    for (let slash = path.lastIndexOf('/'); slash > 0; slash = path.lastIndexOf('/', slash - 1))
+      touched.add(path.slice(0, slash))
+  const reused = (dir: string) => kept.has(dir) && !touched.has(dir)
   const dirs = new Map<string, TreeEntry[]>([['', []]])
   const folder = (dir: string): TreeEntry[] => {
     let entries = dirs.get(dir)
@@ -84,20 +139,25 @@ export function manifestTree(manifest: Manifest, format: RepoGit['format'], writ
   }
   // paths come grouped by folder (in git's order): the last folder's entries are reused without a lookup
   let lastDir = ''
-  let lastEntries = dirs.get('')!
+  let lastEntries: TreeEntry[] | null = dirs.get('')!
   for (const [path, leaf] of manifest) {
     const slash = path.lastIndexOf('/')
     const same = slash < 0 ? lastDir === '' : slash === lastDir.length && path.startsWith(lastDir)
     if (!same) {
       lastDir = slash < 0 ? '' : path.slice(0, slash)
-      lastEntries = folder(lastDir)
+      const entries = folder(lastDir)
+      lastEntries = reused(lastDir) ? null : entries // a reused folder's leaves are not needed
     }
-    lastEntries.push({ name: path.slice(slash + 1), mode: leaf.mode, oid: leaf.oid })
+    lastEntries?.push({ name: path.slice(slash + 1), mode: leaf.mode, oid: leaf.oid })
   }
   // deepest folders first: a folder's id is known before its parent's entry needs it
   const order = [...dirs.keys()].map((dir) => ({ dir, depth: depth(dir) })).sort((a, b) => b.depth - a.depth)
   const ids = new Map<string, string>()
   for (const { dir } of order) {
+    if (reused(dir)) {
+      ids.set(dir, kept.get(dir)!)
+      continue
+    }
     const entries = dirs.get(dir)!
     for (const entry of entries)
       if (entry.mode === '40000' && entry.oid === '') entry.oid = ids.get(dir ? `${dir}/${entry.name}` : entry.name)!

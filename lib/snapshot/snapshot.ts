@@ -12,7 +12,15 @@ import { gitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
 import { startThreads, stopThreads, type Threads } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { listCommittable } from './listing.ts'
-import { keepManifest, type Leaf, type Manifest, manifestTree, readManifest, treeManifest } from './manifest.ts'
+import {
+  keepManifest,
+  type Leaf,
+  type Manifest,
+  manifestTree,
+  readManifest,
+  reusableFolders,
+  treeManifest,
+} from './manifest.ts'
 import { commitTree, type ObjectFormat, objectId } from './objects.ts'
 import {
   privateIndexPath,
@@ -209,7 +217,9 @@ async function snapshotWith(
     nested = false,
   ): RepoSnapshot {
     t.changes.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
-    const tree = manifestTree(t.manifest, git.format)
+    const folders = reusableFolders(t.base)
+    const fromBase = folders && { folders, changed: t.changes.map((change) => change.path) }
+    const tree = manifestTree(t.manifest, git.format, undefined, fromBase)
     if (depth === 0) {
       keepManifest(options.home, tree, t.manifest)
       if (!nested) writeLastSnapshot(indexFile, lastOf(t, tree, index, [...new Set(unindexed)]))
