@@ -5,7 +5,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
-import { objectId, parseTree, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
+import { objectId, readTree, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
 import { readVerified, type RepoGit } from './verified.ts'
 
 export interface Leaf {
@@ -45,8 +45,8 @@ export async function treeManifest(git: RepoGit, tree: string, home: string, wha
           repo: git.repo,
           object: oid,
         })
-      const entries = parseTree(object.content, git.format)
-      const folder = { dir: prefix.slice(0, -1), oid, canonical: isCanonical(object.content, entries), leaves: 0 }
+      const { entries, canonical } = readTree(object.content, git.format)
+      const folder = { dir: prefix.slice(0, -1), oid, canonical, leaves: 0 }
       const inside: string[] = []
       for (const entry of entries) {
         const path = `${prefix}${entry.name}`
@@ -72,14 +72,6 @@ export async function treeManifest(git: RepoGit, tree: string, home: string, wha
   baseFolders.set(manifest, reusable)
   saveManifest(home, tree, manifest)
   return manifest
-}
-
-/** A tree object manifestTree would write again byte for byte from its entries (names that are one path step each). */
-function isCanonical(content: Buffer, entries: TreeEntry[]): boolean {
-  if (entries.some((entry) => entry.name === '' || entry.name.includes('/'))) return false
-  if (new Set(entries.map((entry) => `${entry.name}${entry.mode === '40000' ? '/' : ''}`)).size < entries.length)
-    return false // the same name twice: one leaf once flattened
-  return treeContent(entries).equals(content)
 }
 
 /** The folders of a base read from its repository that need not be hashed again when nothing under them changed. */

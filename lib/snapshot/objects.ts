@@ -64,22 +64,37 @@ export function treeContent(entries: TreeEntry[]): Buffer {
 
 /** A tree object's entries (the inverse of treeContent), for trees read from a repository. */
 export function parseTree(content: Buffer, format: ObjectFormat): TreeEntry[] {
+  return readTree(content, format).entries
+}
+
+/**
+ * A tree object's entries, and whether treeContent would write these bytes again from them (`canonical`): normal
+ * modes, names of one path step in git's order, each once. Names that are not all ASCII are never called canonical
+ * (string order is not byte order for them), which only costs hashing them again.
+ */
+export function readTree(content: Buffer, format: ObjectFormat): { entries: TreeEntry[]; canonical: boolean } {
   const idBytes = format === 'sha1' ? 20 : 32
   const entries: TreeEntry[] = []
+  let canonical = true
+  let lastKey = ''
   let at = 0
   while (at < content.length) {
     const space = content.indexOf(32, at)
     const nul = content.indexOf(0, space + 1)
     if (space < 0 || nul < 0 || nul + 1 + idBytes > content.length) throw new Error('a malformed tree object')
-    const mode = normalMode(content.toString('latin1', at, space))
-    entries.push({
-      mode,
-      name: content.toString('utf8', space + 1, nul),
-      oid: content.toString('hex', nul + 1, nul + 1 + idBytes),
-    })
+    const raw = content.toString('latin1', at, space)
+    const mode = normalMode(raw)
+    const name = content.toString('utf8', space + 1, nul)
+    entries.push({ mode, name, oid: content.toString('hex', nul + 1, nul + 1 + idBytes) })
+    if (canonical) {
+      const key = mode === '40000' ? `${name}/` : name
+      const oneStep = name.length === nul - space - 1 && name !== '' && !name.includes('/') // ASCII, no slash
+      canonical = raw === mode && oneStep && (entries.length === 1 || lastKey < key)
+      lastKey = key
+    }
     at = nul + 1 + idBytes
   }
-  return entries
+  return { entries, canonical }
 }
 
 /** git reads old modes (100664, 040000) as their normal form, and so does pair-loop. */

@@ -78,20 +78,26 @@ export function indexEntry(
   const nameLength = Buffer.byteLength(path, 'utf8')
   const size = Math.ceil((40 + idBytes + 2 + nameLength + 1) / 8) * 8
   const raw = Buffer.allocUnsafe(size).fill(0) // from the shared pool: one allocation per entry costs more than its bytes
-  const u32 = (value: bigint) => Number(BigInt.asUintN(32, value))
-  // whole seconds as numbers (exact below 2^53 ms): fewer BigInt divisions, felt over thousands of entries
-  const ctimeSec = Math.floor(Number(stats.ctimeMs) / 1000)
-  const mtimeSec = Math.floor(Number(stats.mtimeMs) / 1000)
-  raw.writeUInt32BE(ctimeSec >>> 0, 0)
-  raw.writeUInt32BE(Number(stats.ctimeNs - BigInt(ctimeSec) * 1_000_000_000n), 4)
-  raw.writeUInt32BE(mtimeSec >>> 0, 8)
-  raw.writeUInt32BE(Number(stats.mtimeNs - BigInt(mtimeSec) * 1_000_000_000n), 12)
-  raw.writeUInt32BE(u32(stats.dev), 16)
-  raw.writeUInt32BE(u32(stats.ino), 20)
+  // one BigInt remainder per time: its nanoseconds (0 to 1e9, before 1970 too, as git stores them), then the whole
+  // seconds rounded from the approximate number, exact since the error of a double there is far below half a second
+  const time = (ns: bigint) => {
+    const rest = Number(ns % 1_000_000_000n)
+    const nsec = rest < 0 ? rest + 1_000_000_000 : rest
+    return [Math.round((Number(ns) - nsec) / 1e9) >>> 0, nsec] as const
+  }
+  const low32 = (value: bigint) => Number(value) % 2 ** 32 // dev, uid, gid, size: below 2^53, exact as numbers
+  const [ctimeSec, ctimeNsec] = time(stats.ctimeNs)
+  const [mtimeSec, mtimeNsec] = time(stats.mtimeNs)
+  raw.writeUInt32BE(ctimeSec, 0)
+  raw.writeUInt32BE(ctimeNsec, 4)
+  raw.writeUInt32BE(mtimeSec, 8)
+  raw.writeUInt32BE(mtimeNsec, 12)
+  raw.writeUInt32BE(low32(stats.dev), 16)
+  raw.writeUInt32BE(Number(BigInt.asUintN(32, stats.ino)), 20) // an inode number may pass 2^53
   raw.writeUInt32BE(Number.parseInt(mode, 8), 24)
-  raw.writeUInt32BE(u32(stats.uid), 28)
-  raw.writeUInt32BE(u32(stats.gid), 32)
-  raw.writeUInt32BE(u32(stats.size), 36)
+  raw.writeUInt32BE(low32(stats.uid), 28)
+  raw.writeUInt32BE(low32(stats.gid), 32)
+  raw.writeUInt32BE(low32(stats.size), 36)
   raw.write(oid, 40, 'hex')
   const key = mask(format)
   for (let i = 0; i < idBytes; i++) raw[40 + i]! ^= key[i]!
