@@ -2,12 +2,26 @@
 import { appendFileSync, existsSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { ERROR_CODES, type ErrorCode } from '../lib/ground/errors.ts'
+import { ERROR_CODES, type ErrorCode, PairLoopError } from '../lib/ground/errors.ts'
 import { type CliResult, git, type sandbox } from './_helpers.ts'
 
 export type Sandbox = ReturnType<typeof sandbox>
 
 /** Exit 0 and exactly one JSON document (one line) on stdout, carrying `version: 1`. */
+/** The PairLoopError `work` throws (any other error is thrown on); a failure of the test when it throws none. */
+export function thrown(
+  work: () => unknown,
+  accepted = 'expected a PairLoopError, and nothing was thrown',
+): PairLoopError {
+  try {
+    work()
+  } catch (error) {
+    if (error instanceof PairLoopError) return error
+    throw error
+  }
+  throw new Error(accepted)
+}
+
 export function expectOk(result: CliResult): any {
   expect(result.code, `stdout: ${result.stdout}\nstderr: ${result.stderr}`).toBe(0)
   expect(result.stdout.split('\n').length, 'stdout is one line').toBe(2)

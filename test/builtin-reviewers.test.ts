@@ -2,11 +2,10 @@
 import { readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PairLoopError } from '../lib/ground/errors.ts'
 import { builtinReviewerNames } from '../lib/review/builtin.ts'
 import { parseReviewerCmd } from '../lib/review/reviewers.ts'
 import { ROOT, sandbox } from './_helpers.ts'
-import { expectError, expectOk, runInReview } from './_expect.ts'
+import { expectError, expectOk, runInReview, thrown } from './_expect.ts'
 
 /** The stubs as the folder lists them: every `.sh` but the sourced `_common.sh`. */
 const STUBS = readdirSync(join(ROOT, 'fixtures', 'reviewers'))
@@ -14,15 +13,7 @@ const STUBS = readdirSync(join(ROOT, 'fixtures', 'reviewers'))
   .map((file) => file.replace(/\.sh$/, ''))
   .sort()
 
-function usageOf(value: string): PairLoopError {
-  try {
-    parseReviewerCmd(value)
-  } catch (error) {
-    if (error instanceof PairLoopError) return error
-    throw error
-  }
-  throw new Error(`${value} was accepted`)
-}
+const usageOf = (value: string) => thrown(() => parseReviewerCmd(value), `${value} was accepted`)
 
 describe('builtin:NAME', () => {
   it('names every stub of fixtures/reviewers, approve and changes among them', () => {

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest'
 import { decimalFlag, defineScript, integerFlag, runScript, textInput } from '../lib/cli/cli.ts'
 import { withExit } from '../lib/ground/document.ts'
 import { parseFlags } from '../lib/cli/flags.ts'
-import { ERROR_CODES, PairLoopError, type ErrorCode } from '../lib/ground/errors.ts'
+import { ERROR_CODES, type ErrorCode } from '../lib/ground/errors.ts'
 import { sandbox, tempDir } from './_helpers.ts'
-import { expectError, expectOk } from './_expect.ts'
+import { expectError, expectOk, thrown } from './_expect.ts'
 
 // ---------------------------------------------------------------- flag parsing, in process
 
@@ -25,15 +25,8 @@ const demo = defineScript({
 
 const ok = ['--body-file', 'f', '--disposition', 'ack']
 
-function usageOf(rawArgs: string[]): PairLoopError {
-  try {
-    parseFlags(demo, rawArgs)
-  } catch (error) {
-    if (error instanceof PairLoopError) return error
-    throw error
-  }
-  throw new Error(`parseFlags accepted ${JSON.stringify(rawArgs)}`)
-}
+const usageOf = (rawArgs: string[]) =>
+  thrown(() => parseFlags(demo, rawArgs), `parseFlags accepted ${JSON.stringify(rawArgs)}`)
 
 describe('parseFlags', () => {
   it('accepts kebab and camel spellings, inline values and a negated switch', () => {

@@ -3,11 +3,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DEFAULTS, REPO_CONFIG_NAME, loadConfig } from '../lib/run/config.ts'
-import { PairLoopError } from '../lib/ground/errors.ts'
 import { configPath } from '../lib/ground/paths.ts'
 import { setTrust } from '../lib/run/trust.ts'
 import { makeRepo, sandbox, tempDir } from './_helpers.ts'
-import { expectError, expectOk, runDisk, startRun } from './_expect.ts'
+import { expectError, expectOk, runDisk, startRun, thrown } from './_expect.ts'
 
 function writeJson(path: string, value: unknown) {
   mkdirSync(join(path, '..'), { recursive: true })
@@ -16,15 +15,7 @@ function writeJson(path: string, value: unknown) {
 
 const sha256Of = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
-function configError(fn: () => unknown): PairLoopError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof PairLoopError) return error
-    throw error
-  }
-  throw new Error('no error')
-}
+const configError = (fn: () => unknown) => thrown(fn)
 
 describe('loadConfig', () => {
   it('gives the defaults of DESIGN.md when there is no config file', () => {

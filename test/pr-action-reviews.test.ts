@@ -6,9 +6,8 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { DEFAULTS, keysNeedingTrust, readConfig } from '../lib/run/config.ts'
 import { authorClass } from '../lib/pr/classify.ts'
-import { PairLoopError } from '../lib/ground/errors.ts'
 import { tempDir } from './_helpers.ts'
-import { expectOk } from './_expect.ts'
+import { expectOk, thrown } from './_expect.ts'
 import { at, BOT, issueComment, ME, operationOf, prSandbox, thread, comment, world } from './_pr.ts'
 
 const ACTIONS = 'github-actions[bot]'
@@ -201,15 +200,7 @@ describe('who wrote it, on snapshots', () => {
   })
 })
 
-function configError(fn: () => unknown): PairLoopError {
-  try {
-    fn()
-  } catch (error) {
-    if (error instanceof PairLoopError) return error
-    throw error
-  }
-  throw new Error('no error')
-}
+const configError = (fn: () => unknown) => thrown(fn)
 
 describe('the pr_action_reviews key', () => {
   const written = (content: object) => {

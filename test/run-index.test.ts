@@ -12,7 +12,7 @@ import {
 } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { PairLoopError } from '../lib/ground/errors.ts'
+import { thrown } from './_expect.ts'
 import { cacheDir, runStatePath, runsDir } from '../lib/ground/paths.ts'
 import { activeRunsOf, runsOfRepo } from '../lib/run/run-access.ts'
 import type { RunState } from '../lib/run/state.ts'
@@ -70,15 +70,7 @@ async function homeWithRuns() {
 const ids = (runs: RunState[]) => runs.map((run) => run.run_id).sort()
 const writeJson = (path: string, value: unknown) => writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`)
 
-function caught(work: () => unknown): PairLoopError {
-  try {
-    work()
-  } catch (error) {
-    if (error instanceof PairLoopError) return error
-    throw error
-  }
-  throw new Error('expected a PairLoopError')
-}
+const caught = (work: () => unknown) => thrown(work)
 
 describe('the runs index', () => {
   it('lists every run with its repository and phase once a command has looked', async () => {
