@@ -31,8 +31,9 @@ type PackedAnswer = LookAnswer & { entryAt?: number; entryLength?: number }
 
 /** Below this many paths, threads cost more to start than they save. */
 const THREADS_FROM = 2_000
-/** A thread is sent this many paths at a time, so the threads end at about the same time. */
+/** A thread is sent at most this many paths at a time, fewer towards the end, so the threads end at about the same time. */
 const BATCH = 250
+const LAST_BATCH = 32
 /** Batches a thread holds at once: the next is there when it ends one, even while this thread hashes its own. */
 const AHEAD = 2
 
@@ -82,8 +83,7 @@ export async function lookAll(
   const pool = threads ?? startThreads()
   if (!pool) return paths.map(here)
   const found: (Look | undefined)[] = new Array(paths.length)
-  const batches: number[] = []
-  for (let from = 0; from < paths.length; from += BATCH) batches.push(from)
+  const batches = batchesOf(paths.length, pool.workers.length + 1)
   try {
     const helpers = pool.workers.map((worker) => runThread(worker, { store, startNs, paths }, batches, found))
     await lookHere(paths, batches, found, here)
@@ -98,23 +98,40 @@ export async function lookAll(
 /** This thread taking batches too, letting the threads' answers in (and their next batches out) between two. */
 async function lookHere(
   paths: PendingPath[],
-  batches: number[],
+  batches: Batch[],
   found: (Look | undefined)[],
   here: (p: PendingPath) => Look,
 ): Promise<void> {
   for (;;) {
     await new Promise<void>((resolve) => setImmediate(resolve))
-    const from = batches.shift()
-    if (from === undefined) return
-    for (let i = from; i < Math.min(from + BATCH, paths.length); i++) found[i] = here(paths[i]!)
+    const batch = batches.shift()
+    if (!batch) return
+    for (let i = batch.from; i < batch.to; i++) found[i] = here(paths[i]!)
   }
+}
+
+/** A run of paths, [from, to). */
+interface Batch {
+  from: number
+  to: number
+}
+
+/** The paths cut into batches that shrink as fewer are left (a share of what is left, between LAST_BATCH and BATCH). */
+function batchesOf(count: number, threads: number): Batch[] {
+  const batches: Batch[] = []
+  for (let from = 0; from < count; ) {
+    const size = Math.max(LAST_BATCH, Math.min(BATCH, Math.floor((count - from) / (4 * threads))))
+    batches.push({ from, to: Math.min(count, from + size) })
+    from += size
+  }
+  return batches
 }
 
 /** One thread taking batches (their first index) until none are left. */
 async function runThread(
   started: Promise<Worker | null>,
   job: Omit<LookBatch, 'from' | 'paths'> & { paths: PendingPath[] },
-  batches: number[],
+  batches: Batch[],
   found: (Look | undefined)[],
 ): Promise<void> {
   const worker = await started
@@ -123,10 +140,11 @@ async function runThread(
   await new Promise<void>((resolve) => {
     let held = 0
     const next = () => {
-      const from = batches.shift()
-      if (from === undefined) return held === 0 && resolve()
+      const batch = batches.shift()
+      if (!batch) return held === 0 && resolve()
       held++
-      worker.postMessage({ ...job, from, paths: job.paths.slice(from, from + BATCH) } satisfies LookBatch)
+      const { from, to } = batch
+      worker.postMessage({ ...job, from, paths: job.paths.slice(from, to) } satisfies LookBatch)
     }
     type Answered = { from: number; answers: PackedAnswer[]; entries: ArrayBuffer }
     worker.on('message', ({ from, answers, entries }: Answered) => {
