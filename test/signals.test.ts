@@ -108,8 +108,9 @@ describe('a signal', () => {
         const result = await interrupt(sb, args, signal, 1_500)
         expect(result.code, result.stderr).toBe(130)
         expect(result.json?.errors?.[0]).toMatchObject({ code: 'interrupted', signal, retryable: true })
-        expect(result.stderr.trim().split('\n')).toHaveLength(1)
-        expect(result.ms).toBeLessThan(6_000)
+        expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1)
+        // a wait ends on the signal itself, well inside the 4 s grace after which a command is cut
+        expect(result.ms).toBeLessThan(2_500)
       })
     }
   }

@@ -98,6 +98,7 @@ export async function rememberHighWater(runId: string, seen: HighWater, home?: s
     // held by another command: the marks are raised by the next one that gets the lock (this command's own write, if
     // it has one, meets the same lock and says so itself: one line)
     if (error.code === 'locked') return
+    if (error.code === 'interrupted') throw error // the command was stopped while it waited: that, not a warning
     context().io.stderr(`pair-loop: warning: the spend seen could not be kept on run ${runId}: ${error.message}\n`)
   }
 }

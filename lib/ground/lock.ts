@@ -1,7 +1,7 @@
 // A path's lock (proper-lockfile): a bounded wait, then `locked`; stale locks of killed processes reclaimed.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { context, nowIso } from './context.ts'
-import { fail } from './errors.ts'
+import { fail, interruptedError } from './errors.ts'
 import { ioFailure } from './fsutil.ts'
 import { settings } from './settings.ts'
 
@@ -78,12 +78,15 @@ async function acquire(
 ): Promise<() => Promise<void>> {
   const lockfile = (await import('proper-lockfile')).default
   const startedAt = context().now()
+  const signal = context().io.signal
   for (;;) {
     try {
       return await lockfile.lock(path, { realpath: false, stale: STALE_MS, onCompromised })
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'ELOCKED') ioFailure(`${path}.lock`, error)
     }
+    // a signal ends a wait on a lock held elsewhere at once (a free lock is still taken, so a record can be made)
+    if (signal?.aborted) throw interruptedError(signal)
     const waited = context().now() - startedAt
     if (waited >= waitMs) {
       const holder = holderOf(path)
@@ -94,8 +97,21 @@ async function acquire(
         ...holder,
       })
     }
-    await new Promise((resolve) => setTimeout(resolve, Math.min(25 + Math.random() * 50, waitMs - waited)))
+    await pause(Math.min(25 + Math.random() * 50, waitMs - waited), signal)
   }
+}
+
+/** `ms` of sleep, cut short by the signal. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms)
+    signal?.addEventListener('abort', done, { once: true })
+    function done() {
+      clearTimeout(timer)
+      signal?.removeEventListener('abort', done)
+      resolve()
+    }
+  })
 }
 
 /**
