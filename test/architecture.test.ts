@@ -148,7 +148,7 @@ describe('the floors', () => {
       ['lib/commands/review.ts', ['lib/review/launch.ts', 'lib/cli/cli.ts']],
       ['lib/loose.ts', []],
       ['lib/review/claim.ts', ['lib/pr/moves.ts']],
-      ['lib/pr/moves.ts', ['lib/review/grammar.ts']],
+      ['lib/pr/moves.ts', ['lib/review/prompt.ts']],
     ])
     expect(upwardImports(planted)).toEqual([
       'lib/run/store.ts → lib/review/claim.ts',
