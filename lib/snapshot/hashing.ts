@@ -57,12 +57,18 @@ async function startWorker(script: string): Promise<Worker | null> {
   try {
     const worker = new Worker(script)
     worker.unref() // an unused thread never keeps the process alive; runThread holds it while it works
-    worker.on('error', () => {}) // a thread that dies leaves its paths to this thread (lookAll)
+    // a thread that dies (even before it is used) leaves its paths to this thread (lookAll)
+    const end = () => void ended.add(worker)
+    worker.on('error', end)
+    worker.on('exit', end)
     return worker
   } catch {
     return null
   }
 }
+
+/** Threads that died or ended: never waited on. */
+const ended = new WeakSet<Worker>()
 
 export function stopThreads(threads: Threads | null): void {
   for (const worker of threads?.workers ?? []) void worker.then((w) => w?.terminate()).catch(() => {})
@@ -135,7 +141,7 @@ async function runThread(
   found: (Look | undefined)[],
 ): Promise<void> {
   const worker = await started
-  if (!worker) return
+  if (!worker || ended.has(worker)) return
   worker.ref()
   await new Promise<void>((resolve) => {
     let held = 0
