@@ -3,7 +3,7 @@
 // files, the snapshot and diff build (lib/review/diff.ts workingDiff over lib/snapshot/, bundled with esbuild and called
 // in this process) with a warm stat cache and the whole `review` command (dist/pair-loop.cjs, stub reviewer) against
 // `git status` on the same tree, measured alternately in the same run; the first snapshot with no stat cache (MB/s of
-// file content hashed; each try in a fresh process, timed from its first call); then the peak RSS of each with a 1 GiB untracked text file (/usr/bin/time -v: the largest
+// file content hashed); then the peak RSS of each with a 1 GiB untracked text file (/usr/bin/time -v: the largest
 // process of the tree, git included). Targets (issue 17): warm diff ≤ 3× `git status`; cold ≥ 300 MB/s; RSS ≤ 150 MB.
 //
 //   node bench/diff.mjs [--runs 7] [--files 30000] [--mb 350] [--rss-mb 1024] [--skip-rss] [--keep] [--json]
@@ -128,17 +128,6 @@ function peakRss(command, args, cwd) {
   return { mb: kb / 1024, stdout: out.stdout }
 }
 
-/** One workingDiff in a fresh node process, timed there (module loading left out): ms. */
-function coldSnapshot(repo, base) {
-  const entry = pathToFileURL(join(ROOT, '.cache', 'bench-diff', 'diff.mjs')).href
-  const probe = join(scratch, 'cold-probe.mjs') // a file, not -e: a worker thread does not start under --input-type
-  writeFileSync(
-    probe,
-    `const { workingDiff } = await import(${JSON.stringify(entry)}); const begin = performance.now(); await workingDiff(${JSON.stringify(repo)}, ${JSON.stringify(base)}, 200000); console.log(performance.now() - begin)`,
-  )
-  return Number(run(process.execPath, [probe], repo).stdout)
-}
-
 async function speed(workingDiff) {
   const repo = join(scratch, 'big-tree')
   let begin = ms()
@@ -147,12 +136,13 @@ async function speed(workingDiff) {
   cli(repo, 'start', '--task', 'diff bench', '--max-rounds', '100')
   change(repo)
   const base = git(repo, 'rev-parse', 'HEAD').trim()
-  // the first snapshot: no stat cache yet, every file read and hashed (the cache removed before each try), each in a
-  // fresh process as a command's is (this one's heap, grown by generating the tree, made it ~50% slower)
+  // the first snapshot: no stat cache yet, every file read and hashed (the cache removed before each try)
   const cold = []
   for (let i = 0; i < 3; i++) {
     rmSync(join(env.PAIR_LOOP_HOME, 'cache', 'snapshot'), { recursive: true, force: true })
-    cold.push(coldSnapshot(repo, base))
+    begin = ms()
+    await workingDiff(repo, base, 200_000)
+    cold.push(ms() - begin)
   }
   const samples = { status: [], diff: [], review: [] }
   const subjects = {
