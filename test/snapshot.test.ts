@@ -272,77 +272,33 @@ function commitTree(repo: string, tree: string): string {
 }
 
 describe('a base folder with nothing changed under it keeps its id only when git would write it the same', () => {
-  it('a folder holding an empty folder is written again without it, as git add -A does', async () => {
-    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
-    const empty = rawObject(t.repo, 'tree', Buffer.alloc(0))
-    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
-    const d = rawObject(
-      t.repo,
-      'tree',
-      treeBytes([
-        ['40000', 'e', empty],
+  // the folder d of a hand-made base commit, its entries given the blob id of d/x.txt (and the repository)
+  it.each<[string, (x: string, repo: string) => [string, string, string][]]>([
+    [
+      'a folder holding an empty folder is written again without it, as git add -A does',
+      (x, repo) => [
+        ['40000', 'e', rawObject(repo, 'tree', Buffer.alloc(0))],
         ['100644', 'x.txt', x],
-      ]),
-    )
-    const a = git(t.repo, ['rev-parse', 'HEAD:a.txt']).trim()
-    const base = commitTree(
-      t.repo,
-      rawObject(
-        t.repo,
-        'tree',
-        treeBytes([
-          ['100644', 'a.txt', a],
-          ['40000', 'd', d],
-        ]),
-      ),
-    )
-    writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
-    expect((await takeSnapshot(t.repo, base, { home: t.home })).tree).toBe(gitTree(t.repo))
-  })
-
-  it('a folder with an old-style mode (100664) is written again with the normal one', async () => {
-    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
-    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
-    const d = rawObject(t.repo, 'tree', treeBytes([['100664', 'x.txt', x]]))
-    const a = git(t.repo, ['rev-parse', 'HEAD:a.txt']).trim()
-    const base = commitTree(
-      t.repo,
-      rawObject(
-        t.repo,
-        'tree',
-        treeBytes([
-          ['100644', 'a.txt', a],
-          ['40000', 'd', d],
-        ]),
-      ),
-    )
-    writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
-    expect((await takeSnapshot(t.repo, base, { home: t.home })).tree).toBe(gitTree(t.repo))
-  })
-
-  it('a folder naming the same file twice is written again with it once', async () => {
-    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
-    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
-    const d = rawObject(
-      t.repo,
-      'tree',
-      treeBytes([
+      ],
+    ],
+    ['a folder with an old-style mode (100664) is written again with the normal one', (x) => [['100664', 'x.txt', x]]],
+    [
+      'a folder naming the same file twice is written again with it once',
+      (x) => [
         ['100644', 'x.txt', x],
         ['100644', 'x.txt', x],
-      ]),
-    )
+      ],
+    ],
+  ])('%s', async (_name, folder) => {
+    const t = scenario({ 'a.txt': 'one\n', 'd/x.txt': 'x\n' })
+    const x = git(t.repo, ['rev-parse', 'HEAD:d/x.txt']).trim()
+    const d = rawObject(t.repo, 'tree', treeBytes(folder(x, t.repo)))
     const a = git(t.repo, ['rev-parse', 'HEAD:a.txt']).trim()
-    const base = commitTree(
-      t.repo,
-      rawObject(
-        t.repo,
-        'tree',
-        treeBytes([
-          ['100644', 'a.txt', a],
-          ['40000', 'd', d],
-        ]),
-      ),
-    )
+    const top = treeBytes([
+      ['100644', 'a.txt', a],
+      ['40000', 'd', d],
+    ])
+    const base = commitTree(t.repo, rawObject(t.repo, 'tree', top))
     writeFileSync(join(t.repo, 'a.txt'), 'ONE\n')
     expect((await takeSnapshot(t.repo, base, { home: t.home })).tree).toBe(gitTree(t.repo))
   })
