@@ -3,11 +3,12 @@
 import type { BinaryLike } from 'node:crypto'
 import { createRequire } from 'node:module'
 
-let crypto: typeof import('node:crypto') | undefined
+let loaded: typeof import('node:crypto') | undefined
+const nodeCrypto = () => (loaded ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto'))
 
 /** The hex digest of `data` (`sha256`, or `sha1` for a SHA-1 git repository's object ids). */
 export function hexDigest(data: BinaryLike, algorithm: 'sha256' | 'sha1' = 'sha256'): string {
-  crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
+  const crypto = nodeCrypto()
   // crypto.hash (node 20.12+, Bun) makes no Hash object: for the snapshot's thousands of small files that is felt
   if (typeof crypto.hash === 'function') return crypto.hash(algorithm, data, 'hex')
   return crypto.createHash(algorithm).update(data).digest('hex')
@@ -15,6 +16,5 @@ export function hexDigest(data: BinaryLike, algorithm: 'sha256' | 'sha1' = 'sha2
 
 /** A hash to feed in parts (a file read a chunk at a time). */
 export function createDigest(algorithm: 'sha256' | 'sha1'): import('node:crypto').Hash {
-  crypto ??= createRequire(import.meta.url)('node:crypto') as typeof import('node:crypto')
-  return crypto.createHash(algorithm)
+  return nodeCrypto().createHash(algorithm)
 }
