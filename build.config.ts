@@ -18,14 +18,12 @@ const scripts = readdirSync('scripts')
 // lazy imports. status reads the cost snapshot (lib) and loads the ledger (cost) only when the figures are stale.
 // The report has a chunk of its own: it imports the ledger (cost), which imports lib, so in lib it would make a cycle
 // of chunks (lib ↔ cost), and a cycle of chunks breaks module initialisation order (a `const` read before it is set).
-// the Context (lib/ground/context.ts) too: every command reads the outside world through it; the help (the dispatcher
-// imports it: in lib, every command would load lib before its own code); and review's launch.ts: `review` starts its
-// worker before it loads the rest of its code
+// the Context (lib/ground/context.ts) too: every command reads the outside world through it; and the help (the
+// dispatcher imports it: in lib, every command would load lib before its own code)
 const CORE = [
   ...['/lib/cli/cli.ts', '/lib/cli/flags.ts', '/lib/view/help.ts'],
   ...['/lib/ground/context.ts', '/lib/ground/stdio.ts', '/lib/ground/suggest.ts', '/lib/ground/errors.ts'],
   '/lib/ground/text.ts',
-  '/lib/review/launch.ts',
 ]
 // status's cost snapshot, the transcript finders and the frozen transcript environment are light; the grammar's
 // finding keys number findings in a move
@@ -44,6 +42,9 @@ function chunkOf(id: string): string | undefined {
   if (id.includes('/node_modules/citty/')) return 'core'
   if (id.includes('/node_modules/valibot/')) return 'lib'
   if (CORE.some((path) => id.endsWith(path))) return 'core'
+  // `review` starts its worker before it loads the rest of its code; apart from core, since it loads child_process
+  // and crypto, which no other command needs at start
+  if (id.endsWith('/lib/review/launch.ts')) return 'launch'
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   if (/\/lib\/view\/text-(view|views|layout|budget|loop)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
@@ -53,8 +54,11 @@ function chunkOf(id: string): string | undefined {
   if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review
   if (id.endsWith('/lib/snapshot/hash-worker.ts')) return undefined // an entry of its own: in a chunk, it would become it
   if (id.endsWith('/lib/review/stop-hook.ts') || id.includes('/lib/snapshot/')) return 'review'
-  // the use-cases (lib/commands/) sit above the snapshot and the review: in lib they would make a cycle of chunks too
-  const area = /\/lib\/(cost|review|export|report|pr|commands)\//.exec(id)?.[1]
+  // the use-cases (lib/commands/) in no chunk: each is bundled with its command's entry (or shared by the few that
+  // use it), so a command compiles its own story and none of the others' (one chunk of them all made `codes` load
+  // the reviewer call, the PR phase and the ledger: 2.83× `node -e 0`)
+  if (id.includes('/lib/commands/')) return undefined
+  const area = /\/lib\/(cost|review|export|report|pr)\//.exec(id)?.[1]
   if (area) return area
   return id.includes('/lib/') ? 'lib' : undefined
 }

@@ -6,7 +6,6 @@ import { fullyMeasured } from '../cost/measured.ts'
 import { cachedCostSummary } from '../cost/status-snapshot.ts' // in lib's chunk: loaded with it anyway
 import { interruptedError } from '../ground/errors.ts'
 import { runStatePath } from '../ground/paths.ts'
-import { learnMerge, learnMerges, mergedPrFigures } from '../pr/merged.ts'
 import { runFigures } from '../report/figures.ts'
 import { configChanged, configOf, handoffPath, resolveRun } from '../run/run-access.ts'
 import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../run/run-queries.ts'
@@ -34,7 +33,8 @@ export async function run(ctx: Context, options: StatusOptions) {
     const changed = await waitFor(ctx, () => fingerprint(allRunsDocument(ctx.home)) !== fingerprint(before), waitS)
     return { ...(await withMergedPrs(ctx, allRunsDocument(ctx.home))), changed }
   }
-  const run = await learnMerge(await checkedRun(resolveRun(options, { allowFinished: true }), stderr))
+  const found = await checkedRun(resolveRun(options, { allowFinished: true }), stderr)
+  const run = found.pr ? await (await prMerges()).learnMerge(found) : found
   if (waitS === undefined) return runDocument(ctx, run)
   const before = meaningful(run)
   const changed = await waitFor(
@@ -118,8 +118,12 @@ function summarise(run: RunState) {
   }
 }
 
+/** The PR phase's merge look-up, loaded only when a run has a PR: the PR code is a third of a plain status's start. */
+const prMerges = () => import('../pr/merged.ts')
+
 /** The all-runs document with each run's cost, and what merged PRs cost (the report's one definition). */
 async function withMergedPrs(ctx: Context, { states: listed, ...document }: ReturnType<typeof allRunsDocument>) {
+  const { learnMerges, mergedPrFigures } = await prMerges()
   const states = await learnMerges(listed) // a PR merged after the last tick is learnt here, once
   const seen = new Map<string, string>() // each folder's print taken once for all the runs
   const costs = await Promise.all(states.map((run) => cachedCostSummary(run, () => configOf(run), ctx.env, seen)))
