@@ -24,7 +24,7 @@ export async function run(ctx: Context, options: BudgetCheckOptions) {
   const run = resolveRun(options, { allowFinished: true })
   const budget = assessBudget(run, configOf(run), { limit: options.limit })
   const { ledger } = budget
-  await rememberHighWater(run.run_id, ledger.seen) // money seen now stays counted if its transcript goes
+  await rememberHighWater(run, ledger.seen) // money seen now stays counted if its transcript goes
   sayWhatIsNotMeasured(budget, say)
   const document = {
     run_id: run.run_id,

@@ -52,7 +52,7 @@ export async function run(ctx: Context, options: FinishOptions) {
     })
   if (approved && pr !== null) await expectApprovedHead(run, approved, pr, { home: ctx.home })
   const cost = await cachedCostSummary(run, () => configOf(run), ctx.env)
-  await rememberHighWater(run.run_id, cost.seen) // what was seen stays counted once the transcripts go
+  await rememberHighWater(run, cost.seen) // what was seen stays counted once the transcripts go
   const writeBody = (state: RunState) =>
     writeFileAtomic(prBodyPath(state.run_id, ctx.home), renderPrBody(state, cost), 0o644)
 

@@ -75,7 +75,7 @@ export async function checkBudgetBrake(
   if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null, budget: null }
   const env = opts.env ?? context().env
   const budget = assessBudget(run, config, { env })
-  await rememberHighWater(run.run_id, budget.ledger.seen, pairLoopHome(env))
+  await rememberHighWater(run, budget.ledger.seen, pairLoopHome(env))
   if (budget.level !== 'alert') return { override: null, budget }
   const limit = budget.limit!
   if (!opts.overBudget) {

@@ -82,8 +82,14 @@ export function raiseMarks(marks: HighWater | undefined, seen: HighWater, skip: 
  * Keeps what the ledger saw (`seen`, from `Ledger.seen`) on the run, under its lock, merged with the marks written
  * since it was read; writes nothing when no mark rose (HANDOFF.md shows no cost: it is not rendered again). Never
  * fails the command: a mark not kept is said on stderr.
+ *
+ * `read` is the run as this command read it: when no mark of it would rise, none on disk would either (marks are only
+ * ever raised, under the lock), so the lock is not taken at all; loading the lock's code alone is ~20 ms of a warm
+ * budget-check. A reviewer session's marks that only a write would drop are skipped by `shortfalls` anyway.
  */
-export async function rememberHighWater(runId: string, seen: HighWater, home?: string): Promise<void> {
+export async function rememberHighWater(read: RunState, seen: HighWater, home?: string): Promise<void> {
+  const runId = read.run_id
+  if (raiseMarks(read.coder_high_water, seen, reviewerSessionIds(read)) === null) return
   try {
     await updateRun(
       runId,
