@@ -56,8 +56,14 @@ function processIO(): ScriptIO & { dispose: () => void } {
     stdout: toStdout,
     stderr: toStderr,
     signal: controller.signal,
-    columns: process.stdout.isTTY ? process.stdout.columns : undefined,
-    sameTerminal: Boolean(process.stdout.isTTY && process.stderr.isTTY),
+    // getters too: process.stdout/stderr are set up on first touch (a pipe's net.Socket, a file's SyncWriteStream: the
+    // stream modules, ~5 ms), and only a --text view asks; the output itself is written to fds 1 and 2 (stdio.ts)
+    get columns() {
+      return process.stdout.isTTY ? process.stdout.columns : undefined
+    },
+    get sameTerminal() {
+      return Boolean(process.stdout.isTTY && process.stderr.isTTY)
+    },
     dispose: () => process.off('SIGINT', onSignal).off('SIGTERM', onSignal),
   }
 }
