@@ -5,6 +5,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { raiseMarks } from '../../lib/cost/high-water.ts'
+import { runStatePath } from '../../lib/ground/paths.ts'
 import { computeLedger } from '../../lib/cost/ledger.ts'
 import { claudeProjectDir } from '../../lib/cost/locate.ts'
 import type { ReviewerRound } from '../../lib/run/state.ts'
@@ -145,6 +146,20 @@ describe('the high-water mark per session', () => {
     })
     expect(computeLedger(run, { pricing: {}, env }).by_role.coder.usd).toBe(0)
     expect(raiseMarks(marks, {}, new Set([SID]))).toEqual({})
+  })
+
+  it('budget-check with no mark to raise does not take the run\'s lock (held elsewhere, it is not waited on)', async () => {
+    const sb = sandbox()
+    const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '100'])
+    writeSession(claudeFolder(sb), SID, [{ model: HAIKU, input: 1_000_000 }])
+    expect((await sb.cli(['budget-check'])).code).toBe(0) // raises the mark to $1
+    mkdirSync(`${runStatePath(start.json.run_id, sb.home)}.lock`) // a live holder's lock, fresh
+    const env = { PAIR_LOOP_LOCK_WAIT_MS: '3000' }
+    const t = performance.now()
+    const check = await sb.cli(['budget-check'], { env })
+    expect(check.code, check.stderr).toBe(0)
+    expect(check.json.spent).toBeCloseTo(1, 12)
+    expect(performance.now() - t).toBeLessThan(2_500) // without the check first: the whole 3 s wait on the lock
   })
 
   it('a mark rises with what is seen, and is not written again when nothing rose', () => {
