@@ -148,7 +148,7 @@ describe('the high-water mark per session', () => {
     expect(raiseMarks(marks, {}, new Set([SID]))).toEqual({})
   })
 
-  it('budget-check with no mark to raise does not take the run\'s lock (held elsewhere, it is not waited on)', async () => {
+  it("budget-check with no mark to raise does not take the run's lock (held elsewhere, it is not waited on)", async () => {
     const sb = sandbox()
     const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '100'])
     writeSession(claudeFolder(sb), SID, [{ model: HAIKU, input: 1_000_000 }])
