@@ -1,8 +1,8 @@
 // The review outlives the shell that asked for it: a detached worker owns the reviewer call, `review` waits at most
 // `--wait` and prints the in-flight document, a later `review` attaches (never a second call), `--cancel` ends the whole
 // group, a dead worker is found by the claim's liveness check, and a silent reviewer is ended by the watchdog.
-import { spawnSync } from 'node:child_process'
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { spawn, spawnSync } from 'node:child_process'
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { configPath } from '../lib/ground/paths.ts'
@@ -92,6 +92,31 @@ describe('review: the call belongs to the run, not to the shell that asked for i
       expect(expectOk(await sb.cli(['review']))).toMatchObject({ round: 1, verdict: 'APPROVED', next: 'finish' })
       expectError(await sb.cli(['review']), 'wrong_phase')
       expect(calls(count)).toHaveLength(1)
+    },
+    SLOW,
+  )
+
+  it(
+    'prints the verdict a live worker recorded but has not yet left beside the run, rather than starting anew',
+    async () => {
+      const { sb, runId } = await sandboxInReview()
+      expectOk(await sb.cli(reviewArgs('approve')))
+      // the moment between the worker's record (phase approved, claim released) and its outcome file: set up by hand,
+      // the worker a live process; before the wait for it, a review here started anew and said wrong_phase
+      const dir = join(sb.home, 'runs', runId, 'review-worker')
+      const outcome = readFileSync(join(dir, 'outcome.json'), 'utf8')
+      const { attempt } = JSON.parse(outcome)
+      rmSync(join(dir, 'outcome.json'))
+      rmSync(join(dir, 'delivered'))
+      const worker = spawn('sleep', ['10'], { stdio: 'ignore' })
+      started.push(worker.pid!)
+      const progress = { attempt, worker_pid: worker.pid, worker_pgid: null, tool: null, sessions: [], calls: 1 }
+      writeFileSync(
+        join(dir, 'progress.json'),
+        JSON.stringify({ ...progress, output_bytes: 0, last_output_at: null, heartbeat_at: new Date().toISOString() }),
+      )
+      setTimeout(() => writeFileSync(join(dir, 'outcome.json'), outcome), 300)
+      expect(expectOk(await sb.cli(['review']))).toMatchObject({ round: 1, verdict: 'APPROVED', next: 'finish' })
     },
     SLOW,
   )

@@ -106,6 +106,9 @@ export function writeProgress(runId: string, progress: AttemptProgress): void {
 export const readProgress = (runId: string, attempt: string | null | undefined) =>
   attempt ? readOf(AttemptProgress, progressPath(runId), attempt) : null
 
+/** The newest attempt's progress, whichever attempt it was. */
+export const lastProgress = (runId: string) => readOf(AttemptProgress, progressPath(runId), null)
+
 /** What a `review` prints for the attempt (not flushed: were it lost, the run's own record says the same). */
 export function writeOutcome(runId: string, outcome: AttemptOutcome): void {
   writeFileAtomic(outcomePath(runId), JSON.stringify(outcome), 0o600, { durable: false })

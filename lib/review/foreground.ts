@@ -2,8 +2,10 @@
 // check first; then attach to the attempt in flight (never a second reviewer call), or print the outcome of one that
 // ended while nobody waited, or start a new one: its detached worker (launched by `review` before anything else, so
 // it starts up while the checks are made) gets the attempt once the run is claimed in its name; then a bounded wait.
+import { context } from '../ground/context.ts'
 import { fail, isPairLoopError } from '../ground/errors.ts'
 import { preloadLock } from '../ground/lock.ts'
+import { isProcessAlive } from '../ground/processes.ts'
 import { changeRun } from '../run/run-access.ts'
 import type { RunState } from '../run/state.ts'
 import { readRun } from '../run/store.ts'
@@ -12,16 +14,19 @@ import {
   type AttemptKind,
   attemptLogPath,
   clearAttempt,
+  type AttemptOutcome,
   isDelivered,
   lastOutcome,
+  lastProgress,
   loopMark,
   markDelivered,
+  readOutcome,
 } from './attempt-files.ts'
 import { releaseClaim } from './claim.ts'
 import { settleDeadClaim } from './dead-worker.ts'
 import { outcomeResult } from './documents.ts'
 import { type Launched, launchWorker } from './launch.ts'
-import { awaitAttempt } from './wait.ts'
+import { awaitAttempt, OUTCOME_GRACE_MS } from './wait.ts'
 
 export interface ForegroundOptions {
   /** Seconds to wait for the review before printing the in-flight document (`--wait`, `pair_loop.review_wait_s`). */
@@ -69,9 +74,10 @@ async function newOrAttached(
   options: ForegroundOptions,
   start: StartAttempt,
 ): Promise<Record<string, unknown>> {
-  const current = await settleDeadClaim(run, { log: options.log })
+  let current = await settleDeadClaim(run, { log: options.log })
   if (current.review_claim) return attach(current, options)
-  const unseen = lastOutcome(current.run_id)
+  let unseen = lastOutcome(current.run_id)
+  if (!unseen && (unseen = await outcomeOnItsWay(current.run_id))) current = readRun(current.run_id)
   // it ended while nobody waited, and the loop has not moved since: this is the result the agent has not seen
   if (unseen?.kind === kind && unseen.mark === loopMark(current) && !isDelivered(run.run_id, unseen.attempt)) {
     markDelivered(run.run_id, unseen.attempt)
@@ -105,6 +111,22 @@ async function newOrAttached(
     throw error
   }
   return awaitAttempt(run.run_id, claimed.state.review_claim!, { ...options, launched: true })
+}
+
+/**
+ * The outcome of an attempt whose worker recorded its result a moment ago and is writing it now: its claim went with
+ * the record, its outcome follows. Without this wait a `review` in between would start anew on a finished round.
+ */
+async function outcomeOnItsWay(runId: string): Promise<AttemptOutcome | null> {
+  const progress = lastProgress(runId)
+  if (!progress) return null
+  const until = context().now() + OUTCOME_GRACE_MS
+  for (;;) {
+    const outcome = readOutcome(runId, progress.attempt)
+    if (outcome || !isProcessAlive(progress.worker_pid)) return outcome
+    if (context().now() >= until) return null
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
 }
 
 /** Wait on the attempt in flight (one from before workers, without an id, is waited out through the run itself). */

@@ -25,7 +25,7 @@ export interface WaitOptions {
 
 const STATE_EVERY_MS = 100
 /** After the claim is gone, how long the worker's outcome may take to appear before the run's record is read. */
-const OUTCOME_GRACE_MS = 2_000
+export const OUTCOME_GRACE_MS = 2_000
 
 export async function awaitAttempt(
   runId: string,
