@@ -77,7 +77,10 @@ async function newOrAttached(
   let current = await settleDeadClaim(run, { log: options.log })
   if (current.review_claim) return attach(current, options)
   let unseen = lastOutcome(current.run_id)
-  if (!unseen && (unseen = await outcomeOnItsWay(current.run_id))) current = readRun(current.run_id)
+  if (!unseen) {
+    unseen = await outcomeOnItsWay(current.run_id)
+    if (unseen) current = readRun(current.run_id) // the mark is compared with the run as the worker left it
+  }
   // it ended while nobody waited, and the loop has not moved since: this is the result the agent has not seen
   if (unseen?.kind === kind && unseen.mark === loopMark(current) && !isDelivered(run.run_id, unseen.attempt)) {
     markDelivered(run.run_id, unseen.attempt)
