@@ -312,6 +312,29 @@ describe('status --all --text', () => {
     expect(text).toMatch(new RegExp(`^${RUN} +2026-11-30 +app +approved +- +0 +\\$0\\.1440 +#7$`, 'm'))
     expect(text).toMatch(/^ {2}Fix sum\(\)$/m)
   })
+
+  for (const width of [100, 80])
+    it(`keeps an active run's id whole within ${width} columns, so it can be passed to --run`, () => {
+      const run = {
+        run_id: RUN,
+        phase: 'reviewing',
+        round: 3,
+        next: 'review',
+        task: 'Fix sum()',
+        repo: '/work/app',
+        created_at: '2026-11-30T05:15:00.000Z',
+        open_findings: 0,
+        outcome: null,
+        pr: null,
+        merged_at: null,
+        cost_usd: 0.0123,
+        measured: false,
+      }
+      const text = documentText('status', { runs: [run], unreadable: [] }, width)
+      const row = text.split('\n').find((l) => l.includes('reviewing'))
+      expect(row?.split(/ +/)[0]).toBe(RUN)
+      for (const l of text.split('\n')) expect(l.length, l).toBeLessThanOrEqual(width)
+    })
 })
 
 describe('a text view fits the terminal', () => {

@@ -68,7 +68,8 @@ const cut = (text: string, width: number) => (text.length <= width ? text : `${t
 /**
  * Rows under a header, each column as wide as its widest cell (at most MAX_COLUMN, narrower when the last column
  * would have too little room: longer cells are cut); the last column wraps to `width`, under itself. A `\n` in a last
- * cell starts a new paragraph there (a finding's reply under its text).
+ * cell starts a new paragraph there (a finding's reply under its text). The first column names its row (a run id, a
+ * finding id, a code) and is never narrowed to make room: a cut id cannot be passed back to a command.
  */
 export function table(header: string[], rows: string[][], indent = '', width = DEFAULT_WIDTH): string {
   if (rows.length === 0) return `${indent}(none)\n`
@@ -78,10 +79,14 @@ export function table(header: string[], rows: string[][], indent = '', width = D
   )
   for (let column = 0; column < last; column++) widths[column] = Math.min(widths[column]!, MAX_COLUMN)
   const start = () => indent.length + widths.slice(0, last).reduce((sum, w) => sum + w + 2, 0)
-  // give the last column room: narrow the widest other column, down to its title or 8 characters
+  // the last column needs no more room than its longest paragraph (a PR number needs no 24 columns)
+  const lastParagraphs = [header[last]!, ...rows.flatMap((row) => (row[last] ?? '').split('\n'))]
+  const lastNeeds = Math.min(MIN_WRAP, Math.max(...lastParagraphs.map((paragraph) => paragraph.length)))
+  // give the last column room: narrow the widest other column but the first, down to its title or 8 characters
   for (;;) {
-    if (width - start() >= MIN_WRAP) break
-    const widest = widths.slice(0, last).reduce((at, w, i) => (w > widths[at]! ? i : at), 0)
+    if (width - start() >= lastNeeds) break
+    const widest = widths.slice(0, last).reduce((at, w, i) => (i > 0 && (at === 0 || w > widths[at]!) ? i : at), 0)
+    if (widest === 0) break
     const floor = Math.max(8, header[widest]!.length)
     if (widths[widest]! <= floor) break
     widths[widest] = widths[widest]! - 1
