@@ -100,6 +100,32 @@ describe('status --text of a real loop', () => {
   })
 })
 
+describe('a run nothing measured', () => {
+  // the coder wrote no transcript and the stub reviewer reports no cost: neither role has a figure, so $0 is no sum
+  const sb = sandbox()
+  const reviewed = (async () => {
+    await runInReview(sb)
+    expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:changes']))
+  })()
+
+  it('reads "at least" on budget-check\'s spent line', async () => {
+    await reviewed
+    const text = (await sb.cli(['budget-check', '--text'])).stdout
+    expect(line(text, 'spent')).toBe('at least $0.0000')
+  })
+
+  it('is finished with the cost said as at least its sum, naming the roles not measured, in JSON and in text', async () => {
+    await reviewed
+    const doc = expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
+    expect(doc.unmeasured.roles.map((r: { role: string; how: string }) => `${r.role} ${r.how}`)).toEqual([
+      'coder none',
+      'reviewer none',
+    ])
+    const text = (await sb.cli(['finish', '--verdict', 'ABANDONED', '--text'])).stdout
+    expect(line(text, 'cost')).toBe('at least $0.0000; not measured: coder; reviewer')
+  })
+})
+
 describe('status --text', () => {
   it('says where a recurring finding came back from, and the whole line range', () => {
     const text = documentText(

@@ -122,6 +122,7 @@ function finishedDocument(state: RunState, cost: RunCostSummary, home: string) {
     verdict: state.outcome!.verdict,
     rounds: state.rounds.length,
     cost_usd: cost.total_usd,
+    unmeasured: cost.unmeasured, // a role or round with no figure: the cost is then at least this
     pr_body_path: prBodyPath(state.run_id, home),
     pr: state.pr,
     pr_url: state.pr_url,

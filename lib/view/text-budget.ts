@@ -39,8 +39,9 @@ export function budgetText(doc: Doc, width = DEFAULT_WIDTH): string {
       run: doc.run_id,
       phase: doc.phase,
       level: doc.level ?? 'none (no limit)',
-      spent:
-        doc.limit === null ? usd(doc.spent) : `${usd(doc.spent)} of ${usd(doc.limit)} (warn at ${usd(doc.warn_at)})`,
+      spent: `${unmeasuredText(doc.unmeasured) ? 'at least ' : ''}${usd(doc.spent)}${
+        doc.limit === null ? '' : ` of ${usd(doc.limit)} (warn at ${usd(doc.warn_at)})`
+      }`,
       complete: completeText(doc),
       'unpriced models': doc.unpriced_models,
     },

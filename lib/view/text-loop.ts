@@ -1,7 +1,7 @@
 // The loop's own steps as a person reads them (--text): a review (finished or still running) and finish, in sentences
 // and short lines instead of flattened keys.
 import { cell, DEFAULT_WIDTH, fields } from './text-layout.ts'
-import { askText, findingsTable, usd } from './text-views.ts'
+import { askText, costText, findingsTable, usd } from './text-views.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: a document is read key by key and every value goes through cell()
 type Doc = Record<string, any>
@@ -73,7 +73,7 @@ export function finishText(doc: Doc, width = DEFAULT_WIDTH): string {
     {
       run: doc.run_id,
       finished: `${verdictWords(doc.verdict)} after ${plural(doc.rounds ?? 0, 'round')}`,
-      cost: usd(doc.cost_usd),
+      cost: costText(doc.cost_usd, doc.unmeasured),
       'PR body': doc.pr_body_path,
       PR:
         doc.pr === null || doc.pr === undefined ? 'none yet' : `#${doc.pr}${doc.pr_url ? ` ${cell(doc.pr_url)}` : ''}`,
@@ -90,5 +90,5 @@ export const LOOP_SHOWN = {
     ...['run_id', 'round', 'verdict', 'findings', 'touches_reviewer_instructions', 'reviewer', 'next', 'ask'],
     ...['rounds_left', 'in_progress', 'started_at', 'elapsed_s', 'wait_s', 'output'],
   ],
-  finish: ['run_id', 'verdict', 'rounds', 'cost_usd', 'pr_body_path', 'pr', 'pr_url', 'next'],
+  finish: ['run_id', 'verdict', 'rounds', 'cost_usd', 'unmeasured', 'pr_body_path', 'pr', 'pr_url', 'next'],
 }

@@ -128,6 +128,12 @@ export function spentText(budget: Doc | undefined): string {
   return `${gaps ? 'at least ' : ''}${usd(budget.spent_usd)}${limit}${gaps ? `; not measured: ${gaps}` : ''}`
 }
 
+/** A sum a person reads: `$0.4000`, or `at least $0.4000; not measured: reviewer` when a figure in it is missing. */
+export function costText(spent: unknown, unmeasured: Doc | undefined): string {
+  const gaps = unmeasuredText(unmeasured)
+  return gaps ? `at least ${usd(spent)}; not measured: ${gaps}` : usd(spent)
+}
+
 /** `coder; reviewer rounds 1, 2` for the roles and rounds of an Unmeasured; empty when every figure is measured. */
 export function unmeasuredText(unmeasured: Doc | undefined): string {
   if (!unmeasured) return ''
