@@ -46,6 +46,8 @@ const demo = defineScript({
       const { version: _version, ...status } = (await runCommand(['status'], repo)).document
       if (args.keep) {
         say(`Kept in ${root}: ${repo}/HANDOFF.md is the conversation, ${finished.pr_body_path} the PR body.`)
+        // its run is in the demo's own home, not the person's: a plain `pair-loop report` there says run_not_found
+        say(`Its run is in the demo's own home; its page: PAIR_LOOP_HOME='${home}' pair-loop report --cwd '${repo}'`)
         say(`Remove it with: rm -rf '${root}'`)
       } else say(`Removed ${root} (run \`pair-loop demo --keep\` to look around afterwards).`)
       return status

@@ -56,6 +56,17 @@ describe('pair-loop demo', () => {
     }
   })
 
+  it("--keep names the demo's own home in the command that writes its run's page, which runs as said", async () => {
+    const sb = sandbox()
+    const result = await sb.cliProcess(['demo', '--keep'], { env: { TMPDIR: tempDir('pl-demo-home-') } })
+    const dir = demoDir(result.stderr)!
+    const said = `PAIR_LOOP_HOME='${dir}/home' pair-loop report --cwd '${dir}/repo'`
+    expect(result.stderr).toContain(said)
+    const page = expectOk(await sb.cli(['report', '--cwd', `${dir}/repo`], { env: { PAIR_LOOP_HOME: `${dir}/home` } }))
+    expect(page.path).toBe(`${dir}/home/reports/${page.runs[0]}.html`)
+    expect(existsSync(page.path)).toBe(true)
+  })
+
   it('--text prints the final status for a person', async () => {
     const result = await sandbox().cliProcess(['demo', '--text'])
     expect(result.code).toBe(0)
