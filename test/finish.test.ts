@@ -62,6 +62,15 @@ describe('finish', () => {
     expect(body).toContain('**1.2** [bug/minor] `src/f2.ts:2` — problem number 2')
   })
 
+  it("writes an open finding's whole line range into the PR body", async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb, ['--max-rounds', '1'])
+    await recordReview(sb.home, runId, '1. [bug/major] src/a.ts:3-5 — a range\nVERDICT: CHANGES_REQUESTED')
+    const doc = expectOk(await sb.cli(['finish', '--verdict', 'CHANGES_REQUESTED']))
+    const body = readFileSync(doc.pr_body_path, 'utf8')
+    expect(body).toContain('- **1.1** [bug/major] `src/a.ts:3-5` — a range\n')
+  })
+
   it('writes into the PR body that the person chose to go on over the budget, at what spend and where', async () => {
     const sb = sandbox()
     const runId = await startRun(sb, ['--budget-usd', '0.5'])

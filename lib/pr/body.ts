@@ -1,4 +1,5 @@
 // The PR body: task, who reviewed, a table of rounds, the cost, what is still open, and the whole transcript.
+import { findingPlace } from '../run/finding-place.ts'
 import { renderHandoff } from '../run/handoff.ts'
 import { neutraliseInline } from '../ground/neutralise.ts'
 import { fenceFor } from '../ground/markdown.ts'
@@ -85,7 +86,7 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
       '',
       ...open.map(
         (f) =>
-          `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${f.path}${f.line_start ? `:${f.line_start}` : ''}\` — ` : ''}${neutraliseInline(f.text)}`,
+          `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${findingPlace(f)}\` — ` : ''}${neutraliseInline(f.text)}`,
       ),
     )
   }

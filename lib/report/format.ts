@@ -1,5 +1,4 @@
 // How the report writes shares, times and verdicts for a person (money: lib/ground/money.ts, as every view writes it).
-import type { Finding } from '../run/state.ts'
 
 /** A share as a whole percentage. */
 export const formatPercent = (share: number): string => `${Math.round(share * 100)}%`
@@ -26,14 +25,6 @@ const VERDICT_LABELS: Record<string, string> = {
 
 /** A verdict or outcome in words (`CHANGES_REQUESTED` → `Changes requested`). */
 export const verdictLabel = (verdict: string): string => VERDICT_LABELS[verdict] ?? verdict
-
-/** Where a finding points: `src/a.ts:3-5`, `src/a.ts`, or null. */
-export function findingPlace(finding: Pick<Finding, 'path' | 'line_start' | 'line_end'>): string | null {
-  if (!finding.path) return null
-  if (finding.line_start === null) return finding.path
-  const end = finding.line_end !== null && finding.line_end !== finding.line_start ? `-${finding.line_end}` : ''
-  return `${finding.path}:${finding.line_start}${end}`
-}
 
 /** A finding id as an HTML id (`1.2` → `finding-1-2`). */
 export const findingAnchor = (id: string): string => `finding-${id.replace('.', '-')}`

@@ -3,7 +3,8 @@ import type { RoundCost } from '../cost/ledger-types.ts'
 import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
 import { formatUsd } from '../ground/money.ts'
 import type { Finding, Reply, Round, RunState } from '../run/state.ts'
-import { findingAnchor, findingPlace, formatDuration, formatWhen, verdictLabel } from './format.ts'
+import { findingPlace } from '../run/finding-place.ts'
+import { findingAnchor, formatDuration, formatWhen, verdictLabel } from './format.ts'
 import { html, type SafeHtml } from './html.ts'
 
 /** The ledger's rounds and what it could not measure: each round's cost in the timeline. */
