@@ -7,14 +7,14 @@ import { fail } from '../lib/ground/errors.ts'
 const reportScript = defineScript({
   name: 'report',
   description:
-    'One self-contained HTML page for a person (inline CSS and SVG, no network): a run’s rounds, findings, replies and cost, or every run with --all.',
+    "One self-contained HTML page for a person (inline CSS and SVG, no network): a run's rounds, findings, replies and cost, or every run with --all.",
   args: {
     ...runArgs,
     all: {
       type: 'boolean',
       description: 'every run in one table: rounds to approval, approval rate, dollars per outcome',
     },
-    open: { type: 'boolean', description: 'open the page in the browser ($BROWSER, else the desktop’s opener)' },
+    open: { type: 'boolean', description: "open the page in the browser ($BROWSER, else the desktop's opener)" },
     out: {
       type: 'string',
       description: 'the HTML file to write (default: $PAIR_LOOP_HOME/reports/<run_id>.html, or all.html)',

@@ -104,6 +104,11 @@ describe("each command's --help", () => {
     }
   })
 
+  it("writes the apostrophe one way, as the rest of a terminal's text does: ' and never ’", async () => {
+    const texts = [...(await Promise.all(names.map(helpOf))), (await sandbox().cli(['--help'])).stdout]
+    for (const text of texts) expect(text).not.toContain('’')
+  })
+
   it('lists the required flags apart, and in the usage line', async () => {
     const help = await helpOf('reply')
     const required = help.slice(help.indexOf('Required:'), help.indexOf('Flags:'))

@@ -162,6 +162,15 @@ describe('status --text', () => {
     expect(text).not.toMatch(/^ask /m) // not left to the generic lines below
   })
 
+  it("says a won't-fix finding came back with the apostrophe its answers use", () => {
+    const ask = {
+      reason: 'wont_fix_recurring',
+      choices: [{ say: "keep 2.1 as won't-fix", command: 'pair-loop reply --finding 2.1 --disposition wont-fix' }],
+    }
+    const text = documentText('status', status({ next: 'ask-user', ask, open_findings: [] }))
+    expect(text).toContain("waiting for you: a finding the coder answered won't-fix came back")
+  })
+
   it('names the roles it could not measure instead of showing them as spent', () => {
     const unmeasured = { roles: [{ role: 'coder', how: 'none', why: 'no transcript' }], rounds: [] }
     const text = documentText('status', status({ budget: { limit_usd: null, spent_usd: 0.144, unmeasured } }))
