@@ -3,8 +3,8 @@
 // cost, time and diff, findings, replies, recurrences, totals equal to budget-check's own figures, what was not
 // measured said so), dark and print styles, nothing loaded but the file, no agent text run as markup; `--all` over
 // three runs linking each page; at 400 px nothing wider than the screen, tables reflowed or scrolling with their first
-// column kept, chart labels readable. Screenshots go to the test's own temp folder; the README's three (report-run,
-// report-all, report-phone) go to PAIR_LOOP_SCREENSHOTS when it is set, which is how .github/ is re-taken:
+// column kept, chart labels readable. Screenshots go to the test's own temp folder; the README's four (report-run,
+// report-all, report-phone, report-waiting) go to PAIR_LOOP_SCREENSHOTS when it is set, which is how .github/ is re-taken:
 // PAIR_LOOP_SCREENSHOTS=.github npx vitest run test/report-browser.test.ts
 import { existsSync, statSync } from 'node:fs'
 import { join, resolve } from 'node:path'
@@ -19,7 +19,7 @@ import { HOSTILE_TASK, type Loop, REPLIES, runA, runsBC, STUB_FINDINGS, shared, 
 const SLOW = 120_000
 const SHOTS = tempDir('report-shots-')
 const README_SHOTS = process.env.PAIR_LOOP_SCREENSHOTS ? resolve(process.env.PAIR_LOOP_SCREENSHOTS) : SHOTS
-const FOR_README = new Set(['report-run.png', 'report-all.png', 'report-phone.png'])
+const FOR_README = new Set(['report-run.png', 'report-all.png', 'report-phone.png', 'report-waiting.png'])
 const DESKTOP = { width: 1280, height: 900 }
 const PHONE = { width: 400, height: 860 }
 
@@ -187,6 +187,9 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
         page.locator('#rounds-heading').evaluate((el) => el.getBoundingClientRect().top),
       ])
       expect(bannerTop).toBeLessThan(roundsTop)
+      // round 2's coder wrote no transcript: its empty bar is marked "at least", never read as a measured $0
+      expect(await page.locator('g.round-bars[data-round="2"] text.unmeasured-mark').isVisible()).toBe(true)
+      await shot(page, 'report-waiting.png')
       await page.close()
     },
     SLOW,
@@ -259,6 +262,12 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
       expect(await trend.locator('g[data-run]').evaluateAll((gs) => gs.map((g) => g.getAttribute('data-run')))).toEqual(
         [a.runId, b.runId, c.runId],
       )
+      // no run fully measured (above): each is marked "at least" on the trend, C's empty slot too; runs of one day
+      // are told apart by their time
+      expect(await trend.locator('text.unmeasured-mark').count()).toBe(3)
+      expect(await trend.locator(`g[data-run="${c.runId}"] text.unmeasured-mark`).isVisible()).toBe(true)
+      const dates = await texts(page, '.chart.trend text.date-label')
+      expect(new Set(dates).size, dates.join(' ')).toBe(3)
       expect(await page.getByRole('table', { name: 'Every run, newest first' }).isVisible()).toBe(true)
       // at 1280 pixels the whole table is on the screen, nothing behind a sideways scroll
       const beyond = await page.locator('.table-scroll').evaluate((el) => el.scrollWidth - el.clientWidth)
@@ -337,6 +346,15 @@ describe.skipIf(!browserAvailable)('pair-loop report on a 400-pixel phone', () =
         .evaluateAll((els) => els.map((el) => el.getBoundingClientRect().width))
       for (const width of widths) expect(width).toBeGreaterThan(250)
       expect(await textHeight(page, '.chart.trend svg text')).toBeGreaterThanOrEqual(10)
+      // the trend's "at least" marks clear its title, however large the phone's labels are
+      const title = await page
+        .locator('.chart.trend text.axis-title')
+        .first()
+        .evaluate((el) => el.getBoundingClientRect().bottom)
+      for (const top of await page
+        .locator('.chart.trend text.unmeasured-mark')
+        .evaluateAll((els) => els.map((el) => el.getBoundingClientRect().top)))
+        expect(top).toBeGreaterThanOrEqual(title)
       await shot(page, 'report-all-phone-dark.png')
       await page.close()
     },

@@ -3,11 +3,12 @@
 import { describe, expect, it } from 'vitest'
 import { renderAllRunsReport } from '../lib/report/all-runs-report.ts'
 import { dollarScale } from '../lib/report/chart-scale.ts'
-import { chartDescription, chartTop } from '../lib/report/cost-chart.ts'
+import { chartDescription, chartTop, costChart } from '../lib/report/cost-chart.ts'
 import { runFigures, summarise } from '../lib/report/figures.ts'
 import { mergedAt } from '../lib/run/run-queries.ts'
 import { escapeHtml, html, joinHtml, SafeHtml } from '../lib/report/html.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
+import { timeLabels, trendChart } from '../lib/report/trend-chart.ts'
 import type { RunState } from '../lib/run/state.ts'
 import { assessment, finding, HOSTILE, mergedPr, NOW, twoRoundRun } from './_report.ts'
 
@@ -237,6 +238,60 @@ describe('the charts', () => {
     expect(dollarScale(37).ticks).toEqual([0, 10, 20, 30, 40])
     expect(dollarScale(37).label(10)).toBe('$10')
     expect(dollarScale(0).top).toBe(1) // nothing spent and no budget: still an axis
+  })
+
+  it("label the trend's runs of one day by their time (UTC), and each new day by its month-day", () => {
+    const at = ['2026-12-02T04:57:10Z', '2026-12-02T05:10:00Z', '2026-12-03T09:00:00Z', '2026-12-03T11:30:00Z']
+    expect(
+      timeLabels(
+        at.map((created_at) => ({ created_at })),
+        [0, 1, 2, 3],
+      ),
+    ).toEqual(['12-02', '05:10', '12-03', '11:30'])
+  })
+
+  it('label runs of one minute to the second', () => {
+    const at = ['2026-12-02T04:57:10Z', '2026-12-02T04:57:10Z', '2026-12-02T04:57:31Z', '2026-12-02T04:57:40Z']
+    const labels = timeLabels(
+      at.map((created_at) => ({ created_at })),
+      [0, 2, 3],
+    )
+    expect(labels).toEqual(['12-02', '04:57:31', '04:57:40'])
+  })
+
+  it('mark a run whose cost was not measured above its bar, so its empty slot never reads as a measured $0', () => {
+    const point = { created_at: '2026-12-02T04:57:00Z', reviewer: 0, rounds: 1 }
+    const svg = String(
+      trendChart([
+        { ...point, run_id: 'not-measured', coder: 0, measured: false },
+        { ...point, run_id: 'measured', coder: 0.4, measured: true },
+      ]),
+    )
+    const group = (id: string) => new RegExp(`<g data-run="${id}"[\\s\\S]*?</g>`).exec(svg)?.[0] ?? ''
+    expect(group('not-measured')).toContain('class="unmeasured-mark"')
+    expect(group('not-measured')).toContain('not every figure measured, at least $0.0000')
+    expect(group('measured')).not.toContain('unmeasured-mark')
+    expect(svg).toContain('≥ not every figure measured: at least this')
+  })
+
+  it('mark a round with a role not measured above its bar, an empty one too, and no measured round', () => {
+    const svg = String(
+      costChart(
+        [
+          { n: 1, coder: 0.05, reviewer: 0, in_progress: false, unmeasured: ['reviewer'] },
+          { n: 2, coder: 0, reviewer: 0, in_progress: false, unmeasured: ['coder', 'reviewer'] },
+          { n: 3, coder: 0.02, reviewer: 0.01, in_progress: false, unmeasured: [] },
+        ],
+        null,
+        'c',
+      ),
+    )
+    const round = (n: number) =>
+      new RegExp(`<g class="round-bars" data-round="${n}">[\\s\\S]*?</g>`).exec(svg)?.[0] ?? ''
+    expect(round(1)).toContain('Round 1: coder $0.0500, reviewer not measured; at least $0.0500')
+    expect(round(2)).toContain('Round 2: coder not measured, reviewer not measured; at least $0.0000')
+    expect(round(3)).not.toContain('unmeasured-mark')
+    expect(svg).toContain('≥ a figure not measured: at least this')
   })
 
   it('describe an unfinished round and a run without a budget in words', () => {

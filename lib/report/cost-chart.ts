@@ -28,8 +28,8 @@ const said = (round: RoundSpend, role: 'coder' | 'reviewer') =>
 const share = (spent: number, limit: number) => `${((spent / limit) * 100).toFixed(1)}%`
 
 const WIDTH = 640
-const HEIGHT = 280
-const PAD = { left: 76, right: 24, top: 30, bottom: 56 }
+const HEIGHT = 300
+const PAD = { left: 76, right: 24, top: 50, bottom: 56 } // above the plot: the budget's label, then the ≥ marks
 const PLOT_W = WIDTH - PAD.left - PAD.right
 const PLOT_H = HEIGHT - PAD.top - PAD.bottom
 
@@ -71,7 +71,12 @@ export function costChart(rounds: RoundSpend[], limit: number | null, id: string
     const reviewerTop = y(round.coder + round.reviewer)
     const label = `Round ${round.n}${round.in_progress ? ' (in progress)' : ''}`
     const short = `${round.n}${round.in_progress ? '…' : ''}`
+    // a round with a role not measured costs at least its bar: marked, so an empty bar never reads as a measured $0
+    const mark = round.unmeasured?.length
+      ? html`<text class="unmeasured-mark" x="${centre(i)}" y="${px(reviewerTop - 6)}" text-anchor="middle">≥<title>${label}: ${said(round, 'coder')}, ${said(round, 'reviewer')}; at least ${formatUsd(round.coder + round.reviewer)}</title></text>`
+      : html``
     return html`<g class="round-bars" data-round="${round.n}">
+${mark}
 <rect class="bar-coder" x="${x}" y="${coderTop}" width="${barWidth}" height="${px(y(0) - coderTop)}"><title>${label}: ${said(round, 'coder')}</title></rect>
 <rect class="bar-reviewer" x="${x}" y="${reviewerTop}" width="${barWidth}" height="${px(coderTop - reviewerTop)}"><title>${label}: ${said(round, 'reviewer')}</title></rect>
 <text class="round-label" x="${centre(i)}" y="${HEIGHT - PAD.bottom + 22}" text-anchor="middle">${short}</text>
@@ -86,7 +91,7 @@ export function costChart(rounds: RoundSpend[], limit: number | null, id: string
     limit === null
       ? null
       : !budgetInView
-        ? html`<text class="budget-label" x="${WIDTH - PAD.right}" y="${PAD.top - 6}" text-anchor="end">budget ${formatUsd(limit)} ↑ (${share(totals.at(-1)!, limit)} spent)</text>`
+        ? html`<text class="budget-label" x="${WIDTH - PAD.right}" y="${PAD.top - 28}" text-anchor="end">budget ${formatUsd(limit)} ↑ (${share(totals.at(-1)!, limit)} spent)</text>`
         : html`<line class="budget-line" x1="${PAD.left}" x2="${WIDTH - PAD.right}" y1="${y(limit)}" y2="${y(limit)}"/><text class="budget-label" x="${WIDTH - PAD.right}" y="${y(limit) - 6}" text-anchor="end">budget ${formatUsd(limit)}</text>`
 
   return html`<figure class="chart">
@@ -101,7 +106,7 @@ ${running}
 ${budget}
 </svg>
 <figcaption>
-<div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-total"></span>running total</span>${limit === null ? html`<span>no budget set</span>` : html`<span><span class="swatch swatch-budget"></span>budget ${formatUsd(limit)}</span>`}</div>
+<div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-total"></span>running total</span>${rounds.some((round) => round.unmeasured?.length) ? html`<span>≥ a figure not measured: at least this</span>` : html``}${limit === null ? html`<span>no budget set</span>` : html`<span><span class="swatch swatch-budget"></span>budget ${formatUsd(limit)}</span>`}</div>
 </figcaption>
 </figure>`
 }

@@ -89,6 +89,7 @@ svg text.budget-label { fill: var(--budget); font-weight: 600; }
 svg .bar-rounds { fill: var(--recurring); opacity: 0.8; }
 .swatch-rounds { background: var(--recurring); }
 svg text.axis-title { font-weight: 600; }
+svg text.unmeasured-mark { font-weight: 700; fill: var(--fg); }
 .unmeasured { font-style: italic; color: var(--muted); }
 .round-meta { margin: 0 0 0.4rem; font-variant-numeric: tabular-nums; }
 .banner { border: 2px solid var(--changes); border-radius: 6px; padding: 0.6rem 0.9rem; margin: 1rem 0;

@@ -15,7 +15,7 @@ export interface TrendPoint {
 }
 
 const WIDTH = 640
-const PAD = { left: 76, right: 16, top: 34 }
+const PAD = { left: 76, right: 16, top: 58 } // above the plot: its title, then a row for the ≥ marks
 const COST_H = 150
 const GAP = 50
 const ROUNDS_H = 70
@@ -26,6 +26,21 @@ const LABELS = 5
 
 const px = (value: number) => Number(value.toFixed(1))
 const day = (iso: string) => iso.slice(0, 10)
+/** The narrowest band a marker above a bar gets drawn in (it would overlap its neighbours in less). */
+const MARK_BAND = 12
+
+/**
+ * Each labelled run's label on the time axis: its month-day where the day changes (and first), else its time of day
+ * in UTC (to the second within the previous label's minute), so runs of one day are told apart, not all `12-02`.
+ */
+export function timeLabels(points: Array<Pick<TrendPoint, 'created_at'>>, indexes: number[]): string[] {
+  return indexes.map((i, k) => {
+    const iso = points[i]!.created_at
+    const previous = k > 0 ? points[indexes[k - 1]!]!.created_at : null
+    if (previous === null || day(previous) !== day(iso)) return day(iso).slice(5)
+    return iso.slice(11, previous.slice(11, 16) === iso.slice(11, 16) ? 19 : 16)
+  })
+}
 
 /** The indexes to label on the time axis: the first, the last, and a few evenly between. */
 function labelled(count: number): number[] {
@@ -67,27 +82,35 @@ export function trendChart(newestFirst: TrendPoint[]): SafeHtml {
     const coderTop = yCost(p.coder)
     const top = yCost(p.coder + p.reviewer)
     const what = `${p.run_id}, ${day(p.created_at)}`
-    return html`<g data-run="${p.run_id}">
+    // a cost not (fully) measured is at least its bar: marked, so an empty slot never reads as a measured $0
+    const mark =
+      p.measured || band < MARK_BAND
+        ? html``
+        : html`<text class="unmeasured-mark" x="${centre(i)}" y="${px(top - 6)}" text-anchor="middle">≥<title>${what}: not every figure measured, at least ${formatUsd(p.coder + p.reviewer)}</title></text>`
+    return html`<g data-run="${p.run_id}" data-measured="${p.measured ? 'yes' : 'no'}">
+${mark}
 <rect class="bar-coder" x="${x}" y="${coderTop}" width="${barWidth}" height="${px(yCost(0) - coderTop)}"><title>${what}: coder ${formatUsd(p.coder)}</title></rect>
 <rect class="bar-reviewer" x="${x}" y="${top}" width="${barWidth}" height="${px(coderTop - top)}"><title>${what}: reviewer ${formatUsd(p.reviewer)}</title></rect>
 <rect class="bar-rounds" x="${x}" y="${yRounds(p.rounds)}" width="${barWidth}" height="${px(roundsBase - yRounds(p.rounds))}"><title>${what}: ${p.rounds} round${p.rounds === 1 ? '' : 's'}</title></rect>
 </g>`
   })
-  const dates = labelled(points.length).map(
-    (i) =>
-      html`<text class="date-label" x="${centre(i)}" y="${roundsBase + 22}" text-anchor="middle">${day(points[i]!.created_at).slice(5)}</text>`,
+  const indexes = labelled(points.length)
+  const dates = timeLabels(points, indexes).map(
+    (label, k) =>
+      html`<text class="date-label" x="${centre(indexes[k]!)}" y="${roundsBase + 22}" text-anchor="middle">${label}</text>`,
   )
+  const unmeasured = points.some((p) => !p.measured)
   return html`<figure class="chart trend">
 <svg role="img" viewBox="0 0 ${WIDTH} ${HEIGHT}" aria-labelledby="trend-chart-title" aria-describedby="trend-chart-desc">
 <title id="trend-chart-title">Cost and rounds per run, oldest first</title>
 <desc id="trend-chart-desc">${trendDescription(points)}</desc>
-<text class="axis-title" x="${PAD.left}" y="${PAD.top - 12}">cost per run</text>
+<text class="axis-title" x="${PAD.left}" y="${PAD.top - 32}">cost per run</text>
 ${joinHtml(grid)}
 <text class="axis-title" x="${PAD.left}" y="${PAD.top + COST_H + GAP - 12}">rounds per run</text>
 ${joinHtml(roundTicks)}
 ${joinHtml(columns)}
 ${joinHtml(dates)}
 </svg>
-<figcaption><div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-rounds"></span>rounds</span><span>oldest on the left; dates as month-day</span></div></figcaption>
+<figcaption><div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-rounds"></span>rounds</span>${unmeasured ? html`<span>≥ not every figure measured: at least this</span>` : html``}<span>oldest on the left; a day as month-day, runs within it by time (UTC)</span></div></figcaption>
 </figure>`
 }
