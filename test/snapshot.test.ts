@@ -137,6 +137,18 @@ describe('nothing in .git the coder wrote moves what is read', () => {
     }
   })
 
+  it("a first snapshot compares each file with the index's id before the base's: a change staged there is still shown", async () => {
+    const t = scenario({ 'a.txt': 'one\n', 'b.txt': 'two\n' })
+    writeFileSync(join(t.repo, 'a.txt'), 'STAGED-EVIL\n')
+    git(t.repo, ['add', 'a.txt']) // the index lists the changed file's own id: its bytes were not stored on that look
+    const wrong = 'e'.repeat(40) // and an index that lies about an unchanged file
+    git(t.repo, ['update-index', '--cacheinfo', `100644,${wrong},b.txt`])
+    const diff = await t.diff()
+    expect(diff.tree).toBe(gitTree(t.repo))
+    expect(diff.diff).toContain('+STAGED-EVIL')
+    expect(diff.stat).not.toContain('b.txt')
+  })
+
   it('writes nothing into $TMPDIR, which the coder can write (item 6)', async () => {
     const t = scenario()
     const tmp = tempDir('pl-coder-tmp-')

@@ -1,6 +1,7 @@
 // The paths a snapshot must look at, looked at (look.ts): on this thread when they are few, or spread over this thread
 // and hashing threads (hash-worker.ts, one fewer than the cores) when there are many, as on a first snapshot, where
-// reading and hashing are most of the time.
+// reading and hashing are most of the time. Paths may be handed over as git lists them (`Looking.add`), so the threads
+// hash while this thread still reads the rest of the listing and the base; this thread joins in at `finish`.
 // A thread that cannot start or dies leaves its paths to this thread: what is found is the same either way.
 import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
@@ -9,7 +10,10 @@ import { fileURLToPath } from 'node:url'
 import { type Look, look } from './look.ts'
 import type { ObjectStore } from './store.ts'
 
-/** A path to look at: from the repository's top, on disk, and its base blob id. */
+/**
+ * A path to look at: from the repository's top, on disk, and the blob id it is compared with (`base`): a file whose id
+ * differs from it has its bytes written to the store. That is the base's id, or a hint taken before the base was read.
+ */
 export interface PendingPath {
   path: string
   full: string
@@ -34,8 +38,12 @@ const THREADS_FROM = 2_000
 /** A thread is sent at most this many paths at a time, fewer towards the end, so the threads end at about the same time. */
 const BATCH = 250
 const LAST_BATCH = 32
-/** Batches a thread holds at once: the next is there when it ends one, even while this thread hashes its own. */
+/**
+ * Batches a thread holds at once: the next is there when it ends one, even while this thread is busy. Before `finish`
+ * this thread reads git's answers and the base, so a thread holds more (this thread answers it less often).
+ */
 const AHEAD = 2
+const AHEAD_EARLY = 16
 
 /** Hashing threads, started before the paths are known (their start overlaps git's listing): unref'd until used. */
 export interface Threads {
@@ -56,8 +64,8 @@ async function startWorker(script: string): Promise<Worker | null> {
   const { Worker } = await import('node:worker_threads')
   try {
     const worker = new Worker(script)
-    worker.unref() // an unused thread never keeps the process alive; runThread holds it while it works
-    // a thread that dies (even before it is used) leaves its paths to this thread (lookAll)
+    worker.unref() // an unused thread never keeps the process alive; a Looking holds it while it works
+    // a thread that dies (even before it is used) leaves its paths to this thread (Looking.finish)
     const end = () => void ended.add(worker)
     worker.on('error', end)
     worker.on('exit', end)
@@ -75,99 +83,157 @@ export function stopThreads(threads: Threads | null): void {
 }
 
 /** What each path is now, in order; `threads` (started early, or null: started here if worth it) are stopped after. */
-export async function lookAll(
+export function lookAll(
   paths: PendingPath[],
   store: ObjectStore,
   startNs: bigint,
   threads: Threads | null = null,
 ): Promise<Look[]> {
-  const here = (p: PendingPath) => look(p.path, p.full, p.base, store, startNs)
-  if (paths.length < THREADS_FROM) {
-    stopThreads(threads)
-    return paths.map(here)
-  }
-  const pool = threads ?? startThreads()
-  if (!pool) return paths.map(here)
-  const found: (Look | undefined)[] = new Array(paths.length)
-  const batches = batchesOf(paths.length, pool.workers.length + 1)
-  try {
-    const helpers = pool.workers.map((worker) => runThread(worker, { store, startNs, paths }, batches, found))
-    await lookHere(paths, batches, found, here)
-    await Promise.all(helpers)
-  } finally {
-    stopThreads(pool)
-  }
-  // what no thread answered (a thread that could not start, died, or met an error) is looked at here
-  return found.map((look, i) => look ?? here(paths[i]!))
+  const looking = new Looking(store, startNs, threads)
+  looking.add(paths)
+  return looking.finish()
 }
 
-/** This thread taking batches too, letting the threads' answers in (and their next batches out) between two. */
-async function lookHere(
-  paths: PendingPath[],
-  batches: Batch[],
-  found: (Look | undefined)[],
-  here: (p: PendingPath) => Look,
-): Promise<void> {
-  for (;;) {
-    await new Promise<void>((resolve) => setImmediate(resolve))
-    const batch = batches.shift()
-    if (!batch) return
-    for (let i = batch.from; i < batch.to; i++) found[i] = here(paths[i]!)
+/**
+ * Paths looked at as they are added: once there are enough, the threads take them in batches while this thread does
+ * other work; `finish` (after the last `add`) looks at what is left here too and answers for every path, in order.
+ * The threads are stopped by `finish`; a caller that never calls it stops them itself (stopThreads).
+ */
+export class Looking {
+  readonly paths: PendingPath[] = []
+  private readonly found: (Look | undefined)[] = []
+  /** Paths up to here are cut into batches (sent to a thread or taken here). */
+  private cut = 0
+  private finishing = false
+  /** The threads in use (null: not yet, or none). */
+  private helpers: Helper[] | null = null
+
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly startNs: bigint,
+    private threads: Threads | null,
+  ) {}
+
+  add(paths: PendingPath[]): void {
+    for (const path of paths) this.paths.push(path)
+    if (!this.helpers && this.threads && this.paths.length >= THREADS_FROM) this.useThreads(this.threads)
+    this.feed()
   }
-}
 
-/** A run of paths, [from, to). */
-interface Batch {
-  from: number
-  to: number
-}
-
-/** The paths cut into batches that shrink as fewer are left (a share of what is left, between LAST_BATCH and BATCH). */
-function batchesOf(count: number, threads: number): Batch[] {
-  const batches: Batch[] = []
-  for (let from = 0; from < count; ) {
-    const size = Math.max(LAST_BATCH, Math.min(BATCH, Math.floor((count - from) / (4 * threads))))
-    batches.push({ from, to: Math.min(count, from + size) })
-    from += size
+  /** Every path added, looked at, in order. */
+  async finish(): Promise<Look[]> {
+    this.finishing = true
+    const many = this.paths.length >= THREADS_FROM
+    if (!this.helpers && many) {
+      this.threads ??= startThreads()
+      if (this.threads) this.useThreads(this.threads)
+    }
+    if (!this.helpers) stopThreads(this.threads)
+    try {
+      this.feed()
+      for (;;) {
+        // the threads' answers in, their next batches out, between two batches here
+        if (this.helpers) await new Promise<void>((resolve) => setImmediate(resolve))
+        const batch = this.nextBatch()
+        if (!batch) break
+        for (let i = batch.from; i < batch.to; i++) this.found[i] = this.here(this.paths[i]!)
+      }
+      await Promise.all((this.helpers ?? []).map((helper) => helper.done))
+    } finally {
+      stopThreads(this.threads)
+    }
+    // what no thread answered (a thread that could not start, died, or met an error) is looked at here
+    return this.paths.map((path, i) => this.found[i] ?? this.here(path))
   }
-  return batches
-}
 
-/** One thread taking batches (their first index) until none are left. */
-async function runThread(
-  started: Promise<Worker | null>,
-  job: Omit<LookBatch, 'from' | 'paths'> & { paths: PendingPath[] },
-  batches: Batch[],
-  found: (Look | undefined)[],
-): Promise<void> {
-  const worker = await started
-  if (!worker || ended.has(worker)) return
-  worker.ref()
-  await new Promise<void>((resolve) => {
+  private here(path: PendingPath): Look {
+    return look(path.path, path.full, path.base, this.store, this.startNs)
+  }
+
+  /** The next run of paths to look at, [from, to): whole batches while more may come, then shrinking ones. */
+  private nextBatch(): { from: number; to: number } | null {
+    const left = this.paths.length - this.cut
+    if (left <= 0 || (!this.finishing && left < BATCH)) return null
+    const threads = (this.helpers?.length ?? 0) + 1
+    const size = this.finishing ? Math.max(LAST_BATCH, Math.min(BATCH, Math.floor(left / (4 * threads)))) : BATCH
+    const from = this.cut
+    this.cut = Math.min(this.paths.length, from + size)
+    return { from, to: this.cut }
+  }
+
+  private useThreads(threads: Threads): void {
+    this.helpers = threads.workers.map((started) => this.helper(started))
+  }
+
+  /** Each thread that is ready sent batches, up to what it may hold. */
+  private feed(): void {
+    for (const helper of this.helpers ?? []) helper.feed()
+  }
+
+  /** One thread taking batches until none are left; `done` when it has answered all it took (or died). */
+  private helper(started: Promise<Worker | null>): Helper {
+    let worker: Worker | null = null
     let held = 0
-    const next = () => {
-      const batch = batches.shift()
-      if (!batch) return held === 0 && resolve()
-      held++
-      const { from, to } = batch
-      worker.postMessage({ ...job, from, paths: job.paths.slice(from, to) } satisfies LookBatch)
+    let over = false
+    let end: () => void = () => {}
+    const done = new Promise<void>((resolve) => {
+      end = resolve
+    })
+    const finishIf = () => {
+      if (over || !this.finishing || held > 0 || this.cut < this.paths.length) return
+      over = true
+      worker?.removeAllListeners('message')
+      worker?.unref()
+      end()
+    }
+    const helper: Helper = {
+      done,
+      feed: () => {
+        if (!worker || over) return
+        for (let limit = this.finishing ? AHEAD : AHEAD_EARLY; held < limit; ) {
+          const batch = this.nextBatch()
+          if (!batch) break
+          held++
+          const job: LookBatch = {
+            store: this.store,
+            startNs: this.startNs,
+            from: batch.from,
+            paths: this.paths.slice(batch.from, batch.to),
+          }
+          worker.postMessage(job)
+        }
+        finishIf()
+      },
     }
     type Answered = { from: number; answers: PackedAnswer[]; entries: ArrayBuffer }
-    worker.on('message', ({ from, answers, entries }: Answered) => {
-      held--
-      answers.forEach((answer, k) => {
-        if (answer.type === 'blob' && answer.entryAt !== undefined)
-          answer.entry = new Uint8Array(entries, answer.entryAt, answer.entryLength) // a view: no copy
-        if (answer.type !== 'failed') found[from + k] = answer
+    const gone = () => {
+      over = true
+      end()
+    }
+    void started.then((ready) => {
+      if (!ready || ended.has(ready)) return gone()
+      worker = ready
+      worker.ref()
+      worker.on('message', ({ from, answers, entries }: Answered) => {
+        held--
+        answers.forEach((answer, k) => {
+          if (answer.type === 'blob' && answer.entryAt !== undefined)
+            answer.entry = new Uint8Array(entries, answer.entryAt, answer.entryLength) // a view: no copy
+          if (answer.type !== 'failed') this.found[from + k] = answer
+        })
+        helper.feed()
       })
-      next()
+      worker.on('error', gone)
+      worker.on('exit', gone)
+      helper.feed()
     })
-    worker.on('error', () => resolve())
-    worker.on('exit', () => resolve())
-    for (let i = 0; i < AHEAD; i++) next()
-  })
-  worker.removeAllListeners('message')
-  worker.unref()
+    return helper
+  }
+}
+
+interface Helper {
+  done: Promise<void>
+  feed: () => void
 }
 
 /** The hashing thread's script beside this module: the built one (dist/), or the sources where the runtime runs them. */

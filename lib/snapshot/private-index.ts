@@ -75,35 +75,40 @@ export function indexEntry(
   format: ObjectFormat,
 ): IndexEntry {
   const idBytes = format === 'sha1' ? 20 : 32
+  const nameAt = 40 + idBytes + 2
   const nameLength = Buffer.byteLength(path, 'utf8')
-  const size = Math.ceil((40 + idBytes + 2 + nameLength + 1) / 8) * 8
-  const raw = Buffer.allocUnsafe(size).fill(0) // from the shared pool: one allocation per entry costs more than its bytes
-  // one BigInt remainder per time: its nanoseconds (0 to 1e9, before 1970 too, as git stores them), then the whole
-  // seconds rounded from the approximate number, exact since the error of a double there is far below half a second
-  const time = (ns: bigint) => {
-    const rest = Number(ns % 1_000_000_000n)
-    const nsec = rest < 0 ? rest + 1_000_000_000 : rest
-    return [Math.round((Number(ns) - nsec) / 1e9) >>> 0, nsec] as const
-  }
-  const low32 = (value: bigint) => Number(value) % 2 ** 32 // dev, uid, gid, size: below 2^53, exact as numbers
-  const [ctimeSec, ctimeNsec] = time(stats.ctimeNs)
-  const [mtimeSec, mtimeNsec] = time(stats.mtimeNs)
-  raw.writeUInt32BE(ctimeSec, 0)
-  raw.writeUInt32BE(ctimeNsec, 4)
-  raw.writeUInt32BE(mtimeSec, 8)
-  raw.writeUInt32BE(mtimeNsec, 12)
-  raw.writeUInt32BE(low32(stats.dev), 16)
-  raw.writeUInt32BE(Number(BigInt.asUintN(32, stats.ino)), 20) // an inode number may pass 2^53
-  raw.writeUInt32BE(Number.parseInt(mode, 8), 24)
-  raw.writeUInt32BE(low32(stats.uid), 28)
-  raw.writeUInt32BE(low32(stats.gid), 32)
-  raw.writeUInt32BE(low32(stats.size), 36)
+  const size = Math.ceil((nameAt + nameLength + 1) / 8) * 8
+  // from the shared pool (one allocation per entry costs more than its bytes); every byte is written below
+  const raw = Buffer.allocUnsafe(size)
+  writeTime(raw, 0, stats.ctimeNs)
+  writeTime(raw, 8, stats.mtimeNs)
+  // dev, uid, gid, size: below 2^53, exact as numbers; an inode number may pass 2^53
+  raw.writeUInt32BE(Number(stats.dev) % 2 ** 32, 16)
+  raw.writeUInt32BE(Number(BigInt.asUintN(32, stats.ino)), 20)
+  raw.writeUInt32BE(MODE_BITS[mode], 24)
+  raw.writeUInt32BE(Number(stats.uid) % 2 ** 32, 28)
+  raw.writeUInt32BE(Number(stats.gid) % 2 ** 32, 32)
+  raw.writeUInt32BE(Number(stats.size) % 2 ** 32, 36)
   raw.write(oid, 40, 'hex')
   const key = mask(format)
   for (let i = 0; i < idBytes; i++) raw[40 + i]! ^= key[i]!
   raw.writeUInt16BE(Math.min(nameLength, 0xfff), 40 + idBytes)
-  raw.write(path, 40 + idBytes + 2, 'utf8')
+  raw.write(path, nameAt, 'utf8')
+  raw.fill(0, nameAt + nameLength) // the name's NUL and the padding
   return { oid, mode, raw }
+}
+
+const MODE_BITS: Record<IndexEntry['mode'], number> = { '100644': 0o100644, '100755': 0o100755, '120000': 0o120000 }
+
+/**
+ * A time as git stores it: whole seconds, then nanoseconds (0 to 1e9, before 1970 too). One BigInt remainder: the
+ * seconds are rounded from the approximate number, exact since the error of a double there is far below half a second.
+ */
+function writeTime(raw: Buffer, at: number, ns: bigint): void {
+  const rest = Number(ns % 1_000_000_000n)
+  const nsec = rest < 0 ? rest + 1_000_000_000 : rest
+  raw.writeUInt32BE(Math.round((Number(ns) - nsec) / 1e9) >>> 0, at)
+  raw.writeUInt32BE(nsec, at + 4)
 }
 
 /** The entries in the byte order of their paths; for names all ASCII (nearly always) JavaScript's string order is it. */

@@ -5,13 +5,13 @@
 import { context } from '../ground/context.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fail } from '../ground/errors.ts'
+import { fail, isPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { gitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
-import { startThreads, stopThreads, type Threads } from './hashing.ts'
+import { gitTry, isOwnFile, plainGitStream, SUBMODULE_DEPTH } from '../ground/git.ts'
+import { Looking, type PendingPath, startThreads, stopThreads, type Threads } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
-import { listCommittable } from './listing.ts'
+import { type IndexListing, listCommittable } from './listing.ts'
 import {
   keepManifest,
   type Leaf,
@@ -75,14 +75,23 @@ export async function takeSnapshot(repo: string, baseCommit: string, options: Sn
 
 /** The repository's git dir and object format (asked of git with the work tree as cwd; the answers are not trusted for bytes). */
 export async function repoGit(repo: string): Promise<RepoGit> {
-  const result = await gitTry(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], { env: cleanGitEnv() })
-  const [gitDir, format] = result.stdout.trim().split('\n')
-  if (!result.ok || !gitDir || (format !== 'sha1' && format !== 'sha256'))
-    fail(
-      'git_error',
-      `${repo} is not a git repository git can read (${result.stderr.trim().split('\n')[0] || 'no git dir'})`,
-      { repo },
-    )
+  // no content is converted: the config's filter and diff drivers need not be listed first (a process fewer, in series)
+  let stdout = ''
+  let said = ''
+  const collect = (chunk: Buffer) => {
+    stdout += chunk.toString('utf8')
+    return true
+  }
+  await plainGitStream(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], collect, {
+    env: cleanGitEnv(),
+  }).catch((error: unknown) => {
+    said = String((isPairLoopError(error) && error.details.stderr) || (error as Error).message)
+  })
+  const [gitDir, format] = stdout.trim().split('\n')
+  if (said || !gitDir || (format !== 'sha1' && format !== 'sha256'))
+    fail('git_error', `${repo} is not a git repository git can read (${said.trim().split('\n')[0] || 'no git dir'})`, {
+      repo,
+    })
   return { repo, gitDir, format }
 }
 
@@ -124,20 +133,33 @@ async function snapshotWith(
   const indexFile = privateIndexPath(options.home, git)
   const idBytes = git.format === 'sha1' ? 20 : 32
   const startNs = BigInt(context().now()) * 1_000_000n
-  const listing = listCommittable(git) // asked first: git walks for untracked files while the rest is read
-  listing.catch(() => {}) // a failure is met where it is awaited, below, not as an unhandled rejection meanwhile
   const checksum = indexChecksum(indexFile, idBytes)
-  // no private index: every file will be read, so the threads start now, while git lists the paths
+  // no private index: every file will be read, so the threads start now, while git lists the paths, and take the
+  // index's paths as soon as git has listed them, while this thread reads the untracked ones and the base; each file
+  // is compared with the id the index lists (a hint: a file that matches it but not the base is read again)
   if (!checksum) early.threads = startThreads()
-  // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
-  const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
-  const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
-  const last = depth === 0 && checked ? readLastSnapshot(indexFile) : null
+  const looking = checksum ? null : new Looking(store, startNs, early.threads)
   let baseLoading: Promise<Manifest> | null = null
   const loadBase = () => {
     baseLoading ??= treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
     return baseLoading
   }
+  const handOver = (listed: IndexListing) => {
+    const paths: PendingPath[] = []
+    for (const [i, path] of listed.paths.entries()) {
+      if (depth === 0 && isOwnFile(path)) continue // as take() leaves them out
+      if (path.includes('\uFFFD')) break // take() refuses it
+      paths.push({ path, full: `${git.repo}/${path}`, base: listed.hints[i] ?? null })
+    }
+    looking?.add(paths)
+  }
+  // asked first: git walks for untracked files while the rest is read
+  const listing = listCommittable(git, looking ? handOver : undefined)
+  listing.catch(() => {}) // a failure is met where it is awaited, below, not as an unhandled rejection meanwhile
+  // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
+  const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
+  const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
+  const last = depth === 0 && checked ? readLastSnapshot(indexFile) : null
   if (!last) void loadBase().catch(() => {}) // every path is looked at: the base is read while git lists them
   const listed = await listing
   const digest = listed.digest
@@ -186,6 +208,7 @@ async function snapshotWith(
   t.gitlinks = gitlinks
   t.pending = [] // the files to read are hashed together, on several threads when there are many bytes
   t.threads = early.threads
+  t.looking = looking
   for (const path of paths) take(t, path)
   for (const path of listed.others()) take(t, path) // never in the index: never listed twice
   await takePending(t)

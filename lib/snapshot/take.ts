@@ -4,7 +4,7 @@
 import { fail } from '../ground/errors.ts'
 import { isOwnFile } from '../ground/git.ts'
 import type { BlobKind } from './files.ts'
-import { lookAll, type PendingPath, type Threads } from './hashing.ts'
+import { Looking, type PendingPath, type Threads } from './hashing.ts'
 import { type Look, look } from './look.ts'
 import type { Leaf, Manifest } from './manifest.ts'
 import type { IndexEntry } from './private-index.ts'
@@ -45,6 +45,8 @@ export interface Taking {
   pending: PendingPath[] | null
   /** Hashing threads started early for the pending paths (null: started when they are looked at, if worth it). */
   threads: Threads | null
+  /** The first pending paths, handed to those threads before the base was read (null: none). */
+  looking: Looking | null
 }
 
 export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' | 'gitlinks' | 'startNs'>): Taking {
@@ -63,6 +65,7 @@ export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' |
     rehashed: 0,
     pending: null,
     threads: null,
+    looking: null,
   }
 }
 
@@ -85,13 +88,29 @@ export function take(t: Taking, path: string): void {
   else enter(t, path, full, before, look(path, full, before?.oid ?? null, t.store, t.startNs))
 }
 
-/** The paths queued by `take`, looked at (on several threads when there are many), then entered. */
+/**
+ * The paths queued by `take`, looked at (on several threads when there are many), then entered. The first ones may have
+ * been handed over already (`t.looking`), compared with the ids the repository's index lists instead of the base's.
+ */
 export async function takePending(t: Taking): Promise<void> {
   const pending = t.pending ?? []
   t.pending = null
-  const looks = await lookAll(pending, t.store, t.startNs, t.threads)
+  const looking = t.looking ?? new Looking(t.store, t.startNs, t.threads)
+  t.looking = null
   t.threads = null
-  for (const [i, { path, full }] of pending.entries()) enter(t, path, full, t.base.get(path) ?? null, looks[i]!)
+  const early = looking.paths.length
+  looking.add(pending.slice(early)) // the early ones are pending's first, in order (any that are not: looked at again)
+  const looks = await looking.finish()
+  for (const [i, { path, full, base }] of pending.entries()) {
+    const asked = looking.paths[i]
+    let found = asked?.path === path ? looks[i]! : null
+    // compared with a hint that was not the base, a file equal to that hint but not to the base had no bytes stored
+    // (the coder staged the change, or wrote the index): every changed blob the diff shows must be in the store, so
+    // one that is not is looked at again, against the base
+    if (!found || (found.type === 'blob' && found.oid !== base && !showable(t.store, found.oid, found.kind)))
+      found = look(path, full, base, t.store, t.startNs)
+    enter(t, path, full, t.base.get(path) ?? null, found)
+  }
 }
 
 /** What a look found, into the manifest, the next private index, the skipped list or the repositories inside. */
