@@ -69,6 +69,26 @@ describe('stop-hook', () => {
     expect((await hook(sb, stopping(sb))).reason).toContain('pair-loop coder-done')
   })
 
+  it('sends the agent back with `pair-loop review` while the review runs in its worker, to read its verdict', async () => {
+    const sb = sandbox()
+    const runId = expectOk(await sb.cli(['start', '--task', 't'])).run_id
+    writeFileSync(join(sb.repo, 'new.ts'), 'export const x = 1\n')
+    expectOk(await sb.cli(['coder-done', '--summary', 'x']))
+    const slow = JSON.stringify(['sh', '-c', 'cat > /dev/null; sleep 30; echo "VERDICT: APPROVED"'])
+    expect(expectOk(await sb.cli(['review', '--reviewer-cmd', slow, '--wait', '0']))).toMatchObject({
+      in_progress: true,
+    })
+    try {
+      const answer = await hook(sb, stopping(sb))
+      expect(answer.decision).toBe('block')
+      expect(answer.reason).toContain('pair-loop review')
+      expect(answer.reason).toContain('attaches')
+    } finally {
+      expectOk(await sb.cli(['review', '--cancel']))
+    }
+    expect(sb.state(runId).review_claim).toBeNull()
+  })
+
   it('lets the agent stop once the run is approved, capped or finished', async () => {
     const sb = sandbox()
     const runId = expectOk(await sb.cli(['start', '--task', 't'])).run_id

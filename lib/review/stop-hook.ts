@@ -21,7 +21,10 @@ export interface TreeNow {
 /** Why the agent may not stop yet, with the command to run; null: let it stop. */
 export function pendingWork(run: RunState, now: TreeNow): string | null {
   const how = `(run ${run.run_id}; \`pair-loop status\` shows where it stands). If you must stop to ask the person something, say so, then stop again.`
-  if (run.phase === 'reviewing' && !run.review_claim)
+  // a review in flight (its worker goes on without the agent) still needs the agent back to read its verdict
+  if (run.phase === 'reviewing' && run.review_claim)
+    return `pair-loop: the review of this round is still running in its own worker, and its verdict is not read yet. Run \`pair-loop review\`: it attaches to that review (never a second reviewer call) and waits for the verdict; while it says \`in_progress: true\`, run it again ${how}`
+  if (run.phase === 'reviewing')
     return `pair-loop: the round is handed over but not reviewed. Run \`pair-loop review\` now ${how}`
   const handOver = (since: string) =>
     `pair-loop: the working tree changed since ${since} (${now.diff.files} file(s), +${now.diff.insertions} -${now.diff.deletions} against the base) and the reviewer has not seen it. Hand the round over with \`pair-loop coder-done --summary-file -\`, then run \`pair-loop review\` ${how}`
