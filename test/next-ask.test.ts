@@ -1,5 +1,8 @@
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { expectOk, reviewWith, runInReview } from './_expect.ts'
+import { configPath } from '../lib/ground/paths.ts'
+import { REPO_CONFIG_NAME } from '../lib/run/config.ts'
+import { expectError, expectOk, reviewWith, runInReview } from './_expect.ts'
 import { recordReview, sandbox } from './_helpers.ts'
 import { claimReview } from '../lib/review/claim.ts'
 import type { ParsedFinding } from '../lib/run/grammar.ts'
@@ -174,5 +177,32 @@ describe("status of a run whose won't-fix finding came back", () => {
     await recordReview(sb.home, runId, reviewWith(1))
     const status = expectOk(await sb.cli(['status']))
     expect(status).toMatchObject({ next: 'ask-user', ask: { reason: 'wont_fix_recurring' } })
+  })
+})
+
+describe('the stops that come as an error', () => {
+  it('asks the person when no reviewer CLI is installed: install one, name a command of their own, or abandon', async () => {
+    const sb = sandbox()
+    mkdirSync(sb.home, { recursive: true })
+    const missing = { codex_bin: 'codex-not-installed-here', claude_bin: 'claude-not-installed-here' }
+    writeFileSync(configPath(sb.home), JSON.stringify({ pair_loop: missing }))
+    await runInReview(sb)
+    const error = expectError(await sb.cli(['review']), 'reviewer_unavailable')
+    expect(error.next).toBe('ask-user')
+    expect(error.ask.reason).toBe('reviewer_unavailable')
+    expect(error.ask.choices.map((c: { command: string }) => c.command)).toEqual([
+      'pair-loop review',
+      'pair-loop review --reviewer-cmd \'["PROGRAM"]\'',
+      'pair-loop finish --verdict ABANDONED',
+    ])
+  })
+
+  it('asks the person to trust a repository config that names a reviewer command, with the command that does', async () => {
+    const config = { pair_loop: { reviewer_cmd: ['sh', 'review.sh'] } }
+    const sb = sandbox({ [REPO_CONFIG_NAME]: JSON.stringify(config) })
+    const error = expectError(await sb.cli(['start', '--task', 'x']), 'config_untrusted')
+    expect(error.next).toBe('ask-user')
+    expect(error.ask.reason).toBe('config_untrusted')
+    expect(error.ask.choices[0].command).toBe(`pair-loop trust --cwd ${sb.repo}`)
   })
 })
