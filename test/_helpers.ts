@@ -1,7 +1,7 @@
 // Shared test tools: temp repositories and homes, the CLI run in this process (with a test Context) or as a real
 // process, and a recorded review round.
 import { spawn, spawnSync } from 'node:child_process'
-import { existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, mkdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -91,11 +91,26 @@ export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolat
 /** A git repository with one commit holding `files`. */
 export function makeRepo(files: Record<string, string> = { 'README.md': '# demo\n' }, name = 'repo'): string {
   const dir = join(tempDir('pl-repo-'), name)
+  cpSync(repoTemplate(files), dir, { recursive: true })
+  return dir
+}
+
+/**
+ * The repository of `files` made once per test file (git init, add, commit: three processes) and copied for each test
+ * that asks for the same files: each test still gets a repository of its own.
+ */
+const templates = new Map<string, string>()
+function repoTemplate(files: Record<string, string>): string {
+  const key = JSON.stringify(Object.entries(files))
+  const known = templates.get(key)
+  if (known !== undefined && existsSync(known)) return known
+  const dir = join(tempDir('pl-template-'), 'repo')
   mkdirSync(dir, { recursive: true })
   git(dir, ['init', '-q'])
   writeFiles(dir, files)
   git(dir, ['add', '-A'])
   git(dir, ['commit', '-qm', 'initial'])
+  templates.set(key, dir)
   return dir
 }
 
