@@ -83,7 +83,7 @@ export function stopThreads(threads: Threads | null): void {
 }
 
 /** What each path is now, in order; `threads` (started early, or null: started here if worth it) are stopped after. */
-export function lookAll(
+export async function lookAll(
   paths: PendingPath[],
   store: ObjectStore,
   startNs: bigint,
@@ -91,12 +91,17 @@ export function lookAll(
 ): Promise<Look[]> {
   const looking = new Looking(store, startNs, threads)
   looking.add(paths)
-  return looking.finish()
+  const looks: Look[] = []
+  await looking.finish((i, found) => {
+    looks[i] = found
+  })
+  return looks
 }
 
 /**
  * Paths looked at as they are added: once there are enough, the threads take them in batches while this thread does
- * other work; `finish` (after the last `add`) looks at what is left here too and answers for every path, in order.
+ * other work; `finish` (after the last `add`) looks at what is left here too and hands over what each path is, in
+ * order, as soon as it and all before it are known (so what is done with them overlaps the threads' last batches).
  * The threads are stopped by `finish`; a caller that never calls it stops them itself (stopThreads).
  */
 export class Looking {
@@ -120,8 +125,8 @@ export class Looking {
     this.feed()
   }
 
-  /** Every path added, looked at, in order. */
-  async finish(): Promise<Look[]> {
+  /** Every path added, looked at: `take(i, look)` for each, in order (an error it throws is finish's). */
+  async finish(take: (i: number, found: Look) => void): Promise<void> {
     this.finishing = true
     const many = this.paths.length >= THREADS_FROM
     if (!this.helpers && many) {
@@ -129,6 +134,20 @@ export class Looking {
       if (this.threads) this.useThreads(this.threads)
     }
     if (!this.helpers) stopThreads(this.threads)
+    let taken = 0
+    let failed: { error: unknown } | null = null
+    // also called as the threads' answers come in: never throws there (the error is thrown below)
+    const takeKnown = () => {
+      try {
+        for (; !failed && taken < this.paths.length && this.found[taken]; taken++) {
+          take(taken, this.found[taken]!)
+          this.found[taken] = undefined // entered: not held twice
+        }
+      } catch (error) {
+        failed = { error }
+      }
+    }
+    this.answered = takeKnown
     try {
       this.feed()
       for (;;) {
@@ -137,14 +156,21 @@ export class Looking {
         const batch = this.nextBatch()
         if (!batch) break
         for (let i = batch.from; i < batch.to; i++) this.found[i] = this.here(this.paths[i]!)
+        takeKnown()
       }
       await Promise.all((this.helpers ?? []).map((helper) => helper.done))
     } finally {
+      this.answered = null
       stopThreads(this.threads)
     }
+    takeKnown()
+    if (failed) throw (failed as { error: unknown }).error
     // what no thread answered (a thread that could not start, died, or met an error) is looked at here
-    return this.paths.map((path, i) => this.found[i] ?? this.here(path))
+    for (; taken < this.paths.length; taken++) take(taken, this.found[taken] ?? this.here(this.paths[taken]!))
   }
+
+  /** Called when a thread's answers are in (while finishing). */
+  private answered: (() => void) | null = null
 
   private here(path: PendingPath): Look {
     return look(path.path, path.full, path.base, this.store, this.startNs)
@@ -222,6 +248,7 @@ export class Looking {
           if (answer.type !== 'failed') this.found[from + k] = answer
         })
         helper.feed()
+        this.answered?.()
       })
       worker.on('error', gone)
       worker.on('exit', gone)

@@ -100,17 +100,18 @@ export async function takePending(t: Taking): Promise<void> {
   t.threads = null
   const early = looking.paths.length
   looking.add(pending.slice(early)) // the early ones are pending's first, in order (any that are not: looked at again)
-  const looks = await looking.finish()
-  for (const [i, { path, full, base }] of pending.entries()) {
-    const asked = looking.paths[i]
-    let found = asked?.path === path ? looks[i]! : null
+  // entered in order as they are known, while the threads look at the last ones
+  await looking.finish((i, answer) => {
+    if (i >= pending.length) return
+    const { path, full, base } = pending[i]!
+    let found = looking.paths[i]!.path === path ? answer : null
     // compared with a hint that was not the base, a file equal to that hint but not to the base had no bytes stored
     // (the coder staged the change, or wrote the index): every changed blob the diff shows must be in the store, so
     // one that is not is looked at again, against the base
     if (!found || (found.type === 'blob' && found.oid !== base && !showable(t.store, found.oid, found.kind)))
       found = look(path, full, base, t.store, t.startNs)
     enter(t, path, full, t.base.get(path) ?? null, found)
-  }
+  })
 }
 
 /** What a look found, into the manifest, the next private index, the skipped list or the repositories inside. */
