@@ -69,7 +69,9 @@ export interface SnapshotOptions {
 /** The working tree of `repo` against the base commit, snapshotted. */
 export async function takeSnapshot(repo: string, baseCommit: string, options: SnapshotOptions): Promise<RepoSnapshot> {
   const git = await repoGit(repo)
-  const baseTree = await verifiedTreeOf(git, baseCommit, options.home)
+  // the base commit read (and verified) while git lists the paths
+  const baseTree = verifiedTreeOf(git, baseCommit, options.home)
+  baseTree.catch(() => {}) // met where it is awaited
   return snapshotAgainst(git, baseTree, options)
 }
 
@@ -113,7 +115,11 @@ export async function commitTreeOf(git: RepoGit, commit: string, what: string): 
 }
 
 /** A snapshot against `baseTree`; hashing threads it starts early are stopped whatever happens. */
-async function snapshotAgainst(git: RepoGit, baseTree: string, options: SnapshotOptions): Promise<RepoSnapshot> {
+async function snapshotAgainst(
+  git: RepoGit,
+  baseTree: string | Promise<string>,
+  options: SnapshotOptions,
+): Promise<RepoSnapshot> {
   const early: { threads: Threads | null } = { threads: null }
   try {
     return await snapshotWith(git, baseTree, options, early)
@@ -124,7 +130,7 @@ async function snapshotAgainst(git: RepoGit, baseTree: string, options: Snapshot
 
 async function snapshotWith(
   git: RepoGit,
-  baseTree: string,
+  base: string | Promise<string>,
   options: SnapshotOptions,
   early: { threads: Threads | null },
 ): Promise<RepoSnapshot> {
@@ -156,6 +162,7 @@ async function snapshotWith(
   // asked first: git walks for untracked files while the rest is read
   const listing = listCommittable(git, looking ? handOver : undefined)
   listing.catch(() => {}) // a failure is met where it is awaited, below, not as an unhandled rejection meanwhile
+  const baseTree = await base
   // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
   const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
   const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
