@@ -1,9 +1,10 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { renderHandoff } from '../lib/run/handoff.ts'
 import { RUN_ID_PATTERN, runStatePath, runsDir } from '../lib/ground/paths.ts'
-import { git, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { git, runCliProcess, sandbox, tempDir, writeFiles } from './_helpers.ts'
 import { expectError, expectOk, runDisk, startRun } from './_expect.ts'
 
 const gitStatus = (dir: string) => git(dir, ['status', '--porcelain', '--untracked-files=all'])
@@ -165,6 +166,17 @@ describe('start', () => {
         expect(readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')).toBe('my own notes, not a run\n')
       },
     )
+  })
+
+  it('refuses a FIFO named HANDOFF.md with dirty_tree at once, without opening it (a read would wait for a writer)', async () => {
+    const sb = sandbox()
+    spawnSync('mkfifo', [join(sb.repo, 'HANDOFF.md')])
+    const before = Date.now()
+    // as a process, killed after 15 s: in this one, a read of the FIFO would block the test's own thread
+    const result = await runCliProcess(['start', '--task', 't'], { cwd: sb.repo, env: sb.env, timeoutMs: 15_000 })
+    expect(Date.now() - before).toBeLessThan(10_000)
+    expect(expectError(result, 'dirty_tree').paths).toEqual(['HANDOFF.md'])
+    expect(lstatSync(join(sb.repo, 'HANDOFF.md')).isFIFO()).toBe(true)
   })
 
   it('refuses a second run in the same repository with run_active and the active id', async () => {

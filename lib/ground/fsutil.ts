@@ -9,6 +9,7 @@ import {
   openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   type Stats,
@@ -86,6 +87,30 @@ export function readRegularFile(path: string, notRegular: (kind: string) => neve
     const opened = fstatSync(fd)
     if (!opened.isFile()) notRegular(fileKind(opened))
     return readFileSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * The first `bytes` bytes of a regular file; undefined when nothing is there, null when something else is (a symbolic
+ * link, a FIFO, a directory). Opened without following a link and non-blocking: opening a FIFO to read it would wait
+ * for a writer, in a system call no signal handler can interrupt.
+ */
+export function readFileHead(path: string, bytes: number): Buffer | null | undefined {
+  let fd: number
+  try {
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK | constants.O_NOCTTY)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return undefined
+    if (code === 'ELOOP') return null
+    throw error
+  }
+  try {
+    if (!fstatSync(fd).isFile()) return null
+    const head = Buffer.alloc(bytes)
+    return head.subarray(0, readSync(fd, head, 0, bytes, 0))
   } finally {
     closeSync(fd)
   }

@@ -1,11 +1,11 @@
 // Which run a command means (`--run`, or the active run of the repository here), and changing it under its lock
 // with HANDOFF.md re-rendered from what was written.
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { type Config, loadConfig } from './config.ts'
 import { configDrift, warnConfigDrift } from './config-drift.ts'
 import { fail, PairLoopError } from '../ground/errors.ts'
-import { writeFileAtomic } from '../ground/fsutil.ts'
+import { readFileHead, writeFileAtomic } from '../ground/fsutil.ts'
 import { currentBranch, findTopLevelFast, HANDOFF_NAME } from '../ground/git.ts'
 import { renderHandoff } from './handoff.ts'
 import { checkHomeOutside, checkRunId, RUN_ID_PATTERN } from '../ground/paths.ts'
@@ -151,13 +151,15 @@ export async function checkBranch(run: RunState, command: string): Promise<void>
 /** A HANDOFF.md that no pair-loop run of this repository rendered is the person's: never overwritten. */
 export function foreignHandoff(repo: string, home = context().home): string | null {
   const path = join(repo, HANDOFF_NAME)
-  let first: string
+  let head: Buffer | null | undefined
   try {
-    first = readFileSync(path, 'utf8').slice(0, 200).split('\n')[0]!
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    head = readFileHead(path, 200) // a FIFO there would hang a plain read, unkillably
+  } catch {
     return path
   }
+  if (head === undefined) return null
+  if (head === null) return path // pair-loop writes a regular file: a link or a FIFO is someone else's
+  const first = head.toString('utf8').split('\n')[0]!
   const id = /^# Pair-Loop Handoff — (\S+)$/.exec(first)?.[1]
   if (!id || !RUN_ID_PATTERN.test(id)) return path
   const run = readOrError(id, home) // the run it names, read: its state file says whose it is
