@@ -19,7 +19,7 @@ export interface IndexEntry {
   oid: string
   mode: '100644' | '100755' | '120000'
   /** The entry as it is on disk in the index file (kept whole when carried over). */
-  raw: Buffer
+  raw: Uint8Array
 }
 
 const SIGNATURE = 0x44495243 // "DIRC"

@@ -42,7 +42,7 @@ export interface Taking {
   repositories: { path: string; full: string; before: Leaf | null }[]
   rehashed: number
   /** Paths to look at, queued to be looked at together (takePending); null: each is looked at when taken. */
-  pending: PendingPath[] | null
+  pending: string[] | null
   /** Hashing threads started early for the pending paths (null: started when they are looked at, if worth it). */
   threads: Threads | null
   /** The first pending paths, handed to those threads before the base was read (null: none). */
@@ -83,9 +83,9 @@ export function take(t: Taking, path: string): void {
     )
   const before = t.base.get(path) ?? null
   if (stillKnown(t, path, before)) return
+  if (t.pending) return void t.pending.push(path)
   const full = `${t.git.repo}/${path}`
-  if (t.pending) t.pending.push({ path, full, base: before?.oid ?? null })
-  else enter(t, path, full, before, look(path, full, before?.oid ?? null, t.store, t.startNs))
+  enter(t, path, full, before, look(path, full, before?.oid ?? null, t.store, t.startNs))
 }
 
 /**
@@ -98,19 +98,28 @@ export async function takePending(t: Taking): Promise<void> {
   const looking = t.looking ?? new Looking(t.store, t.startNs, t.threads)
   t.looking = null
   t.threads = null
-  const early = looking.paths.length
-  looking.add(pending.slice(early)) // the early ones are pending's first, in order (any that are not: looked at again)
+  // the early ones are pending's first, in order (any that are not: looked at again)
+  const rest: PendingPath[] = []
+  for (let i = looking.paths.length; i < pending.length; i++) {
+    const path = pending[i]!
+    rest.push({ path, full: `${t.git.repo}/${path}`, base: t.base.get(path)?.oid ?? null })
+  }
+  looking.add(rest)
   // entered in order as they are known, while the threads look at the last ones
   await looking.finish((i, answer) => {
     if (i >= pending.length) return
-    const { path, full, base } = pending[i]!
-    let found = looking.paths[i]!.path === path ? answer : null
+    const path = pending[i]!
+    const asked = looking.paths[i]!
+    const full = asked.path === path ? asked.full : `${t.git.repo}/${path}`
+    const before = t.base.get(path) ?? null
+    const base = before?.oid ?? null
+    let found = asked.path === path ? answer : null
     // compared with a hint that was not the base, a file equal to that hint but not to the base had no bytes stored
     // (the coder staged the change, or wrote the index): every changed blob the diff shows must be in the store, so
     // one that is not is looked at again, against the base
     if (!found || (found.type === 'blob' && found.oid !== base && !showable(t.store, found.oid, found.kind)))
       found = look(path, full, base, t.store, t.startNs)
-    enter(t, path, full, t.base.get(path) ?? null, found)
+    enter(t, path, full, before, found)
   })
 }
 
@@ -125,7 +134,7 @@ function enter(t: Taking, path: string, full: string, before: Leaf | null, found
     t.rehashed++
     if (oid !== before?.oid) t.kinds.set(oid, kind)
     if (entry) {
-      t.nextIndex.set(path, { oid, mode, raw: Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength) })
+      t.nextIndex.set(path, { oid, mode, raw: entry }) // a thread's: a view of its answer's buffer, not copied
       if (kind !== 'text') t.nextKinds[oid] = kind
     }
     record(t, path, before, before && before.oid === oid && before.mode === mode ? before : { mode, oid })
