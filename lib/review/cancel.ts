@@ -12,6 +12,7 @@ import { type AttemptKind, askCancel, markDelivered, readOutcome, readProgress }
 import { isHeldElsewhere } from './claim-holder.ts'
 import { settleDeadClaim } from './dead-worker.ts'
 import { reapReviewerGroup } from './process.ts'
+import { pollUntil } from './wait.ts'
 
 /** The worker's own stop: the reviewer's group gets SIGTERM, then SIGKILL 2 s later; then the attempt is recorded. */
 const CANCEL_GRACE_MS = 8_000
@@ -32,7 +33,7 @@ export async function cancelAttempt(run: RunState, kind: AttemptKind, log: (line
   if (held.attempt) askCancel(run.run_id, held.attempt)
   signal(held.pid, 'SIGTERM')
   let latest = held
-  const stopped = await until(() => {
+  const stopped = await pollUntil(() => {
     const now = readRun(run.run_id).review_claim
     if (now && now.attempt === held.attempt) latest = now // it may have learnt the reviewer's group since
     return !now || now.attempt !== held.attempt
@@ -53,7 +54,7 @@ export async function cancelAttempt(run: RunState, kind: AttemptKind, log: (line
 
 /** Nothing of the attempt runs on: the worker (and what it started in its group), the reviewer's group. */
 async function endLeftovers(claim: ReviewClaim, workerPgid: number | null): Promise<void> {
-  if (!(await until(() => !isProcessAlive(claim.pid), EXIT_GRACE_MS)) && workerPgid) signal(-workerPgid, 'SIGKILL')
+  if (!(await pollUntil(() => !isProcessAlive(claim.pid), EXIT_GRACE_MS)) && workerPgid) signal(-workerPgid, 'SIGKILL')
   reapReviewerGroup(claim.reviewer_pgid, claim.reviewer_start)
 }
 
@@ -81,13 +82,4 @@ function signal(pid: number, name: NodeJS.Signals): void {
   try {
     process.kill(pid, name)
   } catch {} // gone already
-}
-
-async function until(done: () => boolean, ms: number): Promise<boolean> {
-  const deadline = context().now() + ms
-  while (!done()) {
-    if (context().now() > deadline) return false
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-  return true
 }

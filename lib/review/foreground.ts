@@ -2,7 +2,6 @@
 // check first; then attach to the attempt in flight (never a second reviewer call), or print the outcome of one that
 // ended while nobody waited, or start a new one: its detached worker (launched by `review` before anything else, so
 // it starts up while the checks are made) gets the attempt once the run is claimed in its name; then a bounded wait.
-import { context } from '../ground/context.ts'
 import { fail, isPairLoopError } from '../ground/errors.ts'
 import { preloadLock } from '../ground/lock.ts'
 import { isProcessAlive } from '../ground/processes.ts'
@@ -26,7 +25,7 @@ import { releaseClaim } from './claim.ts'
 import { settleDeadClaim } from './dead-worker.ts'
 import { outcomeResult } from './documents.ts'
 import { type Launched, launchWorker } from './launch.ts'
-import { awaitAttempt, OUTCOME_GRACE_MS } from './wait.ts'
+import { awaitAttempt, OUTCOME_GRACE_MS, pollUntil } from './wait.ts'
 
 export interface ForegroundOptions {
   /** Seconds to wait for the review before printing the in-flight document (`--wait`, `pair_loop.review_wait_s`). */
@@ -123,13 +122,9 @@ async function newOrAttached(
 async function outcomeOnItsWay(runId: string): Promise<AttemptOutcome | null> {
   const progress = lastProgress(runId)
   if (!progress) return null
-  const until = context().now() + OUTCOME_GRACE_MS
-  for (;;) {
-    const outcome = readOutcome(runId, progress.attempt)
-    if (outcome || !isProcessAlive(progress.worker_pid)) return outcome
-    if (context().now() >= until) return null
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
+  const ended = () => readOutcome(runId, progress.attempt) !== null || !isProcessAlive(progress.worker_pid)
+  await pollUntil(ended, OUTCOME_GRACE_MS, 10)
+  return readOutcome(runId, progress.attempt)
 }
 
 /** Wait on the attempt in flight (one from before workers, without an id, is waited out through the run itself). */

@@ -90,6 +90,16 @@ async function waitOn(
   }
 }
 
+/** Polls `done` every `everyMs` until it holds (true) or `ms` have passed (false). */
+export async function pollUntil(done: () => boolean, ms: number, everyMs = 50): Promise<boolean> {
+  const deadline = context().now() + ms
+  while (!done()) {
+    if (context().now() > deadline) return false
+    await new Promise((resolve) => setTimeout(resolve, everyMs))
+  }
+  return true
+}
+
 /** The same attempt: by its id (the worker takes the claim over under it), or, for a claim from before ids, by its holder. */
 function sameAttempt(held: ReviewClaim | null, claim: ReviewClaim): boolean {
   if (!held) return false
