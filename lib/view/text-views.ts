@@ -124,14 +124,16 @@ export function roundText(doc: Doc): string {
 export function spentText(budget: Doc | undefined): string {
   if (!budget) return '-'
   const limit = budget.limit_usd === null ? ' (no limit)' : ` of ${usd(budget.limit_usd)}`
-  const gaps = unmeasuredText(budget.unmeasured)
-  return `${gaps ? 'at least ' : ''}${usd(budget.spent_usd)}${limit}${gaps ? `; not measured: ${gaps}` : ''}`
+  return costText(budget.spent_usd, budget.unmeasured, limit)
 }
 
-/** A sum a person reads: `$0.4000`, or `at least $0.4000; not measured: reviewer` when a figure in it is missing. */
-export function costText(spent: unknown, unmeasured: Doc | undefined): string {
+/**
+ * A sum a person reads, with what it is out of (`of $1.0000`) after it: `$0.4000`, or `at least $0.4000; not
+ * measured: reviewer` when a figure in it is missing.
+ */
+export function costText(spent: unknown, unmeasured: Doc | undefined, outOf = ''): string {
   const gaps = unmeasuredText(unmeasured)
-  return gaps ? `at least ${usd(spent)}; not measured: ${gaps}` : usd(spent)
+  return gaps ? `at least ${usd(spent)}${outOf}; not measured: ${gaps}` : `${usd(spent)}${outOf}`
 }
 
 /** `coder; reviewer rounds 1, 2` for the roles and rounds of an Unmeasured; empty when every figure is measured. */
