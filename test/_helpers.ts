@@ -13,6 +13,7 @@ import type { RunState } from '../lib/run/state.ts'
 import { applyReview } from '../lib/run/transitions.ts'
 import { readRun } from '../lib/run/store.ts'
 import { dispatch } from '../scripts/pair-loop.ts'
+import { fakeGhInProcess } from './_fake-gh.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
@@ -176,7 +177,10 @@ export interface CliOptions {
 /** The review worker an in-process `review` starts: the built one under vitest (Node runs no .ts), the sources under bun. */
 const REVIEW_WORKER = isBun ? undefined : [process.execPath, join(ROOT, 'dist', 'review.cjs')]
 
-/** A test's Context: the environment and directory given, `input` on stdin, stdout and stderr kept for the test. */
+/**
+ * A test's Context: the environment and directory given, `input` on stdin, stdout and stderr kept for the test, and
+ * the fake gh answering in this process when the PATH finds it (test/_fake-gh.ts).
+ */
 export function testContext({ cwd, env, input }: Omit<CliOptions, 'timeoutMs'>) {
   const out: string[] = []
   const err: string[] = []
@@ -188,7 +192,13 @@ export function testContext({ cwd, env, input }: Omit<CliOptions, 'timeoutMs'>) 
       stdout: (text) => out.push(text),
       stderr: (text) => err.push(text),
     },
-    { env, cwd, home: homeOf(env, cwd), ...(REVIEW_WORKER ? { reviewWorker: REVIEW_WORKER } : {}) },
+    {
+      env,
+      cwd,
+      home: homeOf(env, cwd),
+      programs: { gh: fakeGhInProcess },
+      ...(REVIEW_WORKER ? { reviewWorker: REVIEW_WORKER } : {}),
+    },
   )
   return { ctx, stdout: () => out.join(''), stderr: () => err.join('') }
 }

@@ -4,6 +4,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { homedir, hostname, tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
+import type { ExecResult } from './exec.ts'
 import { toStderr, toStdout } from './stdio.ts'
 
 /** A command's streams, injected so demo and tests run commands in-process with buffers instead of patching globals. */
@@ -35,6 +36,19 @@ export interface Context {
   readonly io: ScriptIO
   /** How `review` starts its detached worker (a runtime and the review script); default this runtime and script. */
   readonly reviewWorker?: readonly string[]
+  /** Programs run in this process instead of being started (a test's fake gh), by the name a command calls. */
+  readonly programs?: Readonly<Record<string, InProcessProgram>>
+}
+
+/** One call of a program run in-process: its answer, or undefined to have the real program started after all. */
+export type InProcessProgram = (call: ProgramCall) => Promise<ExecResult | undefined>
+
+export interface ProgramCall {
+  args: string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+  input: string
+  timeoutMs: number
 }
 
 /** A Context from the process's own world (anything in `overrides` in its place). */
@@ -55,6 +69,7 @@ export function processContext(io: ScriptIO, overrides: Partial<Context> = {}): 
     },
     io,
     ...(overrides.reviewWorker ? { reviewWorker: overrides.reviewWorker } : {}),
+    ...(overrides.programs ? { programs: overrides.programs } : {}),
   }
 }
 

@@ -20,17 +20,22 @@ export interface ExecOptions {
 }
 
 export async function exec(command: string, args: string[], options: ExecOptions = {}): Promise<ExecResult> {
-  const { $ } = await import('zx/core')
   const ctx = context()
+  // the command's directory and environment, never the process's (an in-process command has its own)
+  const cwd = resolvePath(ctx.cwd, options.cwd ?? '.')
+  const env = { ...(options.env ?? ctx.env) }
+  const [input, timeoutMs] = [options.input ?? '', options.timeoutMs ?? 60_000]
+  const answered = await ctx.programs?.[command]?.({ args, cwd, env, input, timeoutMs })
+  if (answered) return answered
+  const { $ } = await import('zx/core')
   const shell = $({
     quiet: true,
     nothrow: true,
     verbose: false,
-    // the command's directory and environment, never the process's (an in-process command has its own)
-    cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
-    env: { ...(options.env ?? ctx.env) },
-    input: options.input ?? '',
-    timeout: `${options.timeoutMs ?? 60_000}ms` as `${number}ms`,
+    cwd,
+    env,
+    input,
+    timeout: `${timeoutMs}ms` as `${number}ms`,
     prefix: '',
     postfix: '',
   })
