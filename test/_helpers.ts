@@ -72,6 +72,12 @@ export function isolatedEnv(
     GIT_COMMITTER_NAME: 'Test',
     GIT_COMMITTER_EMAIL: 'test@example.com',
     GIT_CONFIG_NOSYSTEM: '1',
+    // no background maintenance after each commit: a git process per commit that tests never need
+    GIT_CONFIG_COUNT: '2',
+    GIT_CONFIG_KEY_0: 'maintenance.auto',
+    GIT_CONFIG_VALUE_0: 'false',
+    GIT_CONFIG_KEY_1: 'gc.auto',
+    GIT_CONFIG_VALUE_1: '0',
     NO_COLOR: '1',
     TZ: 'UTC',
     ...extra,
