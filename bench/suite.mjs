@@ -1,0 +1,89 @@
+#!/usr/bin/env node
+// The test suite's own time (issue 19), not a test: `npm test` of this checkout against `npm test` of an earlier commit
+// (default 95af4be, main before the renovation), each in a clean worktree of its own (npm ci, which builds dist/),
+// run one after the other, --rounds times each in turn, wall and CPU (user + system of the whole process tree).
+//
+//   node bench/suite.mjs [--before REV] [--rounds 1] [--keep] [--json]
+//
+// Both runs get the same environment, CI unset (a local run). Quote it with the load average printed beside it:
+// two cores shared with anything else make every figure longer. --keep leaves the worktrees (under $TMPDIR) for
+// another look; they are otherwise removed.
+import { spawnSync } from 'node:child_process'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { loadavg, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { median, option, ROOT } from './_util.mjs'
+
+const at = process.argv.indexOf('--before')
+const BEFORE = at === -1 ? '95af4be' : process.argv[at + 1]
+const ROUNDS = option('rounds', 1)
+const AS_JSON = process.argv.includes('--json')
+
+const sh = (command, args, cwd, extra = {}) => {
+  const out = spawnSync(command, args, { cwd, encoding: 'utf8', maxBuffer: 1 << 28, ...extra })
+  if (out.status !== 0) throw new Error(`${command} ${args.join(' ')} failed in ${cwd}: ${out.stderr.slice(-2000)}`)
+  return out.stdout
+}
+
+/** A clean worktree of `rev` with its own install and build. */
+function checkout(rev, label) {
+  const dir = join(realpathSync(mkdtempSync(join(tmpdir(), `pair-loop-suite-${label}-`))), 'repo')
+  sh('git', ['worktree', 'add', '--detach', dir, rev], ROOT)
+  process.stderr.write(`${label}: ${rev} in ${dir}: npm ci\n`)
+  sh('npm', ['ci', '--no-audit', '--no-fund'], dir, { stdio: ['ignore', 'ignore', 'pipe'] })
+  return dir
+}
+
+/** One `npm test`: wall seconds, CPU seconds of the whole tree (GNU time), and vitest's count of tests. */
+function timed(dir) {
+  const env = { ...process.env }
+  delete env.CI
+  const started = performance.now()
+  const out = spawnSync('/usr/bin/time', ['-f', '%U %S', 'npm', 'test', '--', '--reporter=dot'], {
+    cwd: dir,
+    env,
+    encoding: 'utf8',
+    maxBuffer: 1 << 28,
+  })
+  const wall = (performance.now() - started) / 1000
+  const [user, system] = out.stderr.trim().split('\n').at(-1).split(' ').map(Number)
+  const tests = /Tests\s+(?:\S+\s+)*?(\d+) passed/.exec(out.stdout.replace(/\x1b\[[0-9;]*m/g, ''))?.[1]
+  return { wall, cpu: user + system, tests: Number(tests ?? 0), exit: out.status, load: loadavg()[0] }
+}
+
+const dirs = { before: checkout(BEFORE, 'before'), after: checkout('HEAD', 'after') }
+const runs = { before: [], after: [] }
+try {
+  for (let round = 0; round < ROUNDS; round++)
+    for (const label of ['before', 'after']) {
+      const run = timed(dirs[label])
+      runs[label].push(run)
+      process.stderr.write(
+        `${label}: ${run.wall.toFixed(1)} s wall, ${run.cpu.toFixed(1)} s CPU, ${run.tests} tests, exit ${run.exit}, load ${run.load.toFixed(2)}\n`,
+      )
+    }
+} finally {
+  if (!process.argv.includes('--keep'))
+    for (const dir of Object.values(dirs)) {
+      spawnSync('git', ['worktree', 'remove', '--force', dir], { cwd: ROOT })
+      rmSync(join(dir, '..'), { recursive: true, force: true })
+    }
+}
+
+const summary = Object.fromEntries(
+  Object.entries(runs).map(([label, list]) => [
+    label,
+    {
+      wall_s: median(list.map((run) => run.wall)),
+      cpu_s: median(list.map((run) => run.cpu)),
+      tests: list[0].tests,
+    },
+  ]),
+)
+const ratio = summary.after.wall_s / summary.before.wall_s
+if (AS_JSON) console.log(JSON.stringify({ before_rev: BEFORE, ...summary, wall_ratio: ratio }))
+else
+  console.log(
+    `npm test: ${BEFORE} ${summary.before.wall_s.toFixed(1)} s wall (${summary.before.cpu_s.toFixed(0)} s CPU, ${summary.before.tests} tests); ` +
+      `HEAD ${summary.after.wall_s.toFixed(1)} s wall (${summary.after.cpu_s.toFixed(0)} s CPU, ${summary.after.tests} tests): ${ratio.toFixed(2)}x`,
+  )
