@@ -1,6 +1,7 @@
 // What pair-loop asks of git: where the repository is, what changed, and the HANDOFF.md exclude. Every call goes through
-// safeGit/gitTry/safeGitStream, which turn off what the repository could configure to run a program or change the bytes
-// git reads (DESIGN.md, Trust): the working tree is the coder's, and so are .git/config and .git/info/attributes.
+// safeGit/gitTry/safeGitStream (or plainGit/plainGitTry/plainGitStream for a call that converts no content), which turn
+// off what the repository could configure to run a program or change the bytes git reads (DESIGN.md, Trust): the
+// working tree is the coder's, and so are .git/config and .git/info/attributes.
 import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { type Context, context } from './context.ts'
@@ -97,8 +98,18 @@ export const gitTry = (cwd: string, args: string[], options: GitOptions = {}): P
   collect(cwd, args, options)
 
 /** A hardened git call: its stdout, or `git_error`. */
-export async function safeGit(cwd: string, args: string[], options: GitOptions = {}): Promise<string> {
-  const result = await collect(cwd, args, options)
+export const safeGit = async (cwd: string, args: string[], options: GitOptions = {}): Promise<string> =>
+  stdoutOrFail(cwd, args, await collect(cwd, args, options))
+
+/** A hardened git call that converts no content (plainGitStream), whose failure the caller reads. */
+export const plainGitTry = (cwd: string, args: string[], options: GitOptions = {}): Promise<ExecResult> =>
+  collect(cwd, args, options, false)
+
+/** A hardened git call that converts no content (plainGitStream): its stdout, or `git_error`. */
+const plainGit = async (cwd: string, args: string[], options: GitOptions = {}): Promise<string> =>
+  stdoutOrFail(cwd, args, await plainGitTry(cwd, args, options))
+
+function stdoutOrFail(cwd: string, args: string[], result: ExecResult): string {
   if (!result.ok) gitFailed(cwd, args, result, result.stdout)
   return result.stdout
 }
@@ -144,7 +155,7 @@ async function streamOrFail(
 
 export async function topLevel(cwd: string): Promise<string> {
   if (!existsSync(cwd)) fail('git_error', `directory ${cwd} does not exist`, { cwd })
-  const result = await gitTry(cwd, ['rev-parse', '--show-toplevel'])
+  const result = await plainGitTry(cwd, ['rev-parse', '--show-toplevel'])
   if (!result.ok) gitFailed(cwd, ['rev-parse'], { ...result, stderr: result.stderr || 'not a git repository' })
   return realpathSync(result.stdout.trim())
 }
@@ -169,19 +180,19 @@ export function findTopLevelFast(cwd: string): string | undefined {
 }
 
 export async function headSha(cwd: string): Promise<string> {
-  const result = await gitTry(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])
+  const result = await plainGitTry(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])
   return result.ok ? result.stdout.trim() : headFailed(cwd, ['rev-parse', 'HEAD'], result)
 }
 
 export async function resolveCommit(cwd: string, rev: string): Promise<string> {
-  const result = await gitTry(cwd, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])
+  const result = await plainGitTry(cwd, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])
   if (!result.ok) unknownBase(cwd, rev, result)
   return result.stdout.trim()
 }
 
 /** `rev` as a local branch name, or null when it names a commit, a tag or a remote ref. */
 export async function localBranch(cwd: string, rev: string): Promise<string | null> {
-  const result = await gitTry(cwd, ['rev-parse', '--verify', '--quiet', `refs/heads/${rev}`])
+  const result = await plainGitTry(cwd, ['rev-parse', '--verify', '--quiet', `refs/heads/${rev}`])
   return result.ok ? rev : null
 }
 
@@ -190,7 +201,7 @@ export async function localBranch(cwd: string, rev: string): Promise<string | nu
  * main or master. Null: none (the review's base is then HEAD itself).
  */
 export async function defaultBranch(cwd: string): Promise<{ name: string; ref: string } | null> {
-  const remote = await gitTry(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])
+  const remote = await plainGitTry(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])
   const ref = remote.ok ? remote.stdout.trim() : ''
   if (ref.startsWith('refs/remotes/origin/')) return { name: ref.slice('refs/remotes/origin/'.length), ref }
   for (const name of ['main', 'master']) if (await localBranch(cwd, name)) return { name, ref: `refs/heads/${name}` }
@@ -207,7 +218,7 @@ export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha
     ? { ref: await resolveCommit(cwd, rev), name: await branchName(cwd, rev) }
     : await defaultBranch(cwd)
   if (!target) return { sha: head, branch: null }
-  const merged = await gitTry(cwd, ['merge-base', head, target.ref])
+  const merged = await plainGitTry(cwd, ['merge-base', head, target.ref])
   if (!merged.ok)
     fail('git_error', `HEAD and ${rev ?? target.name} have no commit in common: give the base with --base`, {
       flag: '--base',
@@ -219,13 +230,13 @@ export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha
 /** A branch name for `rev`: a local branch itself, or a remote-tracking branch without its remote. */
 async function branchName(cwd: string, rev: string): Promise<string | null> {
   if (await localBranch(cwd, rev)) return rev
-  const remote = await gitTry(cwd, ['rev-parse', '--verify', '--quiet', '--symbolic-full-name', rev])
+  const remote = await plainGitTry(cwd, ['rev-parse', '--verify', '--quiet', '--symbolic-full-name', rev])
   const match = /^refs\/remotes\/[^/]+\/(.+)$/.exec(remote.stdout.trim())
   return match ? match[1]! : null
 }
 
 export async function currentBranch(cwd: string): Promise<string> {
-  const name = (await safeGit(cwd, ['branch', '--show-current'])).trim()
+  const name = (await plainGit(cwd, ['branch', '--show-current'])).trim()
   return name || 'HEAD'
 }
 
@@ -243,7 +254,7 @@ export async function submodules(cwd: string): Promise<{ path: string }[]> {
     const match = /^160000 [0-9a-f]+ 0\t(.+)$/s.exec(record)
     if (match && existsSync(join(cwd, match[1]!, '.git'))) paths.push(match[1]!)
   })
-  await safeGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: TREE_WALK_TIMEOUT_MS })
+  await plainGitStream(cwd, ['ls-files', '-z', '--stage'], listing.onData, { timeoutMs: TREE_WALK_TIMEOUT_MS })
   listing.end()
   return paths.map((path) => ({ path }))
 }
@@ -274,7 +285,7 @@ export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
 
 /** The repository's own exclude file (shared by worktrees through the common dir), never a tracked .gitignore. */
 export async function excludeFile(cwd: string): Promise<string> {
-  const path = (await safeGit(cwd, ['rev-parse', '--git-path', 'info/exclude'])).trim()
+  const path = (await plainGit(cwd, ['rev-parse', '--git-path', 'info/exclude'])).trim()
   return isAbsolute(path) ? path : resolve(cwd, path)
 }
 

@@ -2,7 +2,7 @@
 // blob the base commit's tree lists for it. The commit and the tree are read as raw objects and checked against their
 // ids here, because git does not check a loose object's hash when it reads one, and the coder can write .git/objects.
 import { fail } from '../ground/errors.ts'
-import { safeGitStream } from '../ground/git.ts'
+import { plainGitStream } from '../ground/git.ts'
 import { gitObjectId } from '../ground/git-object-id.ts'
 
 /** The blob id of the regular file `name` at the top of `base`'s tree, every object read checked; null when none. */
@@ -15,7 +15,7 @@ export async function blobAtBase(repo: string, base: string, name: string): Prom
 
 async function verifiedObject(repo: string, id: string, type: 'commit' | 'tree'): Promise<Buffer> {
   const chunks: Buffer[] = []
-  await safeGitStream(repo, ['cat-file', type, id], (chunk) => chunks.push(chunk) > 0)
+  await plainGitStream(repo, ['cat-file', type, id], (chunk) => chunks.push(chunk) > 0) // the raw object: nothing converted
   const bytes = Buffer.concat(chunks)
   if (gitObjectId(type, bytes, id) !== id) damaged(repo, id, type, 'its content does not hash to its id')
   return bytes

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { fail, isPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { gitTry, isOwnFile, plainGitStream, SUBMODULE_DEPTH } from '../ground/git.ts'
+import { isOwnFile, plainGitStream, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
 import { Looking, type PendingPath, startThreads, stopThreads, type Threads } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { type IndexListing, listCommittable } from './listing.ts'
@@ -292,7 +292,7 @@ async function snapshotWith(
     const inner = await repoGit(full)
     const head =
       (
-        await gitTry(full, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { env: cleanGitEnv() })
+        await plainGitTry(full, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { env: cleanGitEnv() })
       ).stdout.trim() || null
     const recorded = before?.mode === '160000' ? before.oid : null
     const headTree = head
