@@ -50,6 +50,15 @@ describe('the run stays on its branch', () => {
     expect(runDisk(sb)).toEqual(before)
   })
 
+  it('names a branch with no commit yet (an orphan checkout) as the one HEAD is on', async () => {
+    const sb = sandbox()
+    await startRun(sb)
+    git(sb.repo, ['checkout', '-q', '--orphan', 'fresh'])
+    expect(expectError(await sb.cli(['coder-done', '--summary', 's']), 'branch_moved')).toMatchObject({
+      actual: 'fresh',
+    })
+  })
+
   it('refuses finish --create-pr on another branch before any gh call', async () => {
     const sb = sandbox()
     await approvedRun(sb)

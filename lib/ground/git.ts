@@ -36,26 +36,34 @@ const safeEnv = (env: Readonly<NodeJS.ProcessEnv> = context().env): NodeJS.Proce
   GIT_TERMINAL_PROMPT: '0',
 })
 
-/** Per command (its Context): a config changed between two commands run in one process is read again. */
-const overridesByCommand = new WeakMap<Context, Map<string, Promise<string[]>>>()
+/**
+ * A value asked of git once per command (its Context) and repository. Never kept across commands: a config or HEAD
+ * changed between two commands run in one process is read again.
+ */
+export function perCommand<T>(): (cwd: string, ask: () => Promise<T>) => Promise<T> {
+  const byCommand = new WeakMap<Context, Map<string, Promise<T>>>()
+  return (cwd, ask) => {
+    const ctx = context()
+    const byRepo = byCommand.get(ctx) ?? new Map<string, Promise<T>>()
+    byCommand.set(ctx, byRepo)
+    const known = byRepo.get(cwd) ?? ask()
+    byRepo.set(cwd, known)
+    return known
+  }
+}
+
+const overridesOnce = perCommand<string[]>()
 
 /**
  * A clean or smudge filter is a program, and a driver's name is whatever the config says: so every `filter.<name>`
  * the config defines gets its clean, smudge and process blanked (and required off), and every `diff.<name>` its
  * binary flag back to auto (a text file forced to "binary" would be named only). Read once per repository per command.
  */
-function driverOverrides(cwd: string): Promise<string[]> {
-  const ctx = context()
-  const byRepo = overridesByCommand.get(ctx) ?? new Map<string, Promise<string[]>>()
-  overridesByCommand.set(ctx, byRepo)
-  let known = byRepo.get(cwd)
-  if (!known) {
-    const listing = collect(cwd, ['config', '-z', '--get-regexp', '^(filter|diff)\\.'], {}, false)
-    known = listing.then((result) => overridesFrom(result.ok ? result.stdout : ''))
-    byRepo.set(cwd, known)
-  }
-  return known
-}
+const driverOverrides = (cwd: string): Promise<string[]> =>
+  overridesOnce(cwd, async () => {
+    const listing = await collect(cwd, ['config', '-z', '--get-regexp', '^(filter|diff)\\.'], {}, false)
+    return overridesFrom(listing.ok ? listing.stdout : '')
+  })
 
 function overridesFrom(listing: string): string[] {
   const settings = new Set<string>()
@@ -153,8 +161,54 @@ async function streamOrFail(
   return result
 }
 
+/** What commands ask of a repository's layout and HEAD, all answered by one rev-parse (repositoryFacts). */
+interface RepositoryFacts {
+  topLevel: string
+  /** info/exclude as git prints it: relative to the directory asked in, or absolute. */
+  excludePath: string
+  head: string
+  /** The checked-out branch, or `HEAD` when detached (as currentBranch says it). */
+  branch: string
+}
+
+const factsOnce = perCommand<RepositoryFacts | null>()
+
+/**
+ * The top level, the exclude file, HEAD's commit and its branch in one rev-parse (one process where there were four),
+ * once per command. Null when any answer is not the plain one (no commit yet, HEAD outside refs/heads, a path with a
+ * newline, not a repository): each is then asked alone, and git words its own failure as before.
+ */
+const repositoryFacts = (cwd: string): Promise<RepositoryFacts | null> =>
+  factsOnce(cwd, async () => {
+    // after `--`, both HEADs are revisions only: a file of that name in the tree is never printed in their place
+    const asked = [
+      '--show-toplevel',
+      '--git-path',
+      'info/exclude',
+      'HEAD^{commit}',
+      '--symbolic-full-name',
+      'HEAD',
+      '--',
+    ]
+    const result = await plainGitTry(cwd, ['rev-parse', ...asked])
+    return result.ok ? factsFrom(result.stdout) : null
+  })
+
+/** rev-parse's five lines read as RepositoryFacts; null for any other output. */
+function factsFrom(printed: string): RepositoryFacts | null {
+  const lines = printed.split('\n')
+  if (lines.length !== 6 || lines[4] !== '--' || lines[5] !== '') return null
+  if (lines.some((line) => line !== line.trim())) return null // each alone is trimmed: asked alone, as it was
+  const [topLevel, excludePath, head, ref] = lines as [string, string, string, string]
+  const branch = ref === 'HEAD' ? 'HEAD' : ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ''
+  if (!topLevel || !excludePath || !/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(head) || !branch) return null
+  return { topLevel, excludePath, head, branch }
+}
+
 export async function topLevel(cwd: string): Promise<string> {
   if (!existsSync(cwd)) fail('git_error', `directory ${cwd} does not exist`, { cwd })
+  const facts = await repositoryFacts(cwd)
+  if (facts) return realpathSync(facts.topLevel)
   const result = await plainGitTry(cwd, ['rev-parse', '--show-toplevel'])
   if (!result.ok) gitFailed(cwd, ['rev-parse'], { ...result, stderr: result.stderr || 'not a git repository' })
   return realpathSync(result.stdout.trim())
@@ -180,6 +234,8 @@ export function findTopLevelFast(cwd: string): string | undefined {
 }
 
 export async function headSha(cwd: string): Promise<string> {
+  const facts = await repositoryFacts(cwd)
+  if (facts) return facts.head
   const result = await plainGitTry(cwd, ['rev-parse', '--verify', 'HEAD^{commit}'])
   return result.ok ? result.stdout.trim() : headFailed(cwd, ['rev-parse', 'HEAD'], result)
 }
@@ -236,6 +292,8 @@ async function branchName(cwd: string, rev: string): Promise<string | null> {
 }
 
 export async function currentBranch(cwd: string): Promise<string> {
+  const facts = await repositoryFacts(cwd)
+  if (facts) return facts.branch
   const name = (await plainGit(cwd, ['branch', '--show-current'])).trim()
   return name || 'HEAD'
 }
@@ -285,7 +343,8 @@ export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
 
 /** The repository's own exclude file (shared by worktrees through the common dir), never a tracked .gitignore. */
 export async function excludeFile(cwd: string): Promise<string> {
-  const path = (await plainGit(cwd, ['rev-parse', '--git-path', 'info/exclude'])).trim()
+  const facts = await repositoryFacts(cwd)
+  const path = facts ? facts.excludePath : (await plainGit(cwd, ['rev-parse', '--git-path', 'info/exclude'])).trim()
   return isAbsolute(path) ? path : resolve(cwd, path)
 }
 

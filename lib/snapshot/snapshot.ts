@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import { fail, isPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { isOwnFile, plainGitStream, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
+import { isOwnFile, perCommand, plainGitStream, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
 import { Looking, type PendingPath, startThreads, stopThreads, type Threads } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { type IndexListing, listCommittable } from './listing.ts'
@@ -75,8 +75,13 @@ export async function takeSnapshot(repo: string, baseCommit: string, options: Sn
   return snapshotAgainst(git, baseTree, options)
 }
 
-/** The repository's git dir and object format (asked of git with the work tree as cwd; the answers are not trusted for bytes). */
-export async function repoGit(repo: string): Promise<RepoGit> {
+const repoGitOnce = perCommand<RepoGit>()
+
+/** The repository's git dir and object format, asked once per command (a snapshot and the head check both need them). */
+export const repoGit = (repo: string): Promise<RepoGit> => repoGitOnce(repo, () => askRepoGit(repo))
+
+/** The git dir and object format asked of git with the work tree as cwd (the answers are not trusted for bytes). */
+async function askRepoGit(repo: string): Promise<RepoGit> {
   // no content is converted: the config's filter and diff drivers need not be listed first (a process fewer, in series)
   let stdout = ''
   let said = ''
