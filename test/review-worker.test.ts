@@ -104,7 +104,8 @@ describe('review: the call belongs to the run, not to the shell that asked for i
       // the moment between the worker's record (phase approved, claim released) and its outcome file: set up by hand,
       // the worker a live process; before the wait for it, a review here started anew and said wrong_phase
       const dir = join(sb.home, 'runs', runId, 'review-worker')
-      const outcome = readFileSync(join(dir, 'outcome.json'), 'utf8')
+      // on a loaded machine the review may have printed the run's record before its worker left the outcome
+      const outcome = await waitFor(() => readIf(join(dir, 'outcome.json')), 'the worker to leave its outcome')
       const { attempt } = JSON.parse(outcome)
       rmSync(join(dir, 'outcome.json'))
       rmSync(join(dir, 'delivered'))

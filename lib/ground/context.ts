@@ -4,7 +4,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { homedir, hostname, tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
-import type { ExecResult } from './exec.ts'
 import { toStderr, toStdout } from './stdio.ts'
 
 /** A command's streams, injected so demo and tests run commands in-process with buffers instead of patching globals. */
@@ -41,7 +40,15 @@ export interface Context {
 }
 
 /** One call of a program run in-process: its answer, or undefined to have the real program started after all. */
-export type InProcessProgram = (call: ProgramCall) => Promise<ExecResult | undefined>
+export type InProcessProgram = (call: ProgramCall) => Promise<ProgramAnswer | undefined>
+
+/** What a program run in-process answers: what exec would have read from the process. */
+export interface ProgramAnswer {
+  ok: boolean
+  exitCode: number | null
+  stdout: string
+  stderr: string
+}
 
 export interface ProgramCall {
   args: string[]
