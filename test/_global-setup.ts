@@ -5,29 +5,15 @@
 //   TMPDIR; the teardown it returns runs after the last file. It also builds dist/: vitest runs the built CLI.
 // - bun: bunfig.toml preloads this module. Under --isolate the preload runs again for every test file, with the
 //   environment as it was, so the folder and its afterAll are per file; without --isolate, once for the run.
-import { accessSync, constants, mkdtempSync, realpathSync, rmSync } from 'node:fs'
+import { mkdtempSync, realpathSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { ensureBuilt } from './_build.ts'
 
-/**
- * Where the run's folder goes: a TMPDIR given is kept; else RAM-backed /dev/shm when the machine has one, where the
- * thousands of fsyncs, renames and git writes the tests make wait on no disk; else the system's temp dir.
- */
-function runRoot(): string {
-  if (process.env.TMPDIR) return tmpdir()
-  try {
-    accessSync('/dev/shm', constants.W_OK | constants.X_OK)
-    return '/dev/shm'
-  } catch {
-    return tmpdir()
-  }
-}
-
 /** Point TMPDIR at a fresh folder; the returned function removes it and puts TMPDIR back. */
 function redirectTmp(): () => void {
   const previous = process.env.TMPDIR
-  const dir = realpathSync(mkdtempSync(join(runRoot(), `pair-loop-test-run-${process.pid}-`)))
+  const dir = realpathSync(mkdtempSync(join(tmpdir(), `pair-loop-test-run-${process.pid}-`)))
   process.env.TMPDIR = dir
   return () => {
     if (previous === undefined) delete process.env.TMPDIR
