@@ -11,6 +11,7 @@ import { processContext, withContext } from '../lib/ground/context.ts'
 import { PairLoopError } from '../lib/ground/errors.ts'
 import { workingDiff } from '../lib/review/diff.ts'
 import { reviewerInstructions } from '../lib/review/instructions.ts'
+import { type Manifest, readManifest, saveManifest } from '../lib/snapshot/manifest.ts'
 import { takeSnapshot } from '../lib/snapshot/snapshot.ts'
 import { git, makeRepo, sandbox, tempDir, writeFiles, withoutUserGitConfig } from './_helpers.ts'
 
@@ -320,6 +321,28 @@ describe('a base folder with nothing changed under it keeps its id only when git
     writeFiles(t.repo, { 'f/z.txt': 'Z\n', 'g/new.txt': 'new\n' })
     rmSync(join(t.repo, 'a.txt'))
     expect((await t.snap()).tree).toBe(gitTree(t.repo))
+  })
+})
+
+describe("a tree's leaves kept under PAIR_LOOP_HOME", () => {
+  it('read back as written, whatever the names hold; one kept as JSON before is still read', () => {
+    const home = tempDir('pl-home-')
+    const leaves: Manifest = new Map([
+      ['a.txt', { mode: '100644', oid: 'a'.repeat(40) }],
+      ['dir/new\nline\tand tab', { mode: '100755', oid: 'b'.repeat(40) }],
+      ['é/ü ☃.md', { mode: '120000', oid: 'c'.repeat(40) }],
+      ['sub', { mode: '160000', oid: 'd'.repeat(40) }],
+      ['folded', { mode: '40000', oid: 'e'.repeat(40) }],
+    ])
+    saveManifest(home, '1'.repeat(40), leaves)
+    expect(readManifest(home, '1'.repeat(40))).toEqual(leaves)
+    const wide: Manifest = new Map([['x', { mode: '100644', oid: 'f'.repeat(64) }]])
+    saveManifest(home, '2'.repeat(64), wide)
+    expect(readManifest(home, '2'.repeat(64))).toEqual(wide)
+    const legacy = join(home, 'cache', 'snapshot', 'trees', `${'3'.repeat(40)}.json`)
+    writeFileSync(legacy, JSON.stringify([['a.txt', '100644', 'a'.repeat(40)]]))
+    expect(readManifest(home, '3'.repeat(40))).toEqual(new Map([['a.txt', { mode: '100644', oid: 'a'.repeat(40) }]]))
+    expect(readManifest(home, '4'.repeat(40))).toBeNull()
   })
 })
 

@@ -16,7 +16,10 @@ export interface Leaf {
 /** Leaves by path from the tree's top: blobs, links, gitlinks, and a folded submodule's tree (mode 40000). */
 export type Manifest = Map<string, Leaf>
 
-const manifestFile = (home: string, tree: string) => join(home, 'cache', 'snapshot', 'trees', `${tree}.json`)
+const treesDir = (home: string) => join(home, 'cache', 'snapshot', 'trees')
+const manifestFile = (home: string, tree: string) => join(treesDir(home), `${tree}.leaves`)
+/** Where a manifest was kept as JSON before (still read: an approved tree's may be one). */
+const jsonManifestFile = (home: string, tree: string) => join(treesDir(home), `${tree}.json`)
 
 /**
  * The ids of a base's folders whose tree objects are exactly what manifestTree makes of their leaves (sorted, normal
@@ -85,7 +88,15 @@ export function keepManifest(home: string, tree: string, manifest: Manifest): vo
 
 export function readManifest(home: string, tree: string): Manifest | null {
   try {
-    const rows = JSON.parse(readFileSync(manifestFile(home, tree), 'utf8')) as [string, TreeMode, string][]
+    return decodeManifest(readFileSync(manifestFile(home, tree)), tree.length / 2)
+  } catch {
+    return readJsonManifest(home, tree)
+  }
+}
+
+function readJsonManifest(home: string, tree: string): Manifest | null {
+  try {
+    const rows = JSON.parse(readFileSync(jsonManifestFile(home, tree), 'utf8')) as [string, TreeMode, string][]
     return new Map(rows.map(([path, mode, oid]) => [path, { mode, oid }]))
   } catch {
     return null
@@ -93,8 +104,44 @@ export function readManifest(home: string, tree: string): Manifest | null {
 }
 
 export function saveManifest(home: string, tree: string, manifest: Manifest): void {
-  const rows = [...manifest].map(([path, leaf]) => [path, leaf.mode, leaf.oid])
-  writeFileAtomic(manifestFile(home, tree), JSON.stringify(rows), 0o600, { durable: false })
+  writeFileAtomic(manifestFile(home, tree), encodeManifest(manifest, tree.length / 2), 0o600, { durable: false })
+}
+
+/** A leaf's mode as one byte of a kept manifest. */
+const MODES: readonly TreeMode[] = ['100644', '100755', '120000', '160000', '40000']
+
+/**
+ * A manifest as bytes: per leaf its mode's place in MODES, its raw id, its path and a NUL (no path holds one). Written
+ * and read with a few native calls per leaf: JSON cost tens of milliseconds for 30k leaves, on a first snapshot twice.
+ */
+function encodeManifest(manifest: Manifest, idBytes: number): Buffer {
+  let size = 0
+  for (const path of manifest.keys()) size += 2 + idBytes + path.length * 3 // a UTF-16 unit is at most 3 UTF-8 bytes
+  const out = Buffer.allocUnsafe(size)
+  let at = 0
+  for (const [path, { mode, oid }] of manifest) {
+    out[at++] = MODES.indexOf(mode)
+    at += out.write(oid, at, 'hex')
+    at += out.write(path, at, 'utf8')
+    out[at++] = 0
+  }
+  return out.subarray(0, at)
+}
+
+/** The leaves of encodeManifest's bytes; throws on bytes it did not write. */
+function decodeManifest(data: Buffer, idBytes: number): Manifest {
+  const manifest: Manifest = new Map()
+  for (let at = 0; at < data.length; ) {
+    const mode = MODES[data[at]!]
+    const end = data.indexOf(0, at + 1 + idBytes)
+    if (!mode || end < 0) throw new Error('not a kept manifest')
+    manifest.set(data.toString('utf8', at + 1 + idBytes, end), {
+      mode,
+      oid: data.toString('hex', at + 1, at + 1 + idBytes),
+    })
+    at = end + 1
+  }
+  return manifest
 }
 
 /** What manifestTree may take from the base: its reusable folders' ids, and the paths that differ from it. */

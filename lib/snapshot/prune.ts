@@ -31,7 +31,7 @@ export function pruneSnapshots(runs: RunState[], home: string, now: number): num
       }
   const manifests = join(home, 'cache', 'snapshot', 'trees')
   for (const name of listDir(manifests))
-    if (!trees.has(name.replace(/\.json$/, '')) && old(join(manifests, name))) drop(join(manifests, name))
+    if (!trees.has(name.replace(/\.(leaves|json)$/, '')) && old(join(manifests, name))) drop(join(manifests, name))
   // diffs kept by tree ids (by-tree.ts) and base commits' trees (snapshot.ts): computed again when needed
   for (const kept of ['by-tree', 'commits']) {
     const dir = join(home, 'cache', 'snapshot', kept)
