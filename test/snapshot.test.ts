@@ -93,6 +93,49 @@ describe('the base is read object by object, each verified (item 2)', () => {
   })
 })
 
+describe('the base commit and trees are read through one git process, each object verified', () => {
+  // each object rewritten in .git/objects to another valid object of its type: git itself reads it without a word
+  const rewrite = (repo: string, id: string, type: string, content: Buffer) => {
+    const file = join(repo, '.git', 'objects', id.slice(0, 2), id.slice(2))
+    chmodSync(file, 0o644)
+    writeFileSync(file, deflateSync(Buffer.concat([Buffer.from(`${type} ${content.length}\0`), content])))
+  }
+
+  it("refuses, naming the object, a base folder's tree rewritten to list the changed file's blob", async () => {
+    const t = scenario({ 'src/a.txt': 'benign\n', 'b.txt': 'other\n' })
+    const folder = git(t.repo, ['rev-parse', 'HEAD:src']).trim()
+    writeFileSync(join(t.repo, 'src/a.txt'), 'evil line\n')
+    const evil = git(t.repo, ['hash-object', '-w', 'src/a.txt']).trim()
+    rewrite(t.repo, folder, 'tree', Buffer.concat([Buffer.from('100644 a.txt\0'), Buffer.from(evil, 'hex')]))
+    expect(git(t.repo, ['rev-parse', 'HEAD:src/a.txt']).trim(), 'positive control: git reads the forged tree').toBe(
+      evil,
+    )
+    const error = await t.snap().catch((caught: unknown) => caught)
+    expect((error as PairLoopError).code).toBe('git_error')
+    expect((error as PairLoopError).message).toContain(folder)
+  })
+
+  it('refuses, naming the object, a base commit rewritten to name another tree', async () => {
+    const t = scenario({ 'a.txt': 'benign\n' })
+    writeFileSync(join(t.repo, 'a.txt'), 'evil line\n')
+    const evilTree = gitTree(t.repo)
+    const commit = git(t.repo, ['cat-file', 'commit', 'HEAD'])
+    rewrite(t.repo, t.base, 'commit', Buffer.from(commit.replace(/^tree [0-9a-f]+/, `tree ${evilTree}`)))
+    expect(git(t.repo, ['cat-file', 'commit', 'HEAD']), 'positive control: git reads the forged commit').toContain(
+      evilTree,
+    )
+    const error = await t.snap().catch((caught: unknown) => caught)
+    expect((error as PairLoopError).code).toBe('git_error')
+    expect((error as PairLoopError).message).toContain(t.base)
+  })
+
+  it('gives the tree git writes for a base of nested folders, read level by level', async () => {
+    const t = scenario({ 'a/b/c/d.txt': 'deep\n', 'a/e.txt': 'e\n', 'f.txt': 'f\n', 'a/b/g.txt': 'g\n' })
+    writeFiles(t.repo, { 'a/b/c/d.txt': 'deeper\n', 'a/h.txt': 'new\n' })
+    expect((await t.snap()).tree).toBe(gitTree(t.repo))
+  })
+})
+
 describe('the instruction files "at base" are the verified base objects', () => {
   it('refuses, naming the object, a base CLAUDE.md rewritten in .git/objects to speak for the security team', async () => {
     const t = scenario({ 'CLAUDE.md': 'Use tabs.\n', 'a.txt': 'one\n' })

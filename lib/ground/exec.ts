@@ -1,6 +1,7 @@
 // The one subprocess wrapper for short commands (git, gh): zx with an explicit preset, so ZX_* env vars can't flip it;
 // and, for output too large to hold, a streamed one (node:child_process) whose reader can stop the command.
 import { resolve as resolvePath } from 'node:path'
+import type { Writable } from 'node:stream'
 import { context } from './context.ts'
 import { fail } from './errors.ts'
 import { firstLineOf } from './text.ts'
@@ -74,6 +75,36 @@ export interface StreamResult {
 
 const STDERR_KEPT = 64 * 1024
 
+export interface StreamOptions extends ExecOptions {
+  /** Input written while the command runs, in place of `input`: its stdin stays open until `feed.end()`. */
+  feed?: Feed
+}
+
+/** Text for a command's stdin as it becomes known (a `cat-file --batch` asked in rounds), held until the command runs. */
+export class Feed {
+  private stdin: Writable | null = null
+  private queued: string[] = []
+  private ended = false
+
+  write(text: string): void {
+    if (this.stdin) this.stdin.write(text)
+    else this.queued.push(text)
+  }
+
+  end(): void {
+    this.ended = true
+    this.stdin?.end()
+  }
+
+  /** execStream's, once the command runs. */
+  attach(stdin: Writable): void {
+    this.stdin = stdin
+    for (const text of this.queued) stdin.write(text)
+    this.queued = []
+    if (this.ended) stdin.end()
+  }
+}
+
 /**
  * A command whose stdout is handed to `onData` chunk by chunk, never held whole: `onData` returning false stops
  * reading and kills the command (bounded memory however much it would print). stderr is kept up to 64 KiB.
@@ -82,7 +113,7 @@ export async function execStream(
   command: string,
   args: string[],
   onData: (chunk: Buffer) => boolean,
-  options: ExecOptions = {},
+  options: StreamOptions = {},
 ): Promise<StreamResult> {
   // loaded when a command runs one: commands that never do (budget-check, status) start without it
   const { spawn } = await import('node:child_process')
@@ -93,7 +124,7 @@ export async function execStream(
       child = spawn(command, args, {
         cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
         env: { ...(options.env ?? ctx.env) },
-        stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+        stdio: [options.input === undefined && !options.feed ? 'ignore' : 'pipe', 'pipe', 'pipe'],
       })
     } catch (error) {
       // spawn throws, rather than emitting 'error', for some failures (a cwd that is a file: ENOTDIR): did not run
@@ -124,7 +155,8 @@ export async function execStream(
       if (stderr.length < STDERR_KEPT) stderr += chunk.toString('utf8').slice(0, STDERR_KEPT - stderr.length)
     })
     child.stdin?.on('error', () => {})
-    child.stdin?.end(options.input)
+    if (options.feed) options.feed.attach(child.stdin!)
+    else child.stdin?.end(options.input)
     let settled = false
     const settle = (code: number | null) => {
       if (settled) return

@@ -6,7 +6,7 @@ import { appendFileSync, existsSync, mkdirSync, readFileSync, realpathSync } fro
 import { dirname, isAbsolute, join, resolve } from 'node:path'
 import { type Context, context } from './context.ts'
 import { fail } from './errors.ts'
-import { type ExecOptions, type ExecResult, execStream, nulRecords, type StreamResult } from './exec.ts'
+import { type ExecResult, execStream, nulRecords, type StreamOptions, type StreamResult } from './exec.ts'
 import { gitFailed, headFailed, unknownBase } from './git-messages.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
@@ -79,7 +79,7 @@ function overridesFrom(listing: string): string[] {
   return [...settings].flatMap((setting) => ['-c', setting])
 }
 
-type GitOptions = Omit<ExecOptions, 'cwd'>
+type GitOptions = Omit<StreamOptions, 'cwd'>
 
 /** git spawned directly (no shell: a call costs one process), hardened; the drivers left out only to list them. */
 async function spawnGit(

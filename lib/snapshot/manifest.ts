@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { objectId, readTree, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
-import { readVerified, type RepoGit } from './verified.ts'
+import { type ObjectReader, readVerified, type RepoGit } from './verified.ts'
 
 export interface Leaf {
   mode: TreeMode
@@ -27,16 +27,21 @@ const jsonManifestFile = (home: string, tree: string) => join(treesDir(home), `$
  */
 const baseFolders = new WeakMap<Manifest, Map<string, string>>()
 
-/** The leaves of `tree` in the repository, every tree object verified on the way; cached by tree id. */
-export async function treeManifest(git: RepoGit, tree: string, home: string, what: string): Promise<Manifest> {
+/** The leaves of `tree` in the repository, every tree object verified on the way (`read`); cached by tree id. */
+export async function treeManifest(
+  git: RepoGit,
+  tree: string,
+  home: string,
+  what: string,
+  read: ObjectReader = (ids, asked) => readVerified(git, ids, asked),
+): Promise<Manifest> {
   const cached = readManifest(home, tree)
   if (cached) return cached
   const manifest: Manifest = new Map()
   const folders: { dir: string; oid: string; canonical: boolean; leaves: number; inside: string[] }[] = []
   let level: { prefix: string; oid: string }[] = [{ prefix: '', oid: tree }]
   while (level.length > 0) {
-    const objects = await readVerified(
-      git,
+    const objects = await read(
       level.map((item) => item.oid),
       what,
     )

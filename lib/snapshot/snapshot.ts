@@ -32,7 +32,14 @@ import {
 } from './private-index.ts'
 import { type ObjectStore, objectStore, showable } from './store.ts'
 import { type Change, record, take, takePending, type Taking, taking } from './take.ts'
-import { cleanGitEnv, readVerified, type RepoGit } from './verified.ts'
+import {
+  cleanGitEnv,
+  type ObjectReader,
+  type ObjectSession,
+  objectSession,
+  readVerified,
+  type RepoGit,
+} from './verified.ts'
 
 export interface SubmoduleSnapshot {
   path: string
@@ -69,10 +76,11 @@ export interface SnapshotOptions {
 /** The working tree of `repo` against the base commit, snapshotted. */
 export async function takeSnapshot(repo: string, baseCommit: string, options: SnapshotOptions): Promise<RepoSnapshot> {
   const git = await repoGit(repo)
+  const objects = objectSession(git)
   // the base commit read (and verified) while git lists the paths
-  const baseTree = verifiedTreeOf(git, baseCommit, options.home)
+  const baseTree = verifiedTreeOf(git, baseCommit, options.home, objects.read)
   baseTree.catch(() => {}) // met where it is awaited
-  return snapshotAgainst(git, baseTree, options)
+  return snapshotAgainst(git, baseTree, options, objects)
 }
 
 const repoGitOnce = perCommand<RepoGit>()
@@ -103,33 +111,40 @@ async function askRepoGit(repo: string): Promise<RepoGit> {
 }
 
 /** The base commit's tree id, verified once and then kept by commit id (an id names its content for good). */
-async function verifiedTreeOf(git: RepoGit, commit: string, home: string): Promise<string> {
+async function verifiedTreeOf(git: RepoGit, commit: string, home: string, read: ObjectReader): Promise<string> {
   const file = join(home, 'cache', 'snapshot', 'commits', `${git.format}-${commit}`)
   const kept = existsSync(file) ? readFileSync(file, 'latin1') : ''
   if (/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(kept)) return kept
-  const tree = await commitTreeOf(git, commit, `the base commit ${commit.slice(0, 12)}`)
+  const tree = await commitTreeOf(git, commit, `the base commit ${commit.slice(0, 12)}`, read)
   writeFileAtomic(file, tree, 0o600, { durable: false })
   return tree
 }
 
 /** A commit's tree id, from the verified commit object. */
-export async function commitTreeOf(git: RepoGit, commit: string, what: string): Promise<string> {
-  const object = (await readVerified(git, [commit], what)).get(commit)
+export async function commitTreeOf(
+  git: RepoGit,
+  commit: string,
+  what: string,
+  read: ObjectReader = (ids, asked) => readVerified(git, ids, asked),
+): Promise<string> {
+  const object = (await read([commit], what)).get(commit)
   if (object?.type !== 'commit') fail('git_error', `${what} is not a commit in ${git.repo}`, { repo: git.repo, commit })
   return commitTree(object.content)
 }
 
-/** A snapshot against `baseTree`; hashing threads it starts early are stopped whatever happens. */
+/** A snapshot against `baseTree`, its objects read by `objects`: that and the hashing threads started early end with it. */
 async function snapshotAgainst(
   git: RepoGit,
   baseTree: string | Promise<string>,
   options: SnapshotOptions,
+  objects: ObjectSession,
 ): Promise<RepoSnapshot> {
   const early: { threads: Threads | null } = { threads: null }
   try {
-    return await snapshotWith(git, baseTree, options, early)
+    return await snapshotWith(git, baseTree, options, early, objects.read)
   } finally {
     stopThreads(early.threads)
+    objects.close()
   }
 }
 
@@ -138,6 +153,7 @@ async function snapshotWith(
   base: string | Promise<string>,
   options: SnapshotOptions,
   early: { threads: Threads | null },
+  read: ObjectReader,
 ): Promise<RepoSnapshot> {
   const depth = options.depth ?? 0
   const store = objectStore(options.home, git.format)
@@ -152,7 +168,7 @@ async function snapshotWith(
   const looking = checksum ? null : new Looking(store, startNs, early.threads)
   let baseLoading: Promise<Manifest> | null = null
   const loadBase = () => {
-    baseLoading ??= treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`)
+    baseLoading ??= treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`, read)
     return baseLoading
   }
   const handOver = (listed: IndexListing) => {
@@ -300,17 +316,27 @@ async function snapshotWith(
         await plainGitTry(full, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { env: cleanGitEnv() })
       ).stdout.trim() || null
     const recorded = before?.mode === '160000' ? before.oid : null
-    const headTree = head
-      ? await commitTreeOf(inner, head, `the submodule ${path}'s commit ${head.slice(0, 12)}`)
-      : null
-    const against =
-      (recorded &&
-        (await commitTreeOf(inner, recorded, `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}`).catch(
-          () => null,
-        ))) ??
-      headTree ??
-      emptyTreeId(inner.format)
-    const snapshot = await snapshotAgainst(inner, against, { ...options, depth: at + 1 })
+    const objects = objectSession(inner)
+    let against: string
+    let headTree: string | null
+    try {
+      headTree = head
+        ? await commitTreeOf(inner, head, `the submodule ${path}'s commit ${head.slice(0, 12)}`, objects.read)
+        : null
+      const recordedTree = recorded
+        ? await commitTreeOf(
+            inner,
+            recorded,
+            `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}`,
+            objects.read,
+          ).catch(() => null)
+        : null
+      against = recordedTree ?? headTree ?? emptyTreeId(inner.format)
+    } catch (error) {
+      objects.close()
+      throw error
+    }
+    const snapshot = await snapshotAgainst(inner, against, { ...options, depth: at + 1 }, objects)
     return { path, recorded, head, folded: snapshot.tree !== headTree, snapshot }
   }
 }

@@ -3,6 +3,7 @@
 // diff. So every object pair-loop takes from the repository is hashed again here; a mismatch is an error naming it.
 import { context } from '../ground/context.ts'
 import { fail } from '../ground/errors.ts'
+import { Feed } from '../ground/exec.ts'
 import { plainGitStream } from '../ground/git.ts'
 import { type ObjectFormat, type ObjectType, objectId } from './objects.ts'
 
@@ -31,40 +32,136 @@ export interface RepoObject {
   content: Buffer
 }
 
+/** Objects of a repository read verified (readVerified's answer), by one git call each time or one kept open. */
+export type ObjectReader = (ids: string[], what: string) => Promise<Map<string, RepoObject>>
+
+export interface ObjectSession {
+  read: ObjectReader
+  close: () => void
+}
+
 /**
  * The objects `ids` of the repository, verified: a missing one is absent from the map (the caller says what that
- * means); one whose bytes do not hash to its id is `git_error`. `maxBytes`: larger objects are not read (their size is).
+ * means); one whose bytes do not hash to its id is `git_error`.
  */
 export async function readVerified(git: RepoGit, ids: string[], what: string): Promise<Map<string, RepoObject>> {
-  const found = new Map<string, RepoObject>()
   const unique = [...new Set(ids)]
-  if (unique.length === 0) return found
-  const parsed: { oid: string; type: string; content: Buffer }[] = []
+  if (unique.length === 0) return new Map()
+  const parsed: Parsed[] = []
   const reader = batchReader((header, content) => {
-    if (/ missing$/.test(header)) return 0
-    const match = /^([0-9a-f]+) (\w+) (\d+)$/.exec(header)
-    if (!match)
-      fail('git_error', `git cat-file answered ${JSON.stringify(header.slice(0, 80))} in ${git.repo}`, {
-        repo: git.repo,
-      })
-    if (!content) return Number(match[3]) + 1 // the content and its newline
-    parsed.push({ oid: match[1]!, type: match[2]!, content: content.subarray(0, content.length - 1) })
+    const record = batchRecord(git, header)
+    if (!record) return 0
+    if (!content) return record.size + 1 // the content and its newline
+    parsed.push({ oid: record.oid, type: record.type, content: content.subarray(0, content.length - 1) })
     return 0
   })
-  const onData = reader.push
-  await plainGitStream(git.repo, ['cat-file', '--batch'], onData, {
+  await plainGitStream(git.repo, ['cat-file', '--batch'], reader.push, {
     env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }),
     input: `${unique.join('\n')}\n`,
     timeoutMs: 120_000,
   })
-  for (const { oid, type, content } of parsed) {
-    if (objectId(git.format, type as ObjectType, content) !== oid)
+  return verifiedAll(git, parsed, what)
+}
+
+/**
+ * readVerified over one `git cat-file --batch` kept open, started on the first read: a snapshot's base commit and
+ * each level of its trees, asked in turn, cost one process (a spawn blocks this thread for milliseconds). Reads are
+ * answered in the order asked; `close` ends the process once it has answered them.
+ */
+export function objectSession(git: RepoGit): ObjectSession {
+  const feed = new Feed()
+  /** Reads not yet answered in full, in the order asked: the objects each has had so far, unverified. */
+  const asked: { left: number; objects: Parsed[]; done: (objects: Parsed[] | { error: unknown }) => void }[] = []
+  let started = false
+  let failure: { error: unknown } | null = null
+  const failAll = (error: unknown) => {
+    failure ??= { error }
+    for (const read of asked.splice(0)) read.done(failure)
+  }
+  const answered = (object?: Parsed) => {
+    const read = asked[0]
+    if (!read) throw new Error('git cat-file answered more than it was asked')
+    if (object) read.objects.push(object)
+    if (--read.left > 0) return
+    asked.shift()
+    read.done(read.objects)
+  }
+  const reader = batchReader((header, content) => {
+    const record = batchRecord(git, header)
+    if (record && !content) return record.size + 1 // the content and its newline
+    // a missing one is absent from the map
+    answered(
+      record ? { oid: record.oid, type: record.type, content: content!.subarray(0, content!.length - 1) } : undefined,
+    )
+    return 0
+  })
+  // an answer git should never give stops git and fails every read waiting
+  const onData = (chunk: Buffer) => {
+    if (failure) return false
+    try {
+      return reader.push(chunk)
+    } catch (error) {
+      failAll(error)
+      return false
+    }
+  }
+  const start = () =>
+    void plainGitStream(git.repo, ['cat-file', '--batch'], onData, {
+      env: pinned(git, { GIT_NO_REPLACE_OBJECTS: '1' }),
+      feed,
+      timeoutMs: 120_000,
+    }).then(
+      () => failAll(new Error(`git cat-file ended before answering in ${git.repo}`)),
+      (error: unknown) => failAll(error),
+    )
+  return {
+    read: (ids, what) => {
+      const unique = [...new Set(ids)]
+      if (unique.length === 0) return Promise.resolve(new Map())
+      if (failure) return Promise.reject(failure.error)
+      if (!started) start()
+      started = true
+      feed.write(`${unique.join('\n')}\n`)
+      // verified once all are in: an altered object fails this read only, as a call of its own would
+      return new Promise<Parsed[]>((resolve, reject) =>
+        asked.push({
+          left: unique.length,
+          objects: [],
+          done: (got) => ('error' in got ? reject(got.error) : resolve(got)),
+        }),
+      ).then((objects) => verifiedAll(git, objects, what))
+    },
+    close: () => feed.end(),
+  }
+}
+
+/** A `cat-file --batch` header: the object's id, type and size, or null for a missing one. */
+function batchRecord(git: RepoGit, header: string): { oid: string; type: ObjectType; size: number } | null {
+  if (/ missing$/.test(header)) return null
+  const match = /^([0-9a-f]+) (\w+) (\d+)$/.exec(header)
+  if (!match)
+    fail('git_error', `git cat-file answered ${JSON.stringify(header.slice(0, 80))} in ${git.repo}`, { repo: git.repo })
+  return { oid: match[1]!, type: match[2]! as ObjectType, size: Number(match[3]) }
+}
+
+/** An object as `cat-file --batch` gave it, before it is verified. */
+interface Parsed {
+  oid: string
+  type: ObjectType
+  content: Buffer
+}
+
+/** The objects by id, each once its bytes hash to its id (`git_error` naming the first that does not). */
+function verifiedAll(git: RepoGit, objects: Parsed[], what: string): Map<string, RepoObject> {
+  const found = new Map<string, RepoObject>()
+  for (const { oid, type, content } of objects) {
+    if (objectId(git.format, type, content) !== oid)
       fail(
         'git_error',
         `the ${type} ${oid} (${what}) in ${git.repo}'s object store does not hash to its id: it was altered, and pair-loop will not review against it`,
         { repo: git.repo, object: oid },
       )
-    found.set(oid, { type: type as ObjectType, content })
+    found.set(oid, { type, content })
   }
   return found
 }
