@@ -545,6 +545,25 @@ describe('never hang, never read what is not a regular file (item 20)', () => {
     expect(diff.tree).toBe(gitTree(t.repo))
     expect(diff.diff).toContain(`+${fifo}`)
   })
+
+  it("names a FIFO that took a tracked file's place among other files, and never opens it (nor one git does not list)", async () => {
+    const t = scenario({ 'src/a.txt': 'one\n', 'src/b.txt': 'two\n', 'src/c.txt': 'three\n' })
+    rmSync(join(t.repo, 'src/b.txt'))
+    for (const name of ['src/b.txt', 'src/new-pipe']) spawnSync('mkfifo', [join(t.repo, name)])
+    // a writer waits to open each FIFO: it goes on only if something opens the FIFO to read it
+    const writers = ['src/b.txt', 'src/new-pipe'].map((name) =>
+      spawn('sh', ['-c', `echo written > '${join(t.repo, name)}'`], { stdio: 'ignore' }),
+    )
+    try {
+      const snap = await t.snap()
+      expect(snap.skipped).toEqual([{ path: 'src/b.txt', what: 'a named pipe (FIFO)' }])
+      expect(snap.changes.map((change) => [change.path, change.after])).toEqual([['src/b.txt', null]])
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect(writers.map((writer) => writer.exitCode)).toEqual([null, null]) // still waiting: never opened
+    } finally {
+      for (const writer of writers) writer.kill('SIGKILL')
+    }
+  })
 })
 
 describe('the base of the review', () => {

@@ -1,6 +1,6 @@
-// One file read from the disk for the snapshot: lstat first, never a symlink followed, never anything but a regular
-// file opened (a FIFO would hang the read), read once, hashed from the bytes read. What the reviewer is shown of it
-// comes from those same bytes.
+// One file read from the disk for the snapshot: known a regular file first (its lstat, or its folder's entry), never a
+// symlink followed, never anything but a regular file opened (a FIFO would hang the read), proven one on the opened
+// descriptor, read once, hashed from the bytes read. What the reviewer is shown of it comes from those same bytes.
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
 import { extname } from 'node:path'
 import { hexDigest } from '../ground/digest.ts'
@@ -24,8 +24,15 @@ export interface ReadFile {
   stats: BigIntStats
 }
 
-/** A regular file's blob, read once; null when what is at the path is no longer the regular file lstat saw. */
-export function readRegularFile(path: string, seen: Pick<Stats, 'ino' | 'dev'>, format: ObjectFormat): ReadFile | null {
+/**
+ * A regular file's blob, read once; null when what is at the path is not a regular file once opened, or (`seen`: its
+ * lstat) no longer the one lstat saw.
+ */
+export function readRegularFile(
+  path: string,
+  seen: Pick<Stats, 'ino' | 'dev'> | null,
+  format: ObjectFormat,
+): ReadFile | null {
   let fd: number
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
@@ -34,8 +41,9 @@ export function readRegularFile(path: string, seen: Pick<Stats, 'ino' | 'dev'>, 
   }
   try {
     const before = fstatSync(fd, { bigint: true })
+    if (!before.isFile()) return null
     // lstat's numbers are the same 64-bit values rounded the same way: equal for the same file
-    if (!before.isFile() || Number(before.ino) !== seen.ino || Number(before.dev) !== seen.dev) return null
+    if (seen && (Number(before.ino) !== seen.ino || Number(before.dev) !== seen.dev)) return null
     const size = Number(before.size)
     const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
     // a write while it was read changes its ctime, so its stat no longer matches the one it is cached under (and one

@@ -2,12 +2,14 @@
 // (look.ts: lstat, read, hash, store) and answers with what it found, in the order asked.
 import { parentPort } from 'node:worker_threads'
 import type { LookAnswer, LookBatch } from './hashing.ts'
+import { FolderFiles } from './folder-files.ts'
 import { look } from './look.ts'
 
 parentPort?.on('message', ({ store, startNs, from, paths }: LookBatch) => {
+  const folders = new FolderFiles() // read fresh for each batch
   const answers: LookAnswer[] = paths.map(({ path, full, base }) => {
     try {
-      return look(path, full, base, store, startNs)
+      return look(path, full, base, store, startNs, folders)
     } catch (error) {
       return { type: 'failed', message: error instanceof Error ? error.message : String(error) } // looked at again there
     }

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { FolderFiles } from './folder-files.ts'
 import { type Look, look } from './look.ts'
 import type { ObjectStore } from './store.ts'
 
@@ -155,7 +156,8 @@ export class Looking {
         if (this.helpers) await new Promise<void>((resolve) => setImmediate(resolve))
         const batch = this.nextBatch()
         if (!batch) break
-        for (let i = batch.from; i < batch.to; i++) this.found[i] = this.here(this.paths[i]!)
+        const folders = new FolderFiles() // read fresh for each batch
+        for (let i = batch.from; i < batch.to; i++) this.found[i] = this.here(this.paths[i]!, folders)
         takeKnown()
       }
       await Promise.all((this.helpers ?? []).map((helper) => helper.done))
@@ -172,8 +174,8 @@ export class Looking {
   /** Called when a thread's answers are in (while finishing). */
   private answered: (() => void) | null = null
 
-  private here(path: PendingPath): Look {
-    return look(path.path, path.full, path.base, this.store, this.startNs)
+  private here(path: PendingPath, folders?: FolderFiles): Look {
+    return look(path.path, path.full, path.base, this.store, this.startNs, folders)
   }
 
   /** The next run of paths to look at, [from, to): whole batches while more may come, then shrinking ones. */

@@ -1,9 +1,11 @@
-// One path of the working tree looked at: lstat-ed first, then a regular file read once and hashed, a link's target
-// read as a link, a folder noted (a repository inside, or not), anything else named and never opened. What changed
-// from the base goes to the store. Only I/O on one path: it runs on the main thread or on a hashing thread alike.
+// One path of the working tree looked at: lstat-ed first (or known a regular file from its folder's entry), then a
+// regular file read once and hashed, a link's target read as a link, a folder noted (a repository inside, or not),
+// anything else named and never opened. What changed from the base goes to the store. Only I/O on one path: it runs
+// on the main thread or on a hashing thread alike.
 import { type BigIntStats, existsSync, lstatSync, readlinkSync, type Stats } from 'node:fs'
 import { join } from 'node:path'
 import { type BlobKind, readRegularFile } from './files.ts'
+import type { FolderFiles } from './folder-files.ts'
 import { objectId } from './objects.ts'
 import { indexEntry, type IndexEntry } from './private-index.ts'
 import { type ObjectStore, writeObject } from './store.ts'
@@ -19,12 +21,26 @@ export type Look =
 /** A file changed this close to the snapshot's start may not yet show a write made in the same instant (coarse clocks). */
 export const RACY_NS = 2_000_000_000n
 
-/** `path` (from the repository's top; `full` its place on disk) against its base blob id, looked at now. */
-export function look(path: string, full: string, baseOid: string | null, store: ObjectStore, startNs: bigint): Look {
+/**
+ * `path` (from the repository's top; `full` its place on disk) against its base blob id, looked at now. With `folders`,
+ * a path its folder lists as a regular file is opened without an lstat first.
+ */
+export function look(
+  path: string,
+  full: string,
+  baseOid: string | null,
+  store: ObjectStore,
+  startNs: bigint,
+  folders?: FolderFiles,
+): Look {
+  if (folders?.isFile(full)) {
+    const found = lookFile(path, full, null, baseOid, store, startNs)
+    if (found) return found // else no longer the regular file its folder listed: looked at from its lstat
+  }
   // numbers are enough to tell a regular file (its nanoseconds come from the fstat of the file opened)
   const quick = lstatSync(full, { throwIfNoEntry: false })
   if (!quick) return { type: 'gone' }
-  if (quick.isFile()) return lookFile(path, full, quick, baseOid, store, startNs)
+  if (quick.isFile()) return lookFile(path, full, quick, baseOid, store, startNs)!
   const stats = lstatOrNull(full)
   if (!stats) return { type: 'gone' }
   if (stats.isFile()) return { type: 'skipped', what: 'changed while it was read' }
@@ -44,16 +60,18 @@ export function look(path: string, full: string, baseOid: string | null, store: 
   return { type: 'skipped', what: fileType(stats) }
 }
 
+/** A regular file read; null only without `stats` (its folder's word alone), when it was not one once opened. */
 function lookFile(
   path: string,
   full: string,
-  stats: Stats,
+  stats: Stats | null,
   baseOid: string | null,
   store: ObjectStore,
   startNs: bigint,
-): Look {
+): Look | null {
   let seen = stats
   let read = readRegularFile(full, seen, store.format)
+  if (!read && !seen) return null
   // replaced between lstat and open (an editor's rename-over): look again, a few times
   for (let again = 0; !read && again < 3; again++) {
     const now = lstatSync(full, { throwIfNoEntry: false })
