@@ -1,15 +1,15 @@
 // A hashing thread of a first snapshot (hashing.ts): it looks at the paths it is sent as the main thread would
 // (look.ts: lstat, read, hash, store) and answers with what it found, in the order asked.
 import { parentPort } from 'node:worker_threads'
-import type { LookAnswer, LookBatch } from './hashing.ts'
+import type { LookBatch, PackedAnswer } from './hashing.ts'
 import { FolderFiles } from './folder-files.ts'
 import { look } from './look.ts'
 
-parentPort?.on('message', ({ store, startNs, from, paths }: LookBatch) => {
+parentPort?.on('message', ({ root, store, startNs, from, paths }: LookBatch) => {
   const folders = new FolderFiles() // read fresh for each batch
-  const answers: LookAnswer[] = paths.map(({ path, full, base }) => {
+  const answers: PackedAnswer[] = paths.map(({ path, base }) => {
     try {
-      return look(path, full, base, store, startNs, folders)
+      return look(path, `${root}/${path}`, base, store, startNs, folders)
     } catch (error) {
       return { type: 'failed', message: error instanceof Error ? error.message : String(error) } // looked at again there
     }
@@ -21,12 +21,14 @@ parentPort?.on('message', ({ store, startNs, from, paths }: LookBatch) => {
   const packed = new ArrayBuffer(entries.length)
   new Uint8Array(packed).set(entries)
   let at = 0
-  for (const answer of answers)
-    if (answer.type === 'blob' && answer.entry) {
-      const length = answer.entry.length
-      answer.entry = null
-      Object.assign(answer, { entryAt: at, entryLength: length })
-      at += length
-    }
+  answers.forEach((answer, k) => {
+    if (answer.type !== 'blob') return
+    if (answer.oid === paths[k]!.base) answer.oid = '' // the id it was asked about: the receiving thread has it
+    if (!answer.entry) return
+    answer.entryAt = at
+    answer.entryLength = answer.entry.length
+    at += answer.entry.length
+    answer.entry = null
+  })
   parentPort?.postMessage({ from, answers, entries: packed }, [packed])
 })

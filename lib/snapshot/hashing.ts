@@ -12,16 +12,17 @@ import { type Look, look } from './look.ts'
 import type { ObjectStore } from './store.ts'
 
 /**
- * A path to look at: from the repository's top, on disk, and the blob id it is compared with (`base`): a file whose id
- * differs from it has its bytes written to the store. That is the base's id, or a hint taken before the base was read.
+ * A path to look at, from the repository's top, and the blob id it is compared with (`base`): a file whose id differs
+ * from it has its bytes written to the store. That is the base's id, or a hint taken before the base was read.
  */
 export interface PendingPath {
   path: string
-  full: string
   base: string | null
 }
 
 export interface LookBatch {
+  /** The repository's top on disk: a path's place is `${root}/${path}`. */
+  root: string
   store: ObjectStore
   startNs: bigint
   /** Where the batch starts among all the paths (said back with the answers). */
@@ -31,8 +32,11 @@ export interface LookBatch {
 
 export type LookAnswer = Look | { type: 'failed'; message: string }
 
-/** A thread's answer as it arrives: an index entry as its place in the batch's one buffer of entries. */
-type PackedAnswer = LookAnswer & { entryAt?: number; entryLength?: number }
+/**
+ * A thread's answer as it arrives: an index entry as its place in the batch's one buffer of entries, and a blob id
+ * equal to the one asked about sent as '' (the receiving thread has it: 30k copies of it cost it more to collect).
+ */
+export type PackedAnswer = LookAnswer & { entryAt?: number; entryLength?: number }
 
 /** Below this many paths, threads cost more to start than they save. */
 const THREADS_FROM = 2_000
@@ -83,22 +87,6 @@ export function stopThreads(threads: Threads | null): void {
   for (const worker of threads?.workers ?? []) void worker.then((w) => w?.terminate()).catch(() => {})
 }
 
-/** What each path is now, in order; `threads` (started early, or null: started here if worth it) are stopped after. */
-export async function lookAll(
-  paths: PendingPath[],
-  store: ObjectStore,
-  startNs: bigint,
-  threads: Threads | null = null,
-): Promise<Look[]> {
-  const looking = new Looking(store, startNs, threads)
-  looking.add(paths)
-  const looks: Look[] = []
-  await looking.finish((i, found) => {
-    looks[i] = found
-  })
-  return looks
-}
-
 /**
  * Paths looked at as they are added: once there are enough, the threads take them in batches while this thread does
  * other work; `finish` (after the last `add`) looks at what is left here too and hands over what each path is, in
@@ -115,6 +103,7 @@ export class Looking {
   private helpers: Helper[] | null = null
 
   constructor(
+    private readonly root: string,
     private readonly store: ObjectStore,
     private readonly startNs: bigint,
     private threads: Threads | null,
@@ -174,8 +163,8 @@ export class Looking {
   /** Called when a thread's answers are in (while finishing). */
   private answered: (() => void) | null = null
 
-  private here(path: PendingPath, folders?: FolderFiles): Look {
-    return look(path.path, path.full, path.base, this.store, this.startNs, folders)
+  private here({ path, base }: PendingPath, folders?: FolderFiles): Look {
+    return look(path, `${this.root}/${path}`, base, this.store, this.startNs, folders)
   }
 
   /** The next run of paths to look at, [from, to): whole batches while more may come, then shrinking ones. */
@@ -223,6 +212,7 @@ export class Looking {
           if (!batch) break
           held++
           const job: LookBatch = {
+            root: this.root,
             store: this.store,
             startNs: this.startNs,
             from: batch.from,
@@ -245,8 +235,10 @@ export class Looking {
       worker.on('message', ({ from, answers, entries }: Answered) => {
         held--
         answers.forEach((answer, k) => {
-          if (answer.type === 'blob' && answer.entryAt !== undefined)
-            answer.entry = new Uint8Array(entries, answer.entryAt, answer.entryLength) // a view: no copy
+          if (answer.type === 'blob') {
+            if (answer.oid === '') answer.oid = this.paths[from + k]!.base!
+            if (answer.entryAt !== undefined) answer.entry = new Uint8Array(entries, answer.entryAt, answer.entryLength) // a view: no copy
+          }
           if (answer.type !== 'failed') this.found[from + k] = answer
         })
         helper.feed()

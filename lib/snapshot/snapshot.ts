@@ -165,7 +165,7 @@ async function snapshotWith(
   // index's paths as soon as git has listed them, while this thread reads the untracked ones and the base; each file
   // is compared with the id the index lists (a hint: a file that matches it but not the base is read again)
   if (!checksum) early.threads = startThreads()
-  const looking = checksum ? null : new Looking(store, startNs, early.threads)
+  const looking = checksum ? null : new Looking(git.repo, store, startNs, early.threads)
   let baseLoading: Promise<Manifest> | null = null
   const loadBase = () => {
     baseLoading ??= treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`, read)
@@ -176,7 +176,7 @@ async function snapshotWith(
     for (const [i, path] of listed.paths.entries()) {
       if (depth === 0 && isOwnFile(path)) continue // as take() leaves them out
       if (path.includes('\uFFFD')) break // take() refuses it
-      paths.push({ path, full: `${git.repo}/${path}`, base: listed.hints[i] ?? null })
+      paths.push({ path, base: listed.hints[i] ?? null })
     }
     looking?.add(paths)
   }

@@ -84,8 +84,7 @@ export function take(t: Taking, path: string): void {
   const before = t.base.get(path) ?? null
   if (stillKnown(t, path, before)) return
   if (t.pending) return void t.pending.push(path)
-  const full = `${t.git.repo}/${path}`
-  enter(t, path, full, before, look(path, full, before?.oid ?? null, t.store, t.startNs))
+  enter(t, path, before, look(path, `${t.git.repo}/${path}`, before?.oid ?? null, t.store, t.startNs))
 }
 
 /**
@@ -95,14 +94,14 @@ export function take(t: Taking, path: string): void {
 export async function takePending(t: Taking): Promise<void> {
   const pending = t.pending ?? []
   t.pending = null
-  const looking = t.looking ?? new Looking(t.store, t.startNs, t.threads)
+  const looking = t.looking ?? new Looking(t.git.repo, t.store, t.startNs, t.threads)
   t.looking = null
   t.threads = null
   // the early ones are pending's first, in order (any that are not: looked at again)
   const rest: PendingPath[] = []
   for (let i = looking.paths.length; i < pending.length; i++) {
     const path = pending[i]!
-    rest.push({ path, full: `${t.git.repo}/${path}`, base: t.base.get(path)?.oid ?? null })
+    rest.push({ path, base: t.base.get(path)?.oid ?? null })
   }
   looking.add(rest)
   // entered in order as they are known, while the threads look at the last ones
@@ -110,7 +109,6 @@ export async function takePending(t: Taking): Promise<void> {
     if (i >= pending.length) return
     const path = pending[i]!
     const asked = looking.paths[i]!
-    const full = asked.path === path ? asked.full : `${t.git.repo}/${path}`
     const before = t.base.get(path) ?? null
     const base = before?.oid ?? null
     let found = asked.path === path ? answer : null
@@ -118,16 +116,16 @@ export async function takePending(t: Taking): Promise<void> {
     // (the coder staged the change, or wrote the index): every changed blob the diff shows must be in the store, so
     // one that is not is looked at again, against the base
     if (!found || (found.type === 'blob' && found.oid !== base && !showable(t.store, found.oid, found.kind)))
-      found = look(path, full, base, t.store, t.startNs)
-    enter(t, path, full, before, found)
+      found = look(path, `${t.git.repo}/${path}`, base, t.store, t.startNs)
+    enter(t, path, before, found)
   })
 }
 
 /** What a look found, into the manifest, the next private index, the skipped list or the repositories inside. */
-function enter(t: Taking, path: string, full: string, before: Leaf | null, found: Look): void {
+function enter(t: Taking, path: string, before: Leaf | null, found: Look): void {
   if (found.type === 'skipped') t.skipped.push({ path, what: found.what })
   else if (found.type === 'folder') {
-    if (found.repository) t.repositories.push({ path, full, before })
+    if (found.repository) t.repositories.push({ path, full: `${t.git.repo}/${path}`, before })
     else if (t.gitlinks.has(path)) record(t, path, before, { mode: '160000', oid: t.gitlinks.get(path)! }) // not checked out
   } else if (found.type === 'blob') {
     const { mode, oid, kind, entry } = found
