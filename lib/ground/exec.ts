@@ -178,19 +178,18 @@ export function nulRecords(onRecord: (record: string) => void): {
   onData: (chunk: Buffer) => boolean
   end: () => void
 } {
-  let carry = Buffer.alloc(0)
+  let carry: Buffer | null = null
   return {
     onData(chunk) {
-      let data = carry.length > 0 ? Buffer.concat([carry, chunk]) : chunk
-      for (let at = data.indexOf(0); at >= 0; at = data.indexOf(0)) {
-        onRecord(data.subarray(0, at).toString('utf8'))
-        data = data.subarray(at + 1)
-      }
-      carry = Buffer.from(data)
+      const data = carry ? Buffer.concat([carry, chunk]) : chunk
+      const end = data.lastIndexOf(0)
+      carry = end + 1 < data.length ? Buffer.from(data.subarray(end + 1)) : null
+      // a chunk's whole records decoded at once, not one by one: no UTF-8 character holds a NUL byte, so none is cut
+      if (end >= 0) for (const record of data.toString('utf8', 0, end).split('\0')) onRecord(record)
       return true
     },
     end() {
-      if (carry.length > 0) onRecord(carry.toString('utf8'))
+      if (carry) onRecord(carry.toString('utf8'))
     },
   }
 }

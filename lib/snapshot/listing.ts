@@ -24,50 +24,73 @@ export interface IndexListing {
 
 /**
  * Both lists, asked at once (the untracked walk is git's slow half); read into paths only when they are needed, or
- * handed to `onIndex` as soon as git has listed the index.
+ * handed to `onIndex` as git lists the index, chunk by chunk (`from`: the first path the chunk added): the hashing
+ * threads start on the first paths while git still prints the rest, which waits on this thread to read it.
  */
-export async function listCommittable(git: RepoGit, onIndex?: (listed: IndexListing) => void): Promise<Listing> {
+export async function listCommittable(
+  git: RepoGit,
+  onIndex?: (listed: IndexListing, from: number) => void,
+): Promise<Listing> {
   const options = { env: pinned(git), timeoutMs: TREE_WALK_TIMEOUT_MS }
-  const printed = async (args: string[]) => {
+  const printed = async (args: string[], onChunk?: (chunk: Buffer) => void) => {
     const chunks: Buffer[] = []
-    await plainGitStream(git.repo, args, (chunk) => chunks.push(chunk) > 0, options)
+    const onData = (chunk: Buffer) => {
+      onChunk?.(chunk)
+      return chunks.push(chunk) > 0
+    }
+    await plainGitStream(git.repo, args, onData, options)
     return Buffer.concat(chunks)
   }
   let cached: IndexListing | null = null
+  const stages = async () => {
+    if (!onIndex) return printed(['ls-files', '-z', '--stage'])
+    const listed = emptyListing()
+    const records = indexRecords(listed)
+    // the paths a chunk's whole records add, handed over (a record cut between two chunks waits for its end)
+    const handOver = (read: () => void) => {
+      const from = listed.paths.length
+      read()
+      if (listed.paths.length > from) onIndex(listed, from)
+    }
+    const index = await printed(['ls-files', '-z', '--stage'], (chunk) => handOver(() => records.onData(chunk)))
+    handOver(records.end)
+    cached = listed
+    return index
+  }
   const [index, untracked] = await Promise.all([
-    printed(['ls-files', '-z', '--stage']).then((index) => {
-      if (onIndex) {
-        cached = indexPaths(index)
-        onIndex(cached)
-      }
-      return index
-    }),
+    stages(),
     printed(['ls-files', '-z', '--others', '--exclude-standard']),
   ])
   const digest = createDigest('sha256').update(index).update('\0\0').update(untracked).digest('hex')
   return { digest, cached: () => (cached ??= indexPaths(index)), others: () => untrackedPaths(untracked) }
 }
 
+const emptyListing = (): IndexListing => ({ paths: [], gitlinks: new Map(), hints: [] })
+
 function indexPaths(printed: Buffer): IndexListing {
-  const paths: string[] = []
-  const hints: string[] = []
-  const gitlinks = new Map<string, string>()
+  const listed = emptyListing()
+  const records = indexRecords(listed)
+  records.onData(printed)
+  records.end()
+  return listed
+}
+
+/** `<mode> <id> <stage>\t<path>` records of `ls-files --stage` into `listed`, as they come. */
+function indexRecords(listed: IndexListing): ReturnType<typeof nulRecords> {
   let last = ''
-  // `<mode> <id> <stage>\t<path>` records: decoded at once (a path is never split, NUL cannot be in one)
-  for (const record of printed.toString('utf8').split('\0')) {
+  return nulRecords((record) => {
     const tab = record.indexOf('\t')
-    if (tab < 0) continue
+    if (tab < 0) return
     const path = record.slice(tab + 1)
     const space = record.indexOf(' ')
     const oid = record.slice(space + 1, record.indexOf(' ', space + 1))
     if (path !== last) {
-      paths.push(path) // an unmerged path has up to three stages, listed one after another
-      hints.push(oid)
+      listed.paths.push(path) // an unmerged path has up to three stages, listed one after another
+      listed.hints.push(oid)
     }
     last = path
-    if (record.startsWith('160000 ')) gitlinks.set(path, oid)
-  }
-  return { paths, gitlinks, hints }
+    if (record.startsWith('160000 ')) listed.gitlinks.set(path, oid)
+  })
 }
 
 function untrackedPaths(printed: Buffer): string[] {

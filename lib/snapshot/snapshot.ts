@@ -77,10 +77,8 @@ export interface SnapshotOptions {
 export async function takeSnapshot(repo: string, baseCommit: string, options: SnapshotOptions): Promise<RepoSnapshot> {
   const git = await repoGit(repo)
   const objects = objectSession(git)
-  // the base commit read (and verified) while git lists the paths
-  const baseTree = verifiedTreeOf(git, baseCommit, options.home, objects.read)
-  baseTree.catch(() => {}) // met where it is awaited
-  return snapshotAgainst(git, baseTree, options, objects)
+  // the base commit read (and verified) while git lists the paths, asked once it has begun to
+  return snapshotAgainst(git, () => verifiedTreeOf(git, baseCommit, options.home, objects.read), options, objects)
 }
 
 const repoGitOnce = perCommand<RepoGit>()
@@ -132,10 +130,13 @@ export async function commitTreeOf(
   return commitTree(object.content)
 }
 
-/** A snapshot against `baseTree`, its objects read by `objects`: that and the hashing threads started early end with it. */
+/**
+ * A snapshot against `baseTree` (or the tree it gives, asked for once git lists the paths), its objects read by
+ * `objects`: that and the hashing threads started early end with it.
+ */
 async function snapshotAgainst(
   git: RepoGit,
-  baseTree: string | Promise<string>,
+  baseTree: string | (() => Promise<string>),
   options: SnapshotOptions,
   objects: ObjectSession,
 ): Promise<RepoSnapshot> {
@@ -150,7 +151,7 @@ async function snapshotAgainst(
 
 async function snapshotWith(
   git: RepoGit,
-  base: string | Promise<string>,
+  base: string | (() => Promise<string>),
   options: SnapshotOptions,
   early: { threads: Threads | null },
   read: ObjectReader,
@@ -171,19 +172,21 @@ async function snapshotWith(
     baseLoading ??= treeManifest(git, baseTree, options.home, `the base tree ${baseTree.slice(0, 12)}`, read)
     return baseLoading
   }
-  const handOver = (listed: IndexListing) => {
+  let refused = false // a path take() refuses: none after it is handed over
+  const handOver = (listed: IndexListing, from: number) => {
     const paths: PendingPath[] = []
-    for (const [i, path] of listed.paths.entries()) {
+    for (let i = from; i < listed.paths.length && !refused; i++) {
+      const path = listed.paths[i]!
       if (depth === 0 && isOwnFile(path)) continue // as take() leaves them out
-      if (path.includes('\uFFFD')) break // take() refuses it
-      paths.push({ path, base: listed.hints[i] ?? null })
+      refused = path.includes('\uFFFD')
+      if (!refused) paths.push({ path, base: listed.hints[i] ?? null })
     }
     looking?.add(paths)
   }
-  // asked first: git walks for untracked files while the rest is read
+  // asked first: the hashing threads wait for the index's paths, and git walks for untracked files while the rest is read
   const listing = listCommittable(git, looking ? handOver : undefined)
   listing.catch(() => {}) // a failure is met where it is awaited, below, not as an unhandled rejection meanwhile
-  const baseTree = await base
+  const baseTree = typeof base === 'string' ? base : await base()
   // an index git cannot read (damaged on disk) is no help: every file is read, and the index written anew
   const dirty = checksum ? await statDirty(git, indexFile).catch(() => null) : null
   const checked = dirty !== null && indexChecksum(indexFile, idBytes) === checksum // the index git checked is this one
