@@ -5,6 +5,7 @@ import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { workingDiff } from '../lib/review/diff.ts'
+import { statThenPatch } from '../lib/snapshot/diff.ts'
 import { git, makeRepo, sandbox, tempDir, writeFiles, withoutUserGitConfig } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
 import { reviewArgs, SLOW } from './_review.ts'
@@ -242,5 +243,24 @@ describe("the repository's index", () => {
     const diff = await workingDiff(repo, base, 100_000)
     expect(diff.diff).toContain('+two')
     expect(statSync(index).mtimeMs).toBe(second * 1000) // the user's index untouched
+  })
+})
+
+describe("the review diff: git's stat and patch read from one call", () => {
+  const stat = ' "new\\nline" |   1 +\n x.txt        |   2 +-\n 2 files changed, 2 insertions(+), 1 deletion(-)\n'
+  const patch = 'diff --git a/x.txt b/x.txt\n--- a/x.txt\n+++ b/x.txt\n@@ -1 +1 @@\n-b\n+c\n\n+after an empty line\n'
+  const printed = Buffer.from(`${stat}\n${patch}`)
+
+  it('splits at the empty line that ends the stat, however the output is cut around it', () => {
+    for (let cut = 0; cut <= printed.length; cut++) {
+      const seen: Buffer[] = []
+      const shown: Buffer[] = []
+      const onData = statThenPatch(
+        (chunk) => void seen.push(chunk),
+        (chunk) => shown.push(chunk) > 0,
+      )
+      for (const chunk of [printed.subarray(0, cut), printed.subarray(cut)]) onData(chunk)
+      expect([Buffer.concat(seen).toString(), Buffer.concat(shown).toString()]).toEqual([stat, patch])
+    }
   })
 })

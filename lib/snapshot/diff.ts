@@ -44,11 +44,9 @@ export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promis
   const write = (content: Buffer) => void writeObject(snap.store, 'tree', content)
   const [oldTree, newTree] = [manifestTree(before, snap.git.format, write), manifestTree(after, snap.git.format, write)]
   const patch = new Capped(Math.max(maxBytes, 0))
-  // the stat and the patch are two git calls on the same immutable trees: run at once
-  const [shownStat] = await Promise.all([
-    shown.length ? gitStat(snap, oldTree, newTree) : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 },
-    shown.length && maxBytes > 0 ? streamPatch(snap, oldTree, newTree, patch) : undefined,
-  ])
+  const shownStat = shown.length
+    ? await statAndPatch(snap, oldTree, newTree, maxBytes > 0 ? patch : null)
+    : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 }
 
   const named = items
     .filter((item) => item.unreviewed)
@@ -177,15 +175,18 @@ async function baseKinds(snap: RepoSnapshot): Promise<Map<string, BlobKind | 'mi
 
 const DIFF_FLAGS = ['-r', '-M', '--text', '--no-color', '--no-ext-diff', '--no-textconv']
 
-/** git's own --stat of the shown files (every one listed), and the totals of its summary line. */
-async function gitStat(snap: RepoSnapshot, oldTree: string, newTree: string) {
-  const chunks: Buffer[] = []
-  await storeGit(
-    snap.store,
-    ['diff-tree', ...DIFF_FLAGS, '--stat=200', oldTree, newTree],
-    (chunk) => chunks.push(chunk) > 0,
-  )
-  const lines = Buffer.concat(chunks).toString('utf8').trimEnd().split('\n')
+/**
+ * git's own --stat of the shown files (every one listed) and the totals of its summary line, and with `patch` the patch
+ * after it, from one git call (a process fewer to start, on this thread alone at the end of a snapshot): the stat ends
+ * at the first empty line (a name holding a newline is quoted), and the patch follows it.
+ */
+async function statAndPatch(snap: RepoSnapshot, oldTree: string, newTree: string, patch: Capped | null) {
+  const stat: Buffer[] = []
+  const toPatch = (chunk: Buffer) => !patch || patch.push(chunk.includes(0) ? escapeNuls(chunk) : chunk)
+  const onData = statThenPatch((chunk) => void stat.push(chunk), toPatch)
+  const args = ['diff-tree', ...DIFF_FLAGS, '--stat=200', ...(patch ? PATCH_FLAGS : []), oldTree, newTree]
+  await storeGit(snap.store, args, onData)
+  const lines = Buffer.concat(stat).toString('utf8').trimEnd().split('\n')
   const summary = lines.pop() ?? ''
   const count = (what: string) => Number(new RegExp(`(\\d+) ${what}`).exec(summary)?.[1] ?? 0)
   return {
@@ -197,13 +198,35 @@ async function gitStat(snap: RepoSnapshot, oldTree: string, newTree: string) {
   }
 }
 
+const PATCH_FLAGS = ['-p', '--unified=3', '--src-prefix=a/', '--dst-prefix=b/']
+
+/**
+ * `diff-tree --stat -p` output, chunk by chunk: the stat's bytes to `onStat` up to its last newline, then what follows
+ * the empty line that ends it to `onPatch` (whose false stops the reading). The empty line may be cut between chunks.
+ */
+export function statThenPatch(
+  onStat: (chunk: Buffer) => void,
+  onPatch: (chunk: Buffer) => boolean,
+): (chunk: Buffer) => boolean {
+  let inStat = true
+  let lastByte = -1
+  return (chunk) => {
+    if (!inStat) return onPatch(chunk)
+    const across = lastByte === 10 && chunk[0] === 10 // the empty line's first newline ended the last chunk
+    const at = across ? -1 : chunk.indexOf('\n\n')
+    if (!across && at < 0) {
+      onStat(chunk)
+      lastByte = chunk.at(-1) ?? lastByte
+      return true
+    }
+    inStat = false
+    onStat(chunk.subarray(0, at + 1)) // up to the stat's last newline (none of this chunk when across)
+    return onPatch(chunk.subarray(at + 2))
+  }
+}
+
 /** NUL bytes the diff carries (text files that hold some) are shown as ␀: a NUL must not end the reviewer's text. */
 const NUL_SHOWN = Buffer.from('\u2400')
-
-async function streamPatch(snap: RepoSnapshot, oldTree: string, newTree: string, patch: Capped): Promise<void> {
-  const args = ['diff-tree', ...DIFF_FLAGS, '-p', '--unified=3', '--src-prefix=a/', '--dst-prefix=b/', oldTree, newTree]
-  await storeGit(snap.store, args, (chunk) => patch.push(chunk.includes(0) ? escapeNuls(chunk) : chunk))
-}
 
 function escapeNuls(chunk: Buffer): Buffer {
   const parts: Buffer[] = []
