@@ -31,6 +31,15 @@ describe('pair-loop report', () => {
     expect(readFileSync(all.path, 'utf8')).toContain(`<tr data-run="${runId}">`)
   })
 
+  it('takes a relative --cwd from the directory the command runs in, never the process’s', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    mkdirSync(join(sb.repo, 'sub'))
+    const doc = expectOk(await sb.cli(['report', '--run', runId, '--cwd', 'sub', '--out', 'page.html']))
+    expect(doc.path).toBe(join(sb.repo, 'sub', 'page.html'))
+    expect(existsSync(join(process.cwd(), 'sub', 'page.html'))).toBe(false)
+  })
+
   it('writes every listed run’s page beside the page of every run, which links each', async () => {
     const sb = sandbox()
     const runId = await startRun(sb)

@@ -1,6 +1,7 @@
 // How every script runs: its flags read (lib/cli/flags.ts), its one document printed (JSON, or text for a person with
 // --text), every failure a code from the table, and SIGINT/SIGTERM an `interrupted` document.
 import { realpathSync } from 'node:fs'
+import { resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ArgsDef, ParsedArgs } from 'citty'
 import { type Context, processContext, type ScriptIO, withContext } from '../ground/context.ts'
@@ -112,6 +113,9 @@ async function runIn<A extends ArgsDef>(ctx: Context, def: ScriptDef<A>, rawArgs
   const asText = flagGiven(args, rawArgs, ['--text'])
   try {
     const parsed = parseFlags({ args }, rawArgs) as ParsedArgs<A>
+    // --cwd against the command's own directory (an in-process command's is not the process's)
+    const flags = parsed as Record<string, unknown>
+    if (typeof flags.cwd === 'string' && flags.cwd !== '') flags.cwd = resolve(ctx.cwd, flags.cwd)
     const running = def.run(parsed, io, ctx)
     const result = io.signal
       ? await Promise.race([running, cutAfterSignal(io.signal, INTERRUPT_GRACE_MS)])
