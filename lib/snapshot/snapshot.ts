@@ -5,10 +5,10 @@
 import { context } from '../ground/context.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { fail, isPairLoopError } from '../ground/errors.ts'
+import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { isOwnFile, perCommand, plainGitStream, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
+import { isOwnFile, perCommand, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
 import { Looking, type PendingPath, startThreads, stopThreads, type Threads } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { type IndexListing, listCommittable } from './listing.ts'
@@ -89,22 +89,14 @@ export const repoGit = (repo: string): Promise<RepoGit> => repoGitOnce(repo, () 
 /** The git dir and object format asked of git with the work tree as cwd (the answers are not trusted for bytes). */
 async function askRepoGit(repo: string): Promise<RepoGit> {
   // no content is converted: the config's filter and diff drivers need not be listed first (a process fewer, in series)
-  let stdout = ''
-  let said = ''
-  const collect = (chunk: Buffer) => {
-    stdout += chunk.toString('utf8')
-    return true
-  }
-  await plainGitStream(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], collect, {
+  const asked = await plainGitTry(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], {
     env: cleanGitEnv(),
-  }).catch((error: unknown) => {
-    said = String((isPairLoopError(error) && error.details.stderr) || (error as Error).message)
   })
-  const [gitDir, format] = stdout.trim().split('\n')
-  if (said || !gitDir || (format !== 'sha1' && format !== 'sha256'))
-    fail('git_error', `${repo} is not a git repository git can read (${said.trim().split('\n')[0] || 'no git dir'})`, {
-      repo,
-    })
+  const [gitDir, format] = asked.stdout.trim().split('\n')
+  if (!asked.ok || !gitDir || (format !== 'sha1' && format !== 'sha256')) {
+    const said = asked.ok ? '' : asked.stderr.trim().split('\n')[0] || `exit ${asked.exitCode}`
+    fail('git_error', `${repo} is not a git repository git can read (${said || 'no git dir'})`, { repo })
+  }
   return { repo, gitDir, format }
 }
 
