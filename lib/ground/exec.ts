@@ -2,16 +2,12 @@
 // and, for output too large to hold, a streamed one (node:child_process) whose reader can stop the command.
 import { resolve as resolvePath } from 'node:path'
 import type { Writable } from 'node:stream'
-import { context } from './context.ts'
+import { context, type ProgramAnswer } from './context.ts'
 import { fail } from './errors.ts'
 import { firstLineOf } from './text.ts'
 
-export interface ExecResult {
-  ok: boolean
-  exitCode: number | null
-  stdout: string
-  stderr: string
-}
+/** A short command's end: the same shape a program run in-process answers with (context.ts). */
+export type ExecResult = ProgramAnswer
 
 export interface ExecOptions {
   cwd?: string
