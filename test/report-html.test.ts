@@ -259,6 +259,16 @@ describe('the charts', () => {
     expect(labels).toEqual(['12-02', '04:57:31', '04:57:40'])
   })
 
+  it('label runs of one second to the millisecond (runs started by a script)', () => {
+    const at = ['2026-12-02T04:57:10.100Z', '2026-12-02T04:57:31.250Z', '2026-12-02T04:57:31.900Z']
+    expect(
+      timeLabels(
+        at.map((created_at) => ({ created_at })),
+        [0, 1, 2],
+      ),
+    ).toEqual(['12-02', '04:57:31', '04:57:31.900'])
+  })
+
   it('mark a run whose cost was not measured above its bar, so its empty slot never reads as a measured $0', () => {
     const point = { created_at: '2026-12-02T04:57:00Z', reviewer: 0, rounds: 1 }
     const svg = String(

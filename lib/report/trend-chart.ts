@@ -31,14 +31,17 @@ const MARK_BAND = 12
 
 /**
  * Each labelled run's label on the time axis: its month-day where the day changes (and first), else its time of day
- * in UTC (to the second within the previous label's minute), so runs of one day are told apart, not all `12-02`.
+ * in UTC (to the second within the previous label's minute, to the millisecond within its second), so runs of one
+ * day are told apart, not all `12-02`.
  */
 export function timeLabels(points: Array<Pick<TrendPoint, 'created_at'>>, indexes: number[]): string[] {
   return indexes.map((i, k) => {
     const iso = points[i]!.created_at
     const previous = k > 0 ? points[indexes[k - 1]!]!.created_at : null
     if (previous === null || day(previous) !== day(iso)) return day(iso).slice(5)
-    return iso.slice(11, previous.slice(11, 16) === iso.slice(11, 16) ? 19 : 16)
+    // the narrowest unit that tells it from the previous label: minute, second, then millisecond (runs made by script)
+    const end = [16, 19, 23].find((n) => previous.slice(11, n) !== iso.slice(11, n)) ?? 23
+    return iso.slice(11, end)
   })
 }
 
