@@ -39,6 +39,13 @@ describe('closest', () => {
     expect(closest('ab', ['cd', 'xy'])).toBeUndefined()
   })
 
+  // compared letter by letter with each command (the 120,000-letter name of test/stdio.test.ts took 3 s of CPU), it
+  // took 11.6 s: the bound is a hang's, not a speed measure
+  it('suggests nothing for a word of two million letters, and ends at once', { timeout: 5_000 }, () => {
+    expect(closest('x'.repeat(2_000_000), commands)).toBeUndefined()
+    expect(closest('statusxx', commands)).toBe('status') // two letters longer: still compared
+  })
+
   it('says it as the tail of a message, or not at all', () => {
     expect(didYouMean('status')).toBe(' (did you mean "status"?)')
     expect(didYouMean('--summary', String)).toBe(' (did you mean --summary?)')

@@ -26,8 +26,11 @@ export function closest(word: string, candidates: Iterable<string>): string | un
   const limit = Math.min(2, Math.ceil(typed.length / 2) - 1)
   let best: { candidate: string; distance: number } | undefined
   for (const candidate of candidates) {
-    if (candidate.toLowerCase() === typed) return candidate
-    const distance = editDistance(typed, candidate.toLowerCase())
+    const lower = candidate.toLowerCase()
+    if (lower === typed) return candidate
+    // lengths further apart than the limit are further apart in edits: a 120,000-letter word costs nothing here
+    if (Math.abs(lower.length - typed.length) > limit) continue
+    const distance = editDistance(typed, lower)
     if (distance <= limit && (!best || distance < best.distance)) best = { candidate, distance }
   }
   return best?.candidate
