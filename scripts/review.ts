@@ -96,8 +96,10 @@ async function runAsWorker(started: NonNullable<ReturnType<typeof workerArgs>>):
         import('../lib/ground/context.ts'),
         import('../lib/ground/stdio.ts'),
       ])
-    // one Context for the worker's whole attempt (its own signal handling is the worker's: lib/review/worker.ts)
-    const ctx = processContext({ stdin: process.stdin, stdout: toStdout, stderr: toStderr })
+    // one Context for the worker's whole attempt; a signal ends its reviewer (lib/review/worker.ts), never the worker
+    const stop = new AbortController()
+    for (const name of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(name, () => stop.abort(name))
+    const ctx = processContext({ stdin: process.stdin, stdout: toStdout, stderr: toStderr, signal: stop.signal })
     await withContext(ctx, () =>
       runWorker(started, {
         round: conductRound,

@@ -14,6 +14,7 @@ import { applyReview } from '../lib/run/transitions.ts'
 import { readRun } from '../lib/run/store.ts'
 import { dispatch } from '../scripts/pair-loop.ts'
 import { fakeGhInProcess } from './_fake-gh.ts'
+import { inProcessWorker } from './_in-process-worker.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
@@ -178,16 +179,22 @@ export interface CliOptions {
   env: NodeJS.ProcessEnv
   input?: string | Buffer
   timeoutMs?: number
+  /** An in-process `review`'s worker: in this process (the default), or a real process (a test that kills it). */
+  worker?: 'process' | 'in-process'
 }
 
-/** The review worker an in-process `review` starts: the built one under vitest (Node runs no .ts), the sources under bun. */
-const REVIEW_WORKER = isBun ? undefined : [process.execPath, join(ROOT, 'dist', 'review.cjs')]
+/**
+ * The review worker an in-process `review` starts: by default one in this process (test/_in-process-worker.ts); with
+ * `worker: 'process'` a real one, the built one under vitest (Node runs no .ts), the sources under bun.
+ */
+const PROCESS_WORKER = isBun ? undefined : [process.execPath, join(ROOT, 'dist', 'review.cjs')]
+const reviewWorker = (worker: CliOptions['worker']) => (worker === 'process' ? PROCESS_WORKER : inProcessWorker)
 
 /**
  * A test's Context: the environment and directory given, `input` on stdin, stdout and stderr kept for the test, and
  * the fake gh answering in this process when the PATH finds it (test/_fake-gh.ts).
  */
-export function testContext({ cwd, env, input }: Omit<CliOptions, 'timeoutMs'>) {
+export function testContext({ cwd, env, input, worker }: Omit<CliOptions, 'timeoutMs'>) {
   const out: string[] = []
   const err: string[] = []
   const ctx: Context = processContext(
@@ -203,7 +210,7 @@ export function testContext({ cwd, env, input }: Omit<CliOptions, 'timeoutMs'>) 
       cwd,
       home: homeOf(env, cwd),
       programs: { gh: fakeGhInProcess },
-      ...(REVIEW_WORKER ? { reviewWorker: REVIEW_WORKER } : {}),
+      ...(reviewWorker(worker) ? { reviewWorker: reviewWorker(worker) } : {}),
     },
   )
   return { ctx, stdout: () => out.join(''), stderr: () => err.join('') }
@@ -252,13 +259,14 @@ type SandboxCliOptions = { input?: string | Buffer; cwd?: string; env?: NodeJS.P
  * A fresh repo and home, and a CLI bound to them: the usual start of a test. `cli` runs a command in this process;
  * `cliProcess` starts the real CLI, for what only a process shows (its exit status, its streams, being killed).
  */
-export function sandbox(files?: Record<string, string>) {
+export function sandbox(files?: Record<string, string>, { worker }: Pick<CliOptions, 'worker'> = {}) {
   const repo = makeRepo(files)
   const env = isolatedEnv()
   const bound = (options: SandboxCliOptions): CliOptions => ({
     cwd: options.cwd ?? repo,
     env: { ...env, ...options.env },
     input: options.input,
+    worker,
   })
   const cli = (args: string[], options: SandboxCliOptions = {}) => runCli(args, bound(options))
   const cliProcess = (args: string[], options: SandboxCliOptions = {}) => runCliProcess(args, bound(options))

@@ -16,9 +16,12 @@ export const reviewArgs = (stub: string, ...extra: string[]) => [
   ...extra,
 ]
 
-/** A fresh sandbox whose run has its coder round 1 done (phase reviewing). */
-export async function sandboxInReview(files?: Record<string, string>): Promise<{ sb: Sandbox; runId: string }> {
-  const sb = sandbox(files)
+/** A fresh sandbox whose run has its coder round 1 done (phase reviewing); `worker: 'process'` for one to kill. */
+export async function sandboxInReview(
+  files?: Record<string, string>,
+  options: Parameters<typeof sandbox>[1] = {},
+): Promise<{ sb: Sandbox; runId: string }> {
+  const sb = sandbox(files, options)
   const runId = await runInReview(sb)
   return { sb, runId }
 }

@@ -174,7 +174,7 @@ describe('review: nothing is ever wedged', () => {
   it(
     'has status find a dead worker and keep its attempt, so nothing says "running" for a process that is gone',
     async () => {
-      const { sb, runId } = await sandboxInReview()
+      const { sb, runId } = await sandboxInReview(undefined, { worker: 'process' })
       const count = join(tempDir('pl-count-'), 'calls')
       expectOk(await sb.cli([...slowApprove(count, 30), '--wait', '0']))
       const claim = await inFlight(sb, runId)
@@ -403,7 +403,7 @@ setInterval(() => {}, 1000)
 `,
   )
   chmodSync(bin, 0o755)
-  const sb = sandbox()
+  const sb = sandbox(undefined, { worker: 'process' }) // its worker is killed: a real process
   mkdirSync(sb.home, { recursive: true })
   writeFileSync(
     configPath(sb.home),

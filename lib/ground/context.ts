@@ -33,10 +33,28 @@ export interface Context {
   readonly pid: number
   readonly host: string
   readonly io: ScriptIO
-  /** How `review` starts its detached worker (a runtime and the review script); default this runtime and script. */
-  readonly reviewWorker?: readonly string[]
+  /**
+   * How `review` starts its detached worker: a runtime and the review script (default this runtime and script), or a
+   * worker run in this process (a test's: see InProcessWorker).
+   */
+  readonly reviewWorker?: readonly string[] | InProcessWorker
   /** Programs run in this process instead of being started (a test's fake gh), by the name a command calls. */
   readonly programs?: Readonly<Record<string, InProcessProgram>>
+}
+
+/**
+ * A review worker run in this process, for an attempt: `review` writes its run and job to `stdin`, and its output goes
+ * to the file at `logPath` (opened before this returns: `review` moves it). Answers the pid that stands for the worker
+ * (its liveness, its process group and the signals sent to it are the worker's).
+ */
+export type InProcessWorker = (start: WorkerStart) => number
+
+export interface WorkerStart {
+  attempt: string
+  stdin: AsyncIterable<Uint8Array>
+  logPath: string
+  /** The Context of the `review` that starts it (the worker's environment, directory, home and programs). */
+  from: Context
 }
 
 /** One call of a program run in-process: its answer, or undefined to have the real program started after all. */

@@ -5,12 +5,12 @@
 // so the worker's own start-up (a runtime and pair-loop's code, again) runs meanwhile; once `review` has claimed the
 // run in its name, the run and the job come on its stdin. Its stdout and stderr go to a file of its own under
 // $PAIR_LOOP_HOME, moved beside the run's state with the job. This file stays light (core chunk): nothing of the run.
-import { type ChildProcess, spawn } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import type { Readable, Writable } from 'node:stream'
-import { context } from '../ground/context.ts'
+import { PassThrough, type Readable, type Writable } from 'node:stream'
+import { context, type InProcessWorker, type WorkerStart } from '../ground/context.ts'
 import { fail, PairLoopError } from '../ground/errors.ts'
 import type { AttemptJob } from './attempt-files.ts'
 
@@ -58,27 +58,19 @@ export function launchWorker(entry: string): Launched | null {
   const ownLog = startingLog(ctx.home, attempt)
   mkdirSync(dirname(ownLog), { recursive: true })
   const log = openSync(ownLog, 'w', 0o600)
-  let child: ChildProcess
+  let started: Started
   try {
-    // a Context may name the worker's runtime and script (an in-process test's `review` starts the built one)
-    const worker = ctx.reviewWorker ?? runtimeArgv(entry)
-    child = spawn('sh', ['-c', START_IN_BACKGROUND, 'sh', ...worker, WORKER_FLAG, attempt], {
-      cwd: ctx.cwd,
-      // PAIR_LOOP_HOME made absolute once: the worker must find the same home whatever its directory
-      env: { ...ctx.env, PAIR_LOOP_HOME: ctx.home },
-      stdio: ['ignore', log, log, 'pipe', 'pipe'],
-      detached: true,
-    })
+    started =
+      typeof ctx.reviewWorker === 'function'
+        ? inThisProcess(ctx.reviewWorker, { attempt, logPath: ownLog, from: ctx })
+        : detached(ctx.reviewWorker ?? runtimeArgv(entry), attempt, log, entry)
   } catch (error) {
     rmSync(ownLog, { force: true })
     throw error
   } finally {
     closeSync(log)
   }
-  child.unref()
-  // the worker may hold its ends of these as long as it runs: each is closed here once it has done its job
-  const pidPipe = child.stdio[3] as Readable
-  const jobPipe = child.stdio[4] as Writable
+  const { jobPipe } = started
   jobPipe.on('error', () => {}) // a worker gone before its job: the wait finds it dead
   let state: 'starting' | 'sent' | 'abandoned' = 'starting'
   const abandon = () => {
@@ -87,22 +79,9 @@ export function launchWorker(entry: string): Launched | null {
     jobPipe.destroy()
     rmSync(ownLog, { force: true })
   }
-  const pid = new Promise<number>((resolve, reject) => {
-    let said = ''
-    const done = () => {
-      pidPipe.destroy()
-      const text = said.trim()
-      if (/^\d+$/.test(text)) return resolve(Number(text))
-      abandon()
-      reject(failure(entry))
-    }
-    pidPipe.on('data', (chunk: Buffer) => {
-      said += chunk.toString('utf8')
-      if (said.includes('\n')) done()
-    })
-    pidPipe.on('end', done)
-    pidPipe.on('error', done)
-    child.on('error', done)
+  const pid = started.pid.catch((error: unknown) => {
+    abandon()
+    throw error
   })
   pid.catch(() => {}) // said by whoever awaits it; a worker abandoned before its pid came is no one's failure
   return {
@@ -120,6 +99,50 @@ export function launchWorker(entry: string): Launched | null {
     },
     abandon,
   }
+}
+
+/** A worker on its way: the pipe to its stdin, and its pid once known. */
+interface Started {
+  jobPipe: Writable
+  pid: Promise<number>
+}
+
+/** The worker as a process of its own, started in the background by `sh` (which says its pid on fd 3). */
+function detached(worker: readonly string[], attempt: string, log: number, entry: string): Started {
+  const ctx = context()
+  const child = spawn('sh', ['-c', START_IN_BACKGROUND, 'sh', ...worker, WORKER_FLAG, attempt], {
+    cwd: ctx.cwd,
+    // PAIR_LOOP_HOME made absolute once: the worker must find the same home whatever its directory
+    env: { ...ctx.env, PAIR_LOOP_HOME: ctx.home },
+    stdio: ['ignore', log, log, 'pipe', 'pipe'],
+    detached: true,
+  })
+  child.unref()
+  // the worker may hold its ends of these as long as it runs: each is closed here once it has done its job
+  const pidPipe = child.stdio[3] as Readable
+  const pid = new Promise<number>((resolve, reject) => {
+    let said = ''
+    const done = () => {
+      pidPipe.destroy()
+      const text = said.trim()
+      if (/^\d+$/.test(text)) return resolve(Number(text))
+      reject(failure(entry))
+    }
+    pidPipe.on('data', (chunk: Buffer) => {
+      said += chunk.toString('utf8')
+      if (said.includes('\n')) done()
+    })
+    pidPipe.on('end', done)
+    pidPipe.on('error', done)
+    child.on('error', done)
+  })
+  return { jobPipe: child.stdio[4] as Writable, pid }
+}
+
+/** The worker run in this process by the Context's host (a test's), its stdin a pipe in memory. */
+function inThisProcess(host: InProcessWorker, start: Omit<WorkerStart, 'stdin'>): Started {
+  const jobPipe = new PassThrough()
+  return { jobPipe, pid: Promise.resolve(host({ ...start, stdin: jobPipe })) }
 }
 
 const failure = (entry: string) =>

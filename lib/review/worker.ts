@@ -79,9 +79,16 @@ export async function runWorker(
       silenceMs: silenceMs(),
     },
   )
-  const onSignal = (signal: NodeJS.Signals) =>
-    watch.stop(cancelAsked(runId, attempt) ? { why: 'cancelled' } : { why: 'signal', signal })
-  process.on('SIGTERM', onSignal).on('SIGINT', onSignal).on('SIGHUP', onSignal)
+  // a SIGTERM, SIGINT or SIGHUP (its Context's signal, aborted with the signal's name) ends the reviewer, not the worker
+  const signalled = context().io.signal
+  const onSignal = () =>
+    watch.stop(
+      cancelAsked(runId, attempt)
+        ? { why: 'cancelled' }
+        : { why: 'signal', signal: signalled!.reason as NodeJS.Signals },
+    )
+  if (signalled?.aborted) onSignal()
+  else signalled?.addEventListener('abort', onSignal, { once: true })
   let noted: Promise<void> = Promise.resolve()
   const call: WorkerCall = {
     watch,
@@ -103,6 +110,7 @@ export async function runWorker(
     result = { error: { code: error.code, message: error.message, details: error.details } }
   } finally {
     watch.dispose()
+    signalled?.removeEventListener('abort', onSignal)
   }
   // whatever happened, the claim does not outlive the worker (recording a result let go of it already)
   let after = readRun(runId)
