@@ -68,6 +68,15 @@ export function fileKind(stat: Stats): string {
   return stat.isFile() ? 'a regular file' : 'not a regular file'
 }
 
+/** The size of the file at `path` (following a link), or `none` when there is nothing to stat there. */
+export function fileSizeOr(path: string, none: number): number {
+  try {
+    return statSync(path).size
+  } catch {
+    return none
+  }
+}
+
 /**
  * A regular file's bytes, or undefined when nothing is there; anything else (a FIFO, a device, a directory, or a
  * symbolic link to one) goes to `notRegular` unopened, since reading a FIFO blocks until someone writes to it. Opened

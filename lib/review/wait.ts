@@ -1,7 +1,8 @@
 // The foreground's bounded wait on a review attempt (the one it started, or the one in flight it attached to): the
 // worker's lines for a person go on to stderr, and the wait ends with the attempt's outcome, or, at `--wait` seconds
 // or at a signal, with the in-flight document. A signal ends only the wait: the worker and its paid call go on.
-import { closeSync, type FSWatcher, openSync, readSync, statSync, watch } from 'node:fs'
+import { closeSync, type FSWatcher, openSync, readSync, watch } from 'node:fs'
+import { fileSizeOr } from '../ground/fsutil.ts'
 import { basename } from 'node:path'
 import { context } from '../ground/context.ts'
 import type { ReviewClaim } from '../run/state.ts'
@@ -162,10 +163,10 @@ export function wakeOnWrites(dir: string, names: ReadonlySet<string>): AttemptCh
  * written; anything else in its log (a crash's stack) stays in the log. From the start, or from now when attaching.
  */
 function forwarder(path: string, fromStart: boolean, write: (text: string) => void) {
-  let offset = fromStart ? 0 : sizeOf(path)
+  let offset = fromStart ? 0 : fileSizeOr(path, 0)
   let pending = ''
   const read = () => {
-    const size = sizeOf(path)
+    const size = fileSizeOr(path, 0)
     if (size <= offset) return
     let fd: number
     try {
@@ -195,11 +196,3 @@ function forwarder(path: string, fromStart: boolean, write: (text: string) => vo
 }
 
 type Forwarder = ReturnType<typeof forwarder>
-
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size
-  } catch {
-    return 0
-  }
-}

@@ -1,7 +1,7 @@
 // The worker's watch over its reviewer calls: what each call printed (bytes, when last), its session as soon as it is
 // known, a heartbeat in the attempt's progress file, and the no-output watchdog: a call that prints nothing, and whose
 // named transcript does not grow, for longer than the silence allowed is ended (its whole process group).
-import { statSync } from 'node:fs'
+import { fileSizeOr } from '../ground/fsutil.ts'
 import { join } from 'node:path'
 import { context, nowIso } from '../ground/context.ts'
 import { claudeProjectDir } from '../cost/locate.ts'
@@ -86,7 +86,7 @@ export function watchAttempt(
   const tick = () => {
     const now = context().now()
     if (transcript) {
-      const size = sizeOf(transcript.path)
+      const size = fileSizeOr(transcript.path, -1)
       if (size !== transcript.size) {
         transcript.size = size
         lastActivity = now
@@ -132,13 +132,5 @@ export function watchAttempt(
       clearInterval(flusher)
       save()
     },
-  }
-}
-
-function sizeOf(path: string): number {
-  try {
-    return statSync(path).size
-  } catch {
-    return -1
   }
 }

@@ -57,6 +57,15 @@ export interface Threads {
 
 type Worker = import('node:worker_threads').Worker
 
+/** The fewest bytes an index entry takes (sha1: 62 bytes and a path of one letter, padded to 8): a size's path count. */
+const LEAST_ENTRY_BYTES = 64
+
+/**
+ * Whether an index of `bytes` may list enough paths for threads to be worth starting before the listing: a hint only
+ * (the index is the coder's to write), since threads still start at `finish` when there are many paths after all.
+ */
+export const threadsLikelyUsed = (indexBytes: number) => indexBytes >= THREADS_FROM * LEAST_ENTRY_BYTES
+
 /** Threads to hash on beside this one (null: one core, or no thread script): stop them with stopThreads whatever happens. */
 export function startThreads(): Threads | null {
   const script = workerScript()

@@ -6,10 +6,10 @@ import { context } from '../ground/context.ts'
 import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../ground/errors.ts'
-import { writeFileAtomic } from '../ground/fsutil.ts'
+import { fileSizeOr, writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
 import { isOwnFile, perCommand, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
-import { Looking, type PendingPath, startThreads, stopThreads, type Threads } from './hashing.ts'
+import { Looking, type PendingPath, startThreads, stopThreads, type Threads, threadsLikelyUsed } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { type IndexListing, listCommittable } from './listing.ts'
 import {
@@ -157,7 +157,7 @@ async function snapshotWith(
   // no private index: every file will be read, so the threads start now, while git lists the paths, and take the
   // index's paths as soon as git has listed them, while this thread reads the untracked ones and the base; each file
   // is compared with the id the index lists (a hint: a file that matches it but not the base is read again)
-  if (!checksum) early.threads = startThreads()
+  if (!checksum && threadsLikelyUsed(fileSizeOr(join(git.gitDir, 'index'), 0))) early.threads = startThreads()
   const looking = checksum ? null : new Looking(git.repo, store, startNs, early.threads)
   let baseLoading: Promise<Manifest> | null = null
   const loadBase = () => {
