@@ -169,14 +169,23 @@ interface RepositoryFacts {
   head: string
   /** The checked-out branch, or `HEAD` when detached (as currentBranch says it). */
   branch: string
+  /** The git dir and object format, or null when either is not the plain answer (the snapshot then asks alone). */
+  layout: GitLayout | null
+}
+
+/** Where the repository's git dir is (absolute) and how it names objects: what a snapshot needs of it. */
+export interface GitLayout {
+  gitDir: string
+  format: 'sha1' | 'sha256'
 }
 
 const factsOnce = perCommand<RepositoryFacts | null>()
 
 /**
- * The top level, the exclude file, HEAD's commit and its branch in one rev-parse (one process where there were four),
- * once per command. Null when any answer is not the plain one (no commit yet, HEAD outside refs/heads, a path with a
- * newline, not a repository): each is then asked alone, and git words its own failure as before.
+ * The top level, the exclude file, the git dir and object format, HEAD's commit and its branch in one rev-parse (one
+ * process where there were five), once per command. Null when any answer but the layout is not the plain one (no
+ * commit yet, HEAD outside refs/heads, a path with a newline, not a repository): each is then asked alone, and git
+ * words its own failure as before.
  */
 const repositoryFacts = (cwd: string): Promise<RepositoryFacts | null> =>
   factsOnce(cwd, async () => {
@@ -185,6 +194,8 @@ const repositoryFacts = (cwd: string): Promise<RepositoryFacts | null> =>
       '--show-toplevel',
       '--git-path',
       'info/exclude',
+      '--absolute-git-dir',
+      '--show-object-format',
       'HEAD^{commit}',
       '--symbolic-full-name',
       'HEAD',
@@ -194,16 +205,29 @@ const repositoryFacts = (cwd: string): Promise<RepositoryFacts | null> =>
     return result.ok ? factsFrom(result.stdout) : null
   })
 
-/** rev-parse's five lines read as RepositoryFacts; null for any other output. */
-function factsFrom(printed: string): RepositoryFacts | null {
+/** rev-parse's seven lines read as RepositoryFacts; null for any other output. */
+export function factsFrom(printed: string): RepositoryFacts | null {
   const lines = printed.split('\n')
-  if (lines.length !== 6 || lines[4] !== '--' || lines[5] !== '') return null
+  if (lines.length !== 8 || lines[6] !== '--' || lines[7] !== '') return null
   if (lines.some((line) => line !== line.trim())) return null // each alone is trimmed: asked alone, as it was
-  const [topLevel, excludePath, head, ref] = lines as [string, string, string, string]
+  const [topLevel, excludePath, gitDir, format, head, ref] = lines as [string, string, string, string, string, string]
   const branch = ref === 'HEAD' ? 'HEAD' : ref.startsWith('refs/heads/') ? ref.slice('refs/heads/'.length) : ''
   if (!topLevel || !excludePath || !/^([0-9a-f]{40}|[0-9a-f]{64})$/.test(head) || !branch) return null
-  return { topLevel, excludePath, head, branch }
+  return { topLevel, excludePath, head, branch, layout: layoutFrom(gitDir, format) }
 }
+
+/** An absolute git dir and a known object format; null otherwise (a git too old to print the format echoes the flag). */
+function layoutFrom(gitDir: string, format: string): GitLayout | null {
+  if (!isAbsolute(gitDir) || (format !== 'sha1' && format !== 'sha256')) return null
+  return { gitDir, format }
+}
+
+/**
+ * The git dir and object format as the command's one rev-parse in `cwd` answered them (with the command's environment:
+ * the caller decides whether that answer is the one it would get); null when that call gave none.
+ */
+export const repositoryLayout = async (cwd: string): Promise<GitLayout | null> =>
+  (await repositoryFacts(cwd))?.layout ?? null
 
 export async function topLevel(cwd: string): Promise<string> {
   if (!existsSync(cwd)) fail('git_error', `directory ${cwd} does not exist`, { cwd })

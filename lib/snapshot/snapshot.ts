@@ -3,12 +3,12 @@
 // .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
 // attribute converts a byte, and the base is read object by object, each verified against its id.
 import { context } from '../ground/context.ts'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, lstatSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from '../ground/errors.ts'
 import { fileSizeOr, writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { isOwnFile, perCommand, plainGitTry, SUBMODULE_DEPTH } from '../ground/git.ts'
+import { type GitLayout, isOwnFile, perCommand, plainGitTry, repositoryLayout, SUBMODULE_DEPTH } from '../ground/git.ts'
 import { Looking, type PendingPath, startThreads, stopThreads, type Threads, threadsLikelyUsed } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { type IndexListing, listCommittable } from './listing.ts'
@@ -33,6 +33,7 @@ import {
 import { type ObjectStore, objectStore, showable } from './store.ts'
 import { type Change, record, take, takePending, type Taking, taking } from './take.ts'
 import {
+  callerGitIsInert,
   cleanGitEnv,
   type ObjectReader,
   type ObjectSession,
@@ -88,6 +89,8 @@ export const repoGit = (repo: string): Promise<RepoGit> => repoGitOnce(repo, () 
 
 /** The git dir and object format asked of git with the work tree as cwd (the answers are not trusted for bytes). */
 async function askRepoGit(repo: string): Promise<RepoGit> {
+  const known = await layoutAlreadyAsked(repo)
+  if (known) return { repo, ...known }
   // no content is converted: the config's filter and diff drivers need not be listed first (a process fewer, in series)
   const asked = await plainGitTry(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], {
     env: cleanGitEnv(),
@@ -98,6 +101,23 @@ async function askRepoGit(repo: string): Promise<RepoGit> {
     fail('git_error', `${repo} is not a git repository git can read (${said || 'no git dir'})`, { repo })
   }
   return { repo, gitDir, format }
+}
+
+/**
+ * The git dir and format the command's one rev-parse gave (lib/ground/git.ts repositoryFacts), where asking alone with
+ * the caller's GIT_* variables dropped must find the same: the work tree's own `.git` folder, found first, with
+ * variables that cannot change that (callerGitIsInert). Null otherwise: asked alone, as before.
+ */
+async function layoutAlreadyAsked(repo: string): Promise<GitLayout | null> {
+  const own = join(repo, '.git')
+  if (!callerGitIsInert() || !isFolder(own)) return null
+  const layout = await repositoryLayout(repo)
+  return layout?.gitDir === own ? layout : null
+}
+
+/** A folder itself, not a link to one nor a `.git` file pointing elsewhere (a linked worktree's, a submodule's). */
+function isFolder(path: string): boolean {
+  return lstatSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false
 }
 
 /** The base commit's tree id, verified once and then kept by commit id (an id names its content for good). */
