@@ -207,9 +207,11 @@ describe('npm pack → install into an empty folder → run', () => {
     if (install.code !== 0) throw new Error(`npm install ${tarball} failed: ${show(install)}`)
   }, PACK_TIMEOUT)
 
+  /** npm's cache as the user's npm has it: asked once (an npm process, ~0.4 s of CPU), not once per command run. */
+  let cache: string | undefined
   /** A user's shell in the install folder, with a HOME and TMPDIR of its own and npm's cache for npx. */
   const npxEnv = () => {
-    const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8', env: userEnv() }).stdout.trim()
+    cache ??= spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8', env: userEnv() }).stdout.trim()
     return userEnv({
       HOME: home,
       TMPDIR: home,
