@@ -1,7 +1,9 @@
 // The package as users get it. Bins: package.json maps `pair-loop` and one `pair-loop-<command>` per command, every
 // dist entry has the shebang and is executable, and each command's file runs on its own, also through a symlink
 // (npm's bin links), so isMain holds there. Then `npm pack` → `npm install <tarball>` into an empty folder →
-// `npx pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
+// `pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
+// npx (~0.6 s of CPU each) runs where it is the claim: npx finds the installed dispatcher and a command's own bin;
+// the rest runs the bin npm linked into node_modules/.bin, as the README runs `pair-loop install-skill`.
 import { spawnSync } from 'node:child_process'
 import {
   existsSync,
@@ -220,6 +222,9 @@ describe('npm pack → install into an empty folder → run', () => {
     })
   }
   const npx = (args: string[]) => run('npx', ['--no', ...args], { cwd: app, env: npxEnv() })
+  /** An installed bin run as npm linked it (node_modules/.bin), in the same shell as npx. */
+  const installed = (bin: string, args: string[]) =>
+    run(join(app, 'node_modules', '.bin', bin), args, { cwd: app, env: npxEnv() })
 
   it('the tarball holds dist, the skill and the stub reviewers, and no sources or tests', () => {
     expect(existsSync(tarball)).toBe(true)
@@ -243,8 +248,8 @@ describe('npm pack → install into an empty folder → run', () => {
     }
   })
 
-  it('npx pair-loop codes and npx pair-loop-codes print the codes document', async () => {
-    const viaDispatcher = await npx(['pair-loop', 'codes'])
+  it('pair-loop codes (the installed dispatcher) and npx pair-loop-codes print the codes document', async () => {
+    const viaDispatcher = await installed('pair-loop', ['codes'])
     const viaBin = await npx(['pair-loop-codes'])
     for (const result of [viaDispatcher, viaBin]) expect(result.code, show(result)).toBe(0)
     const document = JSON.parse(viaDispatcher.stdout)
@@ -267,7 +272,7 @@ describe('npm pack → install into an empty folder → run', () => {
 
   it('every installed bin answers --help', async () => {
     for (const bin of Object.keys(PACKAGE.bin).filter((name) => name !== 'pair-loop')) {
-      const result = await run(join(app, 'node_modules', '.bin', bin), ['--help'], { cwd: app, env: npxEnv() })
+      const result = await installed(bin, ['--help'])
       expect(result.code, `${bin}: ${show(result)}`).toBe(0)
       expect(result.stdout).toContain(`pair-loop ${bin.slice('pair-loop-'.length)}`)
     }
@@ -275,7 +280,7 @@ describe('npm pack → install into an empty folder → run', () => {
 
   it('install-skill finds the packaged skill', async () => {
     for (const agent of ['--claude', '--codex']) {
-      const result = await npx(['pair-loop', 'install-skill', agent])
+      const result = await installed('pair-loop', ['install-skill', agent]) // the README's `pair-loop install-skill`
       expect(result.code, show(result)).toBe(0)
     }
     expect(existsSync(join(home, '.claude', 'skills', 'pair-loop', 'SKILL.md'))).toBe(true)
