@@ -4,7 +4,6 @@
 // `pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
 // npx (~0.6 s of CPU each) runs where it is the claim: npx finds the installed dispatcher and a command's own bin;
 // the rest runs the bin npm linked into node_modules/.bin, as the README runs `pair-loop install-skill`.
-import { spawnSync } from 'node:child_process'
 import {
   existsSync,
   lstatSync,
@@ -20,6 +19,7 @@ import { delimiter, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { COMMANDS } from '../scripts/commands.ts'
 import { ensureBuilt } from './_build.ts'
+import { npmCache, packedClone, userEnv } from './_packed.ts'
 import { ROOT, isBun, runProcess, tempDir, type ProcessResult } from './_helpers.ts'
 
 const NODE = isBun ? 'node' : process.execPath
@@ -41,29 +41,6 @@ const run = (command: string, args: string[], options: { cwd: string; env: NodeJ
 
 const show = (result: Result) =>
   `exit ${result.code}\nstdout: ${result.stdout.slice(0, 4000)}\nstderr: ${result.stderr.slice(0, 4000)}`
-
-/**
- * The environment of a user's shell: no npm_* variables from an enclosing `npm test`, and no project
- * node_modules/.bin on PATH (so nothing but the installed package can answer for `pair-loop`).
- */
-function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {}
-  // nor the developer's agent and pair-loop settings: install-skill and demo must not touch theirs
-  for (const [key, value] of Object.entries(process.env))
-    if (!/^(?:npm_|PAIR_LOOP_|CLAUDE_|CODEX_)/i.test(key) && value !== undefined) env[key] = value
-  env.PATH = (process.env.PATH ?? '/usr/bin:/bin')
-    .split(delimiter)
-    .filter((dir) => !dir.startsWith(join(ROOT, 'node_modules')))
-    .join(delimiter)
-  return {
-    ...env,
-    NO_COLOR: '1',
-    npm_config_update_notifier: 'false',
-    npm_config_fund: 'false',
-    npm_config_audit: 'false',
-    ...extra,
-  }
-}
 
 const scratch: string[] = []
 afterAll(() => {
@@ -182,24 +159,21 @@ describe('npm pack → install into an empty folder → run', () => {
   let files: string[] = []
   let app = ''
   let home = ''
+  let cache = ''
 
   beforeAll(async () => {
     const work = tempDir('pl-pack-')
     scratch.push(work)
-    const packDir = join(work, 'pack')
     app = join(work, 'app')
     home = join(work, 'home')
-    for (const dir of [packDir, app, home]) mkdirSync(dir)
-    // --ignore-scripts: `prepare` would rebuild dist/ (clean: true) under the feet of tests running beside this one;
-    // ensureBuilt() has just made sure dist/ is fresh, and that dist/ is what gets packed.
-    const pack = await run('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', packDir], {
-      cwd: ROOT,
-      env: userEnv(),
-    })
-    if (pack.code !== 0) throw new Error(`npm pack failed: ${show(pack)}`)
-    const [info] = JSON.parse(pack.stdout) as Array<{ filename: string; files: Array<{ path: string }> }>
-    tarball = join(packDir, info!.filename)
-    files = info!.files.map((file) => file.path)
+    for (const dir of [app, home]) mkdirSync(dir)
+    // `npm pack` of the clone with its scripts not run (`prepare` would rebuild dist/ under the feet of tests running
+    // beside this one; ensureBuilt() has just made sure dist/ is fresh, and that dist/ is what gets packed), once per
+    // run: test/readme-person.test.ts installs the same tarball (test/_packed.ts). Its files are read from it.
+    const [packed, npmCacheDir] = await Promise.all([packedClone(), npmCache()])
+    tarball = packed.tarball
+    files = packed.files
+    cache = npmCacheDir
     // the dependencies come from the registry or npm's cache, as for any user
     const install = await run(
       'npm',
@@ -209,18 +183,14 @@ describe('npm pack → install into an empty folder → run', () => {
     if (install.code !== 0) throw new Error(`npm install ${tarball} failed: ${show(install)}`)
   }, PACK_TIMEOUT)
 
-  /** npm's cache as the user's npm has it: asked once (an npm process, ~0.4 s of CPU), not once per command run. */
-  let cache: string | undefined
-  /** A user's shell in the install folder, with a HOME and TMPDIR of its own and npm's cache for npx. */
-  const npxEnv = () => {
-    cache ??= spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8', env: userEnv() }).stdout.trim()
-    return userEnv({
+  /** A user's shell in the install folder, with a HOME and TMPDIR of its own and npm's cache (asked once) for npx. */
+  const npxEnv = () =>
+    userEnv({
       HOME: home,
       TMPDIR: home,
       PAIR_LOOP_HOME: join(home, '.pair-loop'),
       ...(cache ? { npm_config_cache: cache } : {}),
     })
-  }
   const npx = (args: string[]) => run('npx', ['--no', ...args], { cwd: app, env: npxEnv() })
   /** An installed bin run as npm linked it (node_modules/.bin), in the same shell as npx. */
   const installed = (bin: string, args: string[]) =>

@@ -1,11 +1,14 @@
 // The README's "How you use it" runs as written, for a person with a HOME of their own: pair-loop installed from the
 // clone (linked) and from its packed tarball into a prefix of their own, npx from the clone, the skill installed, and
 // the commands to watch a run. Only `npm ci` is not run: this checkout is what it leaves (node_modules, dist/ built).
+// `npm pack` runs once per test run for this file and test/pack.test.ts (test/_packed.ts): in the clone, as written,
+// its tarball then copied to where the next step installs it from.
 import { spawnSync } from 'node:child_process'
-import { existsSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, lstatSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './_build.ts'
+import { PACK_COMMAND, npmCache, packedClone } from './_packed.ts'
 import { ROOT, isolatedEnv, makeRepo, tempDir } from './_helpers.ts'
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8')
@@ -44,7 +47,7 @@ describe('README: How you use it', () => {
     }
   })
 
-  it('runs every step as written, in a HOME and an npm prefix of its own', () => {
+  it('runs every step as written, in a HOME and an npm prefix of its own', async () => {
     const steps = personSteps()
     expect(steps.map((step) => step.command)).toEqual(
       expect.arrayContaining([
@@ -61,12 +64,11 @@ describe('README: How you use it', () => {
     const prefix = tempDir('pl-prefix-')
     const packed = tempDir('pl-packed-')
     const env = isolatedEnv()
-    const cache = spawnSync('npm', ['config', 'get', 'cache'], { encoding: 'utf8' }).stdout.trim()
+    const cache = await npmCache()
     const shell = {
       ...env,
       PATH: `${join(prefix, 'bin')}${delimiter}${env.PATH}`,
       npm_config_prefix: prefix,
-      npm_config_pack_destination: packed, // the tarball lands where the next step installs it from
       npm_config_ignore_scripts: 'true', // `prepare` would rebuild dist/ under the feet of the tests beside this one
       npm_config_cache: cache,
       npm_config_prefer_offline: 'true', // the dependencies from npm's cache where it has them, as pack.test.ts does
@@ -84,6 +86,13 @@ describe('README: How you use it', () => {
       if (command === 'npm ci') continue // this checkout is what `npm ci` leaves: see the top of the file
       // the README's DIR=… names a folder the demo printed: the one `demo --keep` printed here is used instead
       if (command.startsWith('DIR=')) continue
+      if (command === PACK_COMMAND) {
+        // packed once for the run, scripts not run (test/_packed.ts); the tarball lands where the next step installs it
+        const tarball = await packedClone()
+        expect(comment, 'the README names the file npm pack writes').toContain(tarball.filename)
+        copyFileSync(tarball.tarball, join(packed, tarball.filename))
+        continue
+      }
       const where = command.startsWith('npm install -g ./')
         ? packed
         : /^(npm|npx) /.test(command)
