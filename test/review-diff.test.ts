@@ -1,7 +1,7 @@
 // The diff the reviewer reads (lib/review/diff.ts over lib/snapshot/): submodules shown, nothing of the change written
 // into .git/objects, the cap applied while git is read (git stopped there), large files named only as not reviewed. Expected values come from git itself or from a hand count of what the test wrote.
 import { createHash } from 'node:crypto'
-import { readFileSync, statSync, utimesSync, writeFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { workingDiff } from '../lib/review/diff.ts'
@@ -26,6 +26,23 @@ const numberedLines = (count: number, width: number) => {
   const lines: string[] = []
   for (let i = 0; i < count; i++) lines.push(`line ${i} `.padEnd(width - 1, 'x'))
   return `${lines.join('\n')}\n`
+}
+/**
+ * numberedLines written to `path` a megabyte or so at a time: a 60 MB file made as one string grew this test process
+ * to ~490 MB, which every process it starts after pays for (a fork copies its page tables).
+ */
+function writeNumberedLines(path: string, count: number, width: number): void {
+  const fd = openSync(path, 'w')
+  try {
+    const chunk = Math.max(1, Math.floor(1_048_576 / width))
+    for (let from = 0; from < count; from += chunk) {
+      const lines: string[] = []
+      for (let i = from; i < Math.min(count, from + chunk); i++) lines.push(`line ${i} `.padEnd(width - 1, 'x'))
+      writeSync(fd, `${lines.join('\n')}\n`)
+    }
+  } finally {
+    closeSync(fd)
+  }
 }
 
 async function reviewPrompt(sb: ReturnType<typeof sandbox>): Promise<string> {
@@ -205,7 +222,7 @@ describe('the review diff: large files', () => {
     const repo = makeRepo()
     const base = head(repo)
     const size = 17 * 1024 * 1024
-    writeFileSync(join(repo, 'huge.txt'), numberedLines(size / 64, 64))
+    writeNumberedLines(join(repo, 'huge.txt'), size / 64, 64)
     const diff = await workingDiff(repo, base, 200_000)
     const oid = git(repo, ['hash-object', '--no-filters', 'huge.txt']).trim()
     expect(diff.stat).toContain(` huge.txt | added, over 16 MiB: NOT REVIEWED (now ${oid})`)
@@ -219,7 +236,7 @@ describe('the review diff: large files', () => {
     async () => {
       const sb = sandbox()
       expectOk(await sb.cli(['start', '--task', 'demo task'])) // the test's own change only
-      writeFileSync(join(sb.repo, 'data.csv'), numberedLines(1_000_000, 60))
+      writeNumberedLines(join(sb.repo, 'data.csv'), 1_000_000, 60)
       const done = expectOk(await sb.cli(['coder-done', '--summary', 'a large data file']))
       expect(done.diff).toEqual({ files: 1, insertions: 0, deletions: 0 })
     },
