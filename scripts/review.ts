@@ -4,7 +4,7 @@
 // Only what starts the worker is imported up front, the rest when it is needed: `review` starts a new attempt's worker
 // first, so the worker's start-up runs while `review` loads its code, finds the run and makes its checks.
 import { fileURLToPath } from 'node:url'
-import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs, signalsAsAbort } from '../lib/cli/cli.ts'
 import { type Launched, launchWorker, workerArgs } from '../lib/review/launch.ts'
 
 const ENTRY = fileURLToPath(import.meta.url)
@@ -97,9 +97,8 @@ async function runAsWorker(started: NonNullable<ReturnType<typeof workerArgs>>):
         import('../lib/ground/stdio.ts'),
       ])
     // one Context for the worker's whole attempt; a signal ends its reviewer (lib/review/worker.ts), never the worker
-    const stop = new AbortController()
-    for (const name of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) process.on(name, () => stop.abort(name))
-    const ctx = processContext({ stdin: process.stdin, stdout: toStdout, stderr: toStderr, signal: stop.signal })
+    const { signal } = signalsAsAbort(['SIGTERM', 'SIGINT', 'SIGHUP'])
+    const ctx = processContext({ stdin: process.stdin, stdout: toStdout, stderr: toStderr, signal })
     await withContext(ctx, () =>
       runWorker(started, {
         round: conductRound,

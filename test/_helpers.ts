@@ -188,7 +188,7 @@ export interface CliOptions {
  * `worker: 'process'` a real one, the built one under vitest (Node runs no .ts), the sources under bun.
  */
 const PROCESS_WORKER = isBun ? undefined : [process.execPath, join(ROOT, 'dist', 'review.cjs')]
-const reviewWorker = (worker: CliOptions['worker']) => (worker === 'process' ? PROCESS_WORKER : inProcessWorker)
+const reviewWorkerOf = (worker: CliOptions['worker']) => (worker === 'process' ? PROCESS_WORKER : inProcessWorker)
 
 /**
  * A test's Context: the environment and directory given, `input` on stdin, stdout and stderr kept for the test, and
@@ -197,6 +197,7 @@ const reviewWorker = (worker: CliOptions['worker']) => (worker === 'process' ? P
 export function testContext({ cwd, env, input, worker }: Omit<CliOptions, 'timeoutMs'>) {
   const out: string[] = []
   const err: string[] = []
+  const reviewWorker = reviewWorkerOf(worker)
   const ctx: Context = processContext(
     {
       stdin: (async function* () {
@@ -210,7 +211,7 @@ export function testContext({ cwd, env, input, worker }: Omit<CliOptions, 'timeo
       cwd,
       home: homeOf(env, cwd),
       programs: { gh: fakeGhInProcess },
-      ...(reviewWorker(worker) ? { reviewWorker: reviewWorker(worker) } : {}),
+      ...(reviewWorker ? { reviewWorker } : {}),
     },
   )
   return { ctx, stdout: () => out.join(''), stderr: () => err.join('') }

@@ -3,7 +3,7 @@
 // A small shell stands for it: its pid and process group are the worker's, so liveness, pid reuse and `review --cancel`
 // see a process as they would; the signals it gets (TERM, INT, HUP) it tells on its stdout, and the worker gets them
 // as its Context's signal. It lives until the worker ends (its stdin closed: also when this test process dies).
-// A SIGKILL cannot be told: tests that kill a worker run the real one (sandbox({ worker: 'process' })).
+// A SIGKILL cannot be told: tests that kill a worker run the real one (`sandbox(files, { worker: 'process' })`).
 import { spawn } from 'node:child_process'
 import { closeSync, openSync, writeSync } from 'node:fs'
 import { type InProcessWorker, processContext, withContext } from '../lib/ground/context.ts'

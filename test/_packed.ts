@@ -13,6 +13,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import { tmpdir } from 'node:os'
 import { basename, delimiter, join } from 'node:path'
 import { gunzipSync } from 'node:zlib'
+import { isProcessAlive } from '../lib/ground/processes.ts'
 import { ROOT, type ProcessResult, runProcess, tempDir } from './_helpers.ts'
 
 /** The README's step that packs the clone, run as written (configured through the environment only). */
@@ -170,18 +171,9 @@ async function waitFor<T>(dir: string): Promise<T> {
       throw new Error(`${dir} failed in the test file that made it: ${message}`)
     }
     const owner = existsSync(join(dir, 'owner')) ? Number(readFileSync(join(dir, 'owner'), 'utf8')) : 0
-    if (owner > 0 && !alive(owner) && !existsSync(join(dir, 'result.json')))
+    if (owner > 0 && !isProcessAlive(owner) && !existsSync(join(dir, 'result.json')))
       throw new Error(`${dir}: process ${owner}, which was making it, ended without a result`)
     if (Date.now() > until) throw new Error(`${dir}: no result after ${WAIT_MS} ms`)
     await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
   }
 }

@@ -21,10 +21,10 @@ const gitTree = (repo: string) => {
   return git(repo, ['write-tree'], env).trim()
 }
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
-/** `count` lines of `width` bytes each (newline included), numbered so that each is distinct. */
-const numberedLines = (count: number, width: number) => {
+/** `count` lines of `width` bytes each (newline included), numbered from `from` so that each is distinct. */
+const numberedLines = (count: number, width: number, from = 0) => {
   const lines: string[] = []
-  for (let i = 0; i < count; i++) lines.push(`line ${i} `.padEnd(width - 1, 'x'))
+  for (let i = from; i < from + count; i++) lines.push(`line ${i} `.padEnd(width - 1, 'x'))
   return `${lines.join('\n')}\n`
 }
 /**
@@ -35,11 +35,8 @@ function writeNumberedLines(path: string, count: number, width: number): void {
   const fd = openSync(path, 'w')
   try {
     const chunk = Math.max(1, Math.floor(1_048_576 / width))
-    for (let from = 0; from < count; from += chunk) {
-      const lines: string[] = []
-      for (let i = from; i < Math.min(count, from + chunk); i++) lines.push(`line ${i} `.padEnd(width - 1, 'x'))
-      writeSync(fd, `${lines.join('\n')}\n`)
-    }
+    for (let from = 0; from < count; from += chunk)
+      writeSync(fd, numberedLines(Math.min(chunk, count - from), width, from))
   } finally {
     closeSync(fd)
   }

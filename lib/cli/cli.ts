@@ -45,18 +45,32 @@ export const runArgs = {
 /** How long a command has, after a signal, to stop on its own (a review ends its reviewer and records the attempt). */
 const INTERRUPT_GRACE_MS = 4_000
 
-/** The process's own streams, with SIGINT and SIGTERM turned into an aborted `signal` while the command runs. */
-function processIO(): ScriptIO & { dispose: () => void } {
+/**
+ * The process's signals `names` turned into an aborted `signal` (its reason the signal's name) until `dispose`:
+ * while they are listened for, none of them ends the process.
+ */
+export function signalsAsAbort(names: readonly NodeJS.Signals[]): { signal: AbortSignal; dispose: () => void } {
   const controller = new AbortController()
   const onSignal = (name: NodeJS.Signals) => controller.abort(name)
-  process.on('SIGINT', onSignal).on('SIGTERM', onSignal)
+  for (const name of names) process.on(name, onSignal)
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const name of names) process.off(name, onSignal)
+    },
+  }
+}
+
+/** The process's own streams, with SIGINT and SIGTERM turned into an aborted `signal` while the command runs. */
+function processIO(): ScriptIO & { dispose: () => void } {
+  const { signal, dispose } = signalsAsAbort(['SIGINT', 'SIGTERM'])
   return {
     get stdin() {
       return process.stdin // a getter: touching process.stdin sets the stream up, so only a command that reads it does
     },
     stdout: toStdout,
     stderr: toStderr,
-    signal: controller.signal,
+    signal,
     // getters too: process.stdout/stderr are set up on first touch (a pipe's net.Socket, a file's SyncWriteStream: the
     // stream modules, ~5 ms), and only a --text view asks; the output itself is written to fds 1 and 2 (stdio.ts)
     get columns() {
@@ -65,7 +79,7 @@ function processIO(): ScriptIO & { dispose: () => void } {
     get sameTerminal() {
       return Boolean(process.stdout.isTTY && process.stderr.isTTY)
     },
-    dispose: () => process.off('SIGINT', onSignal).off('SIGTERM', onSignal),
+    dispose,
   }
 }
 

@@ -217,7 +217,7 @@ export function factsFrom(printed: string): RepositoryFacts | null {
 }
 
 /** An absolute git dir and a known object format; null otherwise (a git too old to print the format echoes the flag). */
-function layoutFrom(gitDir: string, format: string): GitLayout | null {
+export function layoutFrom(gitDir: string, format: string): GitLayout | null {
   if (!isAbsolute(gitDir) || (format !== 'sha1' && format !== 'sha256')) return null
   return { gitDir, format }
 }

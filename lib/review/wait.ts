@@ -2,9 +2,9 @@
 // worker's lines for a person go on to stderr, and the wait ends with the attempt's outcome, or, at `--wait` seconds
 // or at a signal, with the in-flight document. A signal ends only the wait: the worker and its paid call go on.
 import { closeSync, type FSWatcher, openSync, readSync, watch } from 'node:fs'
-import { fileSizeOr } from '../ground/fsutil.ts'
 import { basename } from 'node:path'
 import { context } from '../ground/context.ts'
+import { fileSizeOr } from '../ground/fsutil.ts'
 import type { ReviewClaim } from '../run/state.ts'
 import { readRun } from '../run/store.ts'
 import { attemptDir, attemptLogPath, markDelivered, outcomePath, readOutcome, readProgress } from './attempt-files.ts'

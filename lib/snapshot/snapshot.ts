@@ -8,7 +8,15 @@ import { join } from 'node:path'
 import { fail } from '../ground/errors.ts'
 import { fileSizeOr, writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
-import { type GitLayout, isOwnFile, perCommand, plainGitTry, repositoryLayout, SUBMODULE_DEPTH } from '../ground/git.ts'
+import {
+  type GitLayout,
+  isOwnFile,
+  layoutFrom,
+  perCommand,
+  plainGitTry,
+  repositoryLayout,
+  SUBMODULE_DEPTH,
+} from '../ground/git.ts'
 import { Looking, type PendingPath, startThreads, stopThreads, type Threads, threadsLikelyUsed } from './hashing.ts'
 import { indexChecksum, type LastSnapshot, readLastSnapshot, writeLastSnapshot } from './last-snapshot.ts'
 import { type IndexListing, listCommittable } from './listing.ts'
@@ -95,12 +103,13 @@ async function askRepoGit(repo: string): Promise<RepoGit> {
   const asked = await plainGitTry(repo, ['rev-parse', '--absolute-git-dir', '--show-object-format'], {
     env: cleanGitEnv(),
   })
-  const [gitDir, format] = asked.stdout.trim().split('\n')
-  if (!asked.ok || !gitDir || (format !== 'sha1' && format !== 'sha256')) {
+  const [gitDir = '', format = ''] = asked.stdout.trim().split('\n')
+  const layout = asked.ok ? layoutFrom(gitDir, format) : null
+  if (!layout) {
     const said = asked.ok ? '' : asked.stderr.trim().split('\n')[0] || `exit ${asked.exitCode}`
     fail('git_error', `${repo} is not a git repository git can read (${said || 'no git dir'})`, { repo })
   }
-  return { repo, gitDir, format }
+  return { repo, ...layout }
 }
 
 /**
