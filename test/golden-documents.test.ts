@@ -1,21 +1,25 @@
 // Behaviour unchanged across the renovation of issue 19 (a use-case per command, one Context): the README's loop, the
-// other commands and every error case that can be provoked offline, each command run as the built CLI, must print
-// what the code printed before the renovation: stdout byte for byte, exit status, stderr, once the ids, times, temp
-// paths, durations and pids that differ from run to run are normalised (the Normaliser below, one rule a line).
+// other commands and every error case that can be provoked offline must print what the code printed before the
+// renovation: stdout byte for byte, exit status, stderr, once the ids, times, temp paths, durations and pids that
+// differ from run to run are normalised (the Normaliser below, one rule a line).
 //
-// fixtures/golden/documents.json was recorded BEFORE the renovation, from main at 20ab024, built in a git worktree:
+// fixtures/golden/documents.json was recorded BEFORE the renovation, from main at 20ab024, built in a git worktree,
+// each command run as the built CLI (a process):
 //   git worktree add --detach /tmp/before 20ab024 && ln -s "$PWD/node_modules" /tmp/before/ && (cd /tmp/before && npx unbuild)
 //   PAIR_LOOP_GOLDEN_RECORD=1 PAIR_LOOP_GOLDEN_CLI=/tmp/before/dist/pair-loop.cjs npx vitest run test/golden-documents.test.ts
-// Without PAIR_LOOP_GOLDEN_CLI the CLI is this checkout's. Re-record only for a change of behaviour meant as one, and
-// say so in the commit. An A/B check of one change (how each command of the renovation was checked): record the build
-// without it into another file (PAIR_LOOP_GOLDEN_CLI=<its dist/pair-loop.cjs> PAIR_LOOP_GOLDEN_FIXTURE=/tmp/a.json
-// PAIR_LOOP_GOLDEN_RECORD=1), then run this build against that file (PAIR_LOOP_GOLDEN_FIXTURE=/tmp/a.json);
-// PAIR_LOOP_GOLDEN_OUT=<file> writes what was played, to diff with the fixture.
+// This checkout plays it in this process, through the dispatcher with a test Context (test/_helpers.ts runCli): the
+// bytes a process prints, without starting ~120 of them (cli.test.ts and the other process-level tests hold the two
+// equal). PAIR_LOOP_GOLDEN_CLI=dist/pair-loop.cjs plays it through this checkout's built CLI as processes instead.
+// The last step, a wait stopped by SIGTERM, is a process either way. Re-record only for a change of behaviour meant as
+// one, and say so in the commit. An A/B check of one change (how each command of the renovation was checked): record
+// the build without it into another file (PAIR_LOOP_GOLDEN_CLI=<its dist/pair-loop.cjs>
+// PAIR_LOOP_GOLDEN_FIXTURE=/tmp/a.json PAIR_LOOP_GOLDEN_RECORD=1), then run this build against that file
+// (PAIR_LOOP_GOLDEN_FIXTURE=/tmp/a.json); PAIR_LOOP_GOLDEN_OUT=<file> writes what was played, to diff with the fixture.
 import { spawn } from 'node:child_process'
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { CLI_COMMAND, git, isolatedEnv, ROOT, runProcess, tempDir } from './_helpers.ts'
+import { CLI_COMMAND, git, isolatedEnv, ROOT, runCli, runProcess, tempDir } from './_helpers.ts'
 import { claudeFolder, HAIKU, writeSession } from './cost/_spend.ts'
 import { BOT, comment, FAKE_GH, issueComment, thread, type World, world } from './_pr.ts'
 
@@ -149,11 +153,8 @@ async function playScenario(): Promise<Recorded[]> {
   const statePath = (runId: string) => join(env.PAIR_LOOP_HOME, 'runs', `${runId}.json`)
 
   const run = async (step: string, argv: string[], options: StepOptions = {}) => {
-    const result = await runProcess([...COMMAND, ...argv], {
-      cwd: options.cwd ?? repo,
-      env: { ...env, ...options.env },
-      input: options.input,
-    })
+    const where = { cwd: options.cwd ?? repo, env: { ...env, ...options.env }, input: options.input }
+    const result = OTHER_CLI ? await runProcess([...COMMAND, ...argv], where) : await runCli(argv, where)
     recorded.push({
       step,
       argv: argv.map((arg) => normaliser.text(arg)),
