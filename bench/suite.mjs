@@ -47,7 +47,10 @@ function timed(dir) {
   })
   const wall = (performance.now() - started) / 1000
   const [user, system] = out.stderr.trim().split('\n').at(-1).split(' ').map(Number)
-  const tests = /Tests\s+(?:\S+\s+)*?(\d+) passed/.exec(out.stdout.replace(/\x1b\[[0-9;]*m/g, ''))?.[1]
+  const plain = out.stdout.replace(/\x1b\[[0-9;]*m/g, '')
+  const tests = /Tests\s+(?:\S+\s+)*?(\d+) passed/.exec(plain)?.[1]
+  // a failed run's failures named, not only its exit status
+  for (const line of new Set(plain.split('\n').filter((l) => /^\s*FAIL\s/.test(l)))) process.stderr.write(`${line.trim()}\n`)
   return { wall, cpu: user + system, tests: Number(tests ?? 0), exit: out.status, load: loadavg()[0] }
 }
 

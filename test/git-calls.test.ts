@@ -6,7 +6,7 @@ import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { withContext } from '../lib/ground/context.ts'
-import { factsFrom, topLevel } from '../lib/ground/git.ts'
+import { factsFrom, reviewBase, topLevel } from '../lib/ground/git.ts'
 import { repoGit } from '../lib/snapshot/snapshot.ts'
 import { callerGitIsInert } from '../lib/snapshot/verified.ts'
 import { git, isolatedEnv, makeRepo, tempDir, testContext } from './_helpers.ts'
@@ -23,7 +23,11 @@ function loggingGit(extra: Record<string, string> = {}) {
   writeFileSync(log, '')
   const env = isolatedEnv({ PATH: `${bin}:${process.env.PATH ?? '/usr/bin:/bin'}`, ...extra })
   const calls = () => readFileSync(log, 'utf8').split('\n').filter(Boolean)
-  return { env, revParses: () => calls().filter((call) => / rev-parse /.test(call)) }
+  return {
+    env,
+    revParses: () => calls().filter((call) => / rev-parse /.test(call)),
+    mergeBases: () => calls().filter((call) => / merge-base /.test(call)),
+  }
 }
 
 /** The snapshot's repository as the command in `cwd` asks it, after the command asked its top level. */
@@ -110,5 +114,24 @@ describe("the combined rev-parse's answer", () => {
       branch: 'main',
       layout: null,
     })
+  })
+})
+
+describe("the review's base", () => {
+  it.each([
+    ['at the tip of main: HEAD itself, with no merge-base process', [], 0],
+    ['a commit past main on a branch: where they meet, asked of git merge-base', ['feature'], 1],
+  ])('of a HEAD %s', async (_, branch, processes) => {
+    const repo = makeRepo()
+    if (branch.length) {
+      git(repo, ['checkout', '-qb', branch[0]!])
+      writeFileSync(join(repo, 'more.txt'), 'more\n')
+      git(repo, ['add', 'more.txt'])
+      git(repo, ['commit', '-qm', 'more'])
+    }
+    const gitLog = loggingGit()
+    const base = await withContext(testContext({ cwd: repo, env: gitLog.env }).ctx, () => reviewBase(repo, null))
+    expect(base).toEqual({ sha: git(repo, ['merge-base', 'HEAD', 'main']).trim(), branch: 'main' })
+    expect(gitLog.mergeBases()).toHaveLength(processes)
   })
 })

@@ -272,19 +272,34 @@ export async function resolveCommit(cwd: string, rev: string): Promise<string> {
 
 /** `rev` as a local branch name, or null when it names a commit, a tag or a remote ref. */
 export async function localBranch(cwd: string, rev: string): Promise<string | null> {
-  const result = await plainGitTry(cwd, ['rev-parse', '--verify', '--quiet', `refs/heads/${rev}`])
-  return result.ok ? rev : null
+  return (await localBranchTip(cwd, rev)) === null ? null : rev
+}
+
+/** The commit the local branch `name` points at, or null when there is no such branch. */
+async function localBranchTip(cwd: string, name: string): Promise<string | null> {
+  const result = await plainGitTry(cwd, ['rev-parse', '--verify', '--quiet', `refs/heads/${name}`])
+  return result.ok ? result.stdout.trim() : null
+}
+
+/** A branch to meet HEAD at: its name, the ref to give git, and its commit when that is already known. */
+interface BaseTarget {
+  name: string | null
+  ref: string
+  tip?: string
 }
 
 /**
  * The branch a PR of this work would go into when none is named: the remote's default (origin/HEAD), else a local
  * main or master. Null: none (the review's base is then HEAD itself).
  */
-export async function defaultBranch(cwd: string): Promise<{ name: string; ref: string } | null> {
+export async function defaultBranch(cwd: string): Promise<BaseTarget | null> {
   const remote = await plainGitTry(cwd, ['symbolic-ref', '--quiet', 'refs/remotes/origin/HEAD'])
   const ref = remote.ok ? remote.stdout.trim() : ''
   if (ref.startsWith('refs/remotes/origin/')) return { name: ref.slice('refs/remotes/origin/'.length), ref }
-  for (const name of ['main', 'master']) if (await localBranch(cwd, name)) return { name, ref: `refs/heads/${name}` }
+  for (const name of ['main', 'master']) {
+    const tip = await localBranchTip(cwd, name)
+    if (tip !== null) return { name, ref: `refs/heads/${name}`, tip }
+  }
   return null
 }
 
@@ -294,10 +309,12 @@ export async function defaultBranch(cwd: string): Promise<{ name: string; ref: s
  */
 export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha: string; branch: string | null }> {
   const head = await headSha(cwd)
-  const target = rev
-    ? { ref: await resolveCommit(cwd, rev), name: await branchName(cwd, rev) }
+  const target: BaseTarget | null = rev
+    ? await resolveCommit(cwd, rev).then(async (sha) => ({ ref: sha, tip: sha, name: await branchName(cwd, rev) }))
     : await defaultBranch(cwd)
   if (!target) return { sha: head, branch: null }
+  // HEAD at the branch's own commit: that commit is where the two meet (git's merge-base of a commit with itself)
+  if (target.tip === head) return { sha: head, branch: target.name }
   const merged = await plainGitTry(cwd, ['merge-base', head, target.ref])
   if (!merged.ok)
     fail('git_error', `HEAD and ${rev ?? target.name} have no commit in common: give the base with --base`, {
