@@ -13,8 +13,9 @@ import { recordReview, sandbox, tempDir } from '../_helpers.ts'
 import { expectError, expectOk, reviewWith, runInReview, startRun, type Sandbox } from '../_expect.ts'
 import { holdLock, prng, seedFor, sleep, spawnCli } from './_util.ts'
 
-const REPLY_TRIALS = 32
-const CODER_DONE_TRIALS = 10
+/** Whole turns of KILL_AT's seven moments: each moment three times for reply, once for coder-done. */
+const REPLY_TRIALS = 21
+const CODER_DONE_TRIALS = 7
 /** More trials, when the first ones have not landed in every phase (the kills are random). */
 const MORE_TRIALS = 3
 const rand = prng(seedFor('crash'))
