@@ -50,7 +50,8 @@ function timed(dir) {
   const plain = out.stdout.replace(/\x1b\[[0-9;]*m/g, '')
   const tests = /Tests\s+(?:\S+\s+)*?(\d+) passed/.exec(plain)?.[1]
   // a failed run's failures named, not only its exit status
-  for (const line of new Set(plain.split('\n').filter((l) => /^\s*FAIL\s/.test(l)))) process.stderr.write(`${line.trim()}\n`)
+  for (const line of new Set(plain.split('\n').filter((l) => /^\s*FAIL\s/.test(l))))
+    process.stderr.write(`${line.trim()}\n`)
   return { wall, cpu: user + system, tests: Number(tests ?? 0), exit: out.status, load: loadavg()[0] }
 }
 
