@@ -120,12 +120,12 @@ describe("the combined rev-parse's answer", () => {
 
 describe("the review's base", () => {
   it.each([
-    ['at the tip of main: HEAD itself, with no merge-base process', [], 0],
-    ['a commit past main on a branch: where they meet, asked of git merge-base', ['feature'], 1],
+    ['at the tip of main: HEAD itself, with no merge-base process', null, 0],
+    ['a commit past main on a branch: where they meet, asked of git merge-base', 'feature', 1],
   ])('of a HEAD %s', async (_, branch, processes) => {
     const repo = makeRepo()
-    if (branch.length) {
-      git(repo, ['checkout', '-qb', branch[0]!])
+    if (branch) {
+      git(repo, ['checkout', '-qb', branch])
       writeFileSync(join(repo, 'more.txt'), 'more\n')
       git(repo, ['add', 'more.txt'])
       git(repo, ['commit', '-qm', 'more'])

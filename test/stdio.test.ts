@@ -1,6 +1,6 @@
 // The process's output is written straight to its file descriptors (lib/ground/stdio.ts): a reader that leaves early or
 // reads slowly must neither crash the command nor cut its document.
-import { spawn, spawnSync } from 'node:child_process'
+import { spawn, spawnSync, type StdioOptions } from 'node:child_process'
 import { closeSync, constants, openSync, readSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -39,17 +39,20 @@ async function runIntoFifo(name: string, { blocking }: { blocking: boolean }) {
   const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK)
   const writer = openSync(fifo, constants.O_WRONLY | (blocking ? 0 : constants.O_NONBLOCK))
   const err: Buffer[] = []
-  const child = blocking
-    ? spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), name], {
-        cwd: tempDir(),
-        env: isolatedEnv(),
-        stdio: ['ignore', writer, 'pipe'],
-      })
-    : spawn('sh', ['-c', 'exec "$0" "$@" >&3 3>&-', ...CLI_COMMAND, name], {
-        cwd: tempDir(),
-        env: isolatedEnv(),
-        stdio: ['ignore', 'ignore', 'pipe', writer],
-      })
+  const [command, stdio] = blocking
+    ? [
+        [...CLI_COMMAND, name],
+        ['ignore', writer, 'pipe'],
+      ]
+    : [
+        ['sh', '-c', 'exec "$0" "$@" >&3 3>&-', ...CLI_COMMAND, name],
+        ['ignore', 'ignore', 'pipe', writer],
+      ]
+  const child = spawn(command[0]!, command.slice(1), {
+    cwd: tempDir(),
+    env: isolatedEnv(),
+    stdio: stdio as StdioOptions,
+  })
   child.stderr!.on('data', (chunk: Buffer) => err.push(chunk))
   closeSync(writer)
   const chunks: Buffer[] = []

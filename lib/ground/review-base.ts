@@ -1,5 +1,4 @@
-// The review's base: where HEAD's history meets the branch a PR of this work goes into (DESIGN.md, the snapshot), so
-// commits made on the branch before `start` are reviewed too.
+// The review's base (DESIGN.md, the snapshot): where `start` says the change begins.
 import { fail } from './errors.ts'
 import { headSha, plainGitTry } from './git.ts'
 import { unknownBase } from './git-messages.ts'
@@ -10,9 +9,7 @@ import { unknownBase } from './git-messages.ts'
  */
 export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha: string; branch: string | null }> {
   const head = await headSha(cwd)
-  const target: BaseTarget | null = rev
-    ? await resolveCommit(cwd, rev).then(async (sha) => ({ ref: sha, tip: sha, name: await branchName(cwd, rev) }))
-    : await defaultBranch(cwd)
+  const target = rev ? await namedBase(cwd, rev) : await defaultBranch(cwd)
   if (!target) return { sha: head, branch: null }
   // HEAD at the branch's own commit: that commit is where the two meet (git's merge-base of a commit with itself)
   if (target.tip === head) return { sha: head, branch: target.name }
@@ -25,15 +22,12 @@ export async function reviewBase(cwd: string, rev: string | null): Promise<{ sha
   return { sha: merged.stdout.trim(), branch: target.name }
 }
 
-async function resolveCommit(cwd: string, rev: string): Promise<string> {
+/** The base `--base` names: its commit (git_error naming the flag when there is none), and its branch name if it is one. */
+async function namedBase(cwd: string, rev: string): Promise<BaseTarget> {
   const result = await plainGitTry(cwd, ['rev-parse', '--verify', '--end-of-options', `${rev}^{commit}`])
   if (!result.ok) unknownBase(cwd, rev, result)
-  return result.stdout.trim()
-}
-
-/** `rev` as a local branch name, or null when it names a commit, a tag or a remote ref. */
-async function localBranch(cwd: string, rev: string): Promise<string | null> {
-  return (await localBranchTip(cwd, rev)) === null ? null : rev
+  const sha = result.stdout.trim()
+  return { ref: sha, tip: sha, name: await branchName(cwd, rev) }
 }
 
 /** The commit the local branch `name` points at, or null when there is no such branch. */
@@ -66,7 +60,7 @@ async function defaultBranch(cwd: string): Promise<BaseTarget | null> {
 
 /** A branch name for `rev`: a local branch itself, or a remote-tracking branch without its remote. */
 async function branchName(cwd: string, rev: string): Promise<string | null> {
-  if (await localBranch(cwd, rev)) return rev
+  if ((await localBranchTip(cwd, rev)) !== null) return rev
   const remote = await plainGitTry(cwd, ['rev-parse', '--verify', '--quiet', '--symbolic-full-name', rev])
   const match = /^refs\/remotes\/[^/]+\/(.+)$/.exec(remote.stdout.trim())
   return match ? match[1]! : null
