@@ -5,6 +5,7 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/_global-setup.ts'],
+    setupFiles: ['test/_per-file.ts'],
     exclude: ['test/e2e/**', 'node_modules/**'],
     testTimeout: 60_000,
     hookTimeout: 60_000,

@@ -24,20 +24,31 @@ export const CLI_COMMAND = isBun ? [process.execPath, '--no-install', CLI_ENTRY]
 
 /**
  * Every temp dir a test file makes goes under one folder of its own, `$TMPDIR/pair-loop-test-<pid>-<random>/`, removed
- * when the file's tests are done: an afterAll registered here, which vitest and bun both run for the file that imported
- * this module (a `process.on('exit')` runs in neither: vitest's workers are ended, bun's test runner never emits it).
- * The CLI processes the tests start get it as their TMPDIR, so what they leave in the temp dir goes with it.
- * The global setup (test/_global-setup.ts) catches the rest. PAIR_LOOP_TEST_KEEP=1 keeps them for a look.
+ * when the file's tests are done (removeScratchDir). The CLI processes the tests start get it as their
+ * TMPDIR, so what they leave in the temp dir goes with it. PAIR_LOOP_TEST_KEEP=1 keeps them for a look.
  */
 let scratchRoot: string | undefined
+/** Where this file's folder goes: the run's temp dir, or the system's when the file asked for a disk (scratchOnDisk). */
+let scratchParent = tmpdir
 
 export function scratchDir(): string {
   if (scratchRoot === undefined || !existsSync(scratchRoot))
-    scratchRoot = realpathSync(mkdtempSync(join(tmpdir(), `pair-loop-test-${process.pid}-`)))
+    scratchRoot = realpathSync(mkdtempSync(join(scratchParent(), `pair-loop-test-${process.pid}-`)))
   return scratchRoot
 }
 
-afterAll(() => {
+/**
+ * This file's temp folders under the system's temp dir, not the run's, which may be under /dev (test/_global-setup.ts):
+ * for a file whose programs refuse such paths. Called at the top of the file, before its first temp folder.
+ */
+export function scratchOnDisk(): void {
+  const system = process.env.PAIR_LOOP_TEST_SYSTEM_TMPDIR
+  if (system) scratchParent = () => system
+}
+
+/** Remove this file's temp folder (an afterAll of each test file's). */
+export function removeScratchDir(): void {
+  scratchParent = tmpdir
   if (scratchRoot === undefined) return
   if (process.env.PAIR_LOOP_TEST_KEEP === '1') {
     process.stderr.write(`test temp dirs kept in ${scratchRoot} (PAIR_LOOP_TEST_KEEP=1)\n`)
@@ -50,7 +61,10 @@ afterAll(() => {
     process.stderr.write(`could not remove the test temp dir ${scratchRoot}: ${(error as Error).message}\n`)
   }
   scratchRoot = undefined
-})
+}
+
+// bun loads this module afresh for each file (--isolate): its hook is the file's; vitest's is test/_per-file.ts
+if (isBun) afterAll(removeScratchDir)
 
 export function tempDir(prefix = 'pl-'): string {
   return realpathSync(mkdtempSync(join(scratchDir(), prefix)))

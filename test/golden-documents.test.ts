@@ -73,6 +73,12 @@ class Normaliser {
         .replace(/\bpid \d+\b/g, 'pid <pid>')
         // the runtime's own words for a JSON cut short (V8's, JavaScriptCore's under Bun): the same error either way
         .replace(/Unexpected end of JSON input|JSON Parse error: Unexpected EOF/g, '<JSON cut short>')
+        // git's words for a folder outside any repository, which name a mount point when the search stopped at one
+        // (the tests' temp folder may be a tmpfs of its own: test/_global-setup.ts)
+        .replace(
+          /\(or any parent up to mount point [^)]*\)(\\n|\n)Stopping at filesystem boundary \(GIT_DISCOVERY_ACROSS_FILESYSTEM not set\)\./g,
+          '(or any of the parent directories): .git',
+        )
     )
   }
 

@@ -11,7 +11,19 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './_build.ts'
-import { ROOT, isBun, isolatedEnv, makeRepo, runProcess, tempDir, type ProcessResult } from './_helpers.ts'
+import {
+  ROOT,
+  isBun,
+  isolatedEnv,
+  makeRepo,
+  runProcess,
+  scratchOnDisk,
+  tempDir,
+  type ProcessResult,
+} from './_helpers.ts'
+
+// Deno under narrow permissions refuses every path under /dev, where the run's temp dir may be (test/_global-setup.ts)
+scratchOnDisk()
 
 /** Enough for the whole loop and demo under Deno (zx needs uid/gid, cost lookup homedir, the review claim hostname). */
 const DENO_PERMISSIONS = [
