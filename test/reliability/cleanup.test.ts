@@ -12,7 +12,14 @@ const FIXTURE = 'test/reliability/cleanup-fixture'
 describe('test hygiene', () => {
   it(`leaves the temp dir as it found it after a test file (${isBun ? 'bun test --isolate' : 'vitest'})`, async () => {
     const empty = tempDir('pl-cleanup-')
-    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: empty, NO_COLOR: '1' }
+    // PAIR_LOOP_TEST_TMPDIR as well: the run's temp folder would otherwise go under /dev/shm, and `empty` stay empty for nothing
+    const env: NodeJS.ProcessEnv = {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      TMPDIR: empty,
+      PAIR_LOOP_TEST_TMPDIR: empty,
+      NO_COLOR: '1',
+    }
     const argv = isBun
       ? [process.execPath, 'test', '--isolate', '--timeout', '60000', `./${FIXTURE}/leaves-nothing.fixture.ts`]
       : [
