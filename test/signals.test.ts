@@ -20,36 +20,7 @@ interface Interrupted {
   ms: number
 }
 
-/** SIGINT's bit in /proc/<pid>/status's SigCgt: set once the process listens for it (node does not by default). */
-const SIGINT_CAUGHT = 1n << 1n
-
-/** Whether `pid` has its SIGINT handler in place yet; null where there is no /proc to tell. */
-function listensForSigint(pid: number): boolean | null {
-  try {
-    const caught = /^SigCgt:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]
-    return caught === undefined ? null : (BigInt(`0x${caught}`) & SIGINT_CAUGHT) !== 0n
-  } catch {
-    return null
-  }
-}
-
-/**
- * When to send the signal to a command that takes it as an interrupt: `settleMs` after it listens for signals (the
- * command's first step), which lets it reach its wait; where /proc cannot tell, after a fixed `fallbackMs`.
- */
-async function untilListening(pid: number, settleMs: number, fallbackMs: number): Promise<void> {
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const listening = listensForSigint(pid)
-    if (listening === null) return sleep(fallbackMs)
-    if (listening || Date.now() > deadline) return sleep(settleMs)
-    await sleep(20)
-  }
-}
-
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
-
-/** Run a command, send `signal` once it is waiting (`afterMs` after it listens for signals), and collect what it printed. */
+/** Run a command, send `signal` once it is waiting (after `afterMs`), and collect what it printed. */
 function interrupt(sb: Sb, args: string[], signal: NodeJS.Signals, afterMs: number): Promise<Interrupted> {
   return new Promise((resolve, reject) => {
     const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], {
@@ -63,16 +34,14 @@ function interrupt(sb: Sb, args: string[], signal: NodeJS.Signals, afterMs: numb
     child.stderr.on('data', (chunk: Buffer) => err.push(chunk))
     child.stdin.end()
     let sentAt = 0
-    let exited = false
-    void untilListening(child.pid!, afterMs, 1_500).then(() => {
-      if (exited) return
+    const timer = setTimeout(() => {
       sentAt = Date.now()
       child.kill(signal)
-    })
+    }, afterMs)
     const guard = setTimeout(() => child.kill('SIGKILL'), 30_000)
     child.on('error', reject)
     child.on('close', (code) => {
-      exited = true
+      clearTimeout(timer)
       clearTimeout(guard)
       const stdout = Buffer.concat(out).toString('utf8')
       let json: any
@@ -136,7 +105,7 @@ describe('a signal', () => {
       it(`stops ${name} on ${signal} with one interrupted document and exit 130`, async () => {
         const sb = sandbox()
         const args = await setup(sb)
-        const result = await interrupt(sb, args, signal, 250)
+        const result = await interrupt(sb, args, signal, 1_500)
         expect(result.code, result.stderr).toBe(130)
         expect(result.json?.errors?.[0]).toMatchObject({ code: 'interrupted', signal, retryable: true })
         expect(result.stderr.trim().split('\n'), result.stderr).toHaveLength(1)
@@ -154,7 +123,7 @@ describe('a signal to review', () => {
       const runId = await runInReview(sb)
       const calls = join(tempDir('pl-calls-'), 'calls')
       const reviewer = ['sh', '-c', 'cat > /dev/null; echo $$ >> "$0"; sleep 3; echo "VERDICT: APPROVED"', calls]
-      const result = await interrupt(sb, ['review', '--reviewer-cmd', JSON.stringify(reviewer)], signal, 1_000)
+      const result = await interrupt(sb, ['review', '--reviewer-cmd', JSON.stringify(reviewer)], signal, 1_500)
       expect(result.code, result.stderr).toBe(0)
       expect(result.json).toMatchObject({ in_progress: true, wait_ended_by: signal, next: 'review' })
       expect(result.ms).toBeLessThan(3_000)
