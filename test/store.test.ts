@@ -215,6 +215,21 @@ describe('run state store', () => {
     expect(listRuns(tempDir())).toEqual([])
   })
 
+  it("lists two runs started in the same second in the order they were created, whatever their ids' random parts", async () => {
+    const home = tempDir()
+    // the later run has the smaller suffix: ids alone would list it second
+    const first = await createRun(
+      newState({ run_id: '20261130-051500-ffffff', created_at: '2026-11-30T05:15:00.100Z' }),
+      { home },
+    )
+    const second = await createRun(
+      newState({ run_id: '20261130-051500-000000', created_at: '2026-11-30T05:15:00.900Z' }),
+      { home },
+    )
+    const listed = listRuns(home).map((entry) => ('state' in entry ? entry.state.run_id : entry.run_id))
+    expect(listed).toEqual([second.run_id, first.run_id])
+  })
+
   it('gives up with locked (75) when another holder keeps the lock past the bounded wait', async () => {
     process.env.PAIR_LOOP_LOCK_WAIT_MS = '300'
     const home = tempDir()

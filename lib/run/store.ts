@@ -48,6 +48,7 @@ export function parseRunState(text: string, path: string): RunState {
 /** Every run on disk, newest first; a file that fails its schema is reported, not skipped silently. */
 export type ListedRun = { state: RunState } | { error: PairLoopError; run_id: string; repo: string | null }
 
+/** Runs newest first: by the second in their ids, then, within one second, by when each state says it was created. */
 export function listRuns(home = context().home): ListedRun[] {
   let names: string[]
   try {
@@ -59,15 +60,26 @@ export function listRuns(home = context().home): ListedRun[] {
     .filter((name) => name.endsWith('.json') && RUN_ID_PATTERN.test(name.slice(0, -5)))
     .sort()
     .reverse()
-    .map((name) => {
-      const run_id = name.slice(0, -5)
-      try {
-        return { state: readRun(run_id, home) }
-      } catch (error) {
-        if (error instanceof PairLoopError) return { error, run_id, repo: repoHint(runStatePath(run_id, home)) }
-        throw error
-      }
-    })
+    .map(listedRun(home))
+    .sort(newestFirst)
+}
+
+/** An id's second ('YYYYMMDD-HHMMSS'): its random suffix says nothing of which of two runs of one second came first. */
+const idSecond = (entry: ListedRun) => ('state' in entry ? entry.state.run_id : entry.run_id).slice(0, 15)
+const createdMs = (entry: ListedRun) => ('state' in entry ? Date.parse(entry.state.created_at) || 0 : 0)
+const newestFirst = (a: ListedRun, b: ListedRun) =>
+  idSecond(b).localeCompare(idSecond(a)) || createdMs(b) - createdMs(a)
+
+function listedRun(home: string) {
+  return (name: string): ListedRun => {
+    const run_id = name.slice(0, -5)
+    try {
+      return { state: readRun(run_id, home) }
+    } catch (error) {
+      if (error instanceof PairLoopError) return { error, run_id, repo: repoHint(runStatePath(run_id, home)) }
+      throw error
+    }
+  }
 }
 
 /** What a change of a run yields: the state to write (none: nothing changes, `revision` stays) and a result. */
