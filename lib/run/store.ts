@@ -48,7 +48,6 @@ export function parseRunState(text: string, path: string): RunState {
 /** Every run on disk, newest first; a file that fails its schema is reported, not skipped silently. */
 export type ListedRun = { state: RunState } | { error: PairLoopError; run_id: string; repo: string | null }
 
-/** Runs newest first: by the second in their ids, then, within one second, by when each state says it was created. */
 export function listRuns(home = context().home): ListedRun[] {
   let names: string[]
   try {
@@ -57,30 +56,34 @@ export function listRuns(home = context().home): ListedRun[] {
     return []
   }
   return names
-    .filter((name) => name.endsWith('.json') && RUN_ID_PATTERN.test(name.slice(0, -5)))
-    .sort()
-    .reverse()
-    .map(listedRun(home))
+    .filter((name) => name.endsWith('.json'))
+    .map((name) => name.slice(0, -5))
+    .filter((id) => RUN_ID_PATTERN.test(id))
+    .map((id) => ({ id, entry: listedRun(id, home) }))
     .sort(newestFirst)
+    .map(({ entry }) => entry)
 }
 
-/** An id's second ('YYYYMMDD-HHMMSS'): its random suffix says nothing of which of two runs of one second came first. */
-const idSecond = (entry: ListedRun) => ('state' in entry ? entry.state.run_id : entry.run_id).slice(0, 15)
-const createdMs = (entry: ListedRun) => ('state' in entry ? Date.parse(entry.state.created_at) || 0 : 0)
-const newestFirst = (a: ListedRun, b: ListedRun) =>
-  idSecond(b).localeCompare(idSecond(a)) || createdMs(b) - createdMs(a)
-
-function listedRun(home: string) {
-  return (name: string): ListedRun => {
-    const run_id = name.slice(0, -5)
-    try {
-      return { state: readRun(run_id, home) }
-    } catch (error) {
-      if (error instanceof PairLoopError) return { error, run_id, repo: repoHint(runStatePath(run_id, home)) }
-      throw error
-    }
+/** A state file's run: read, or the error that kept it from being read. */
+function listedRun(run_id: string, home: string): ListedRun {
+  try {
+    return { state: readRun(run_id, home) }
+  } catch (error) {
+    if (error instanceof PairLoopError) return { error, run_id, repo: repoHint(runStatePath(run_id, home)) }
+    throw error
   }
 }
+
+type Named = { id: string; entry: ListedRun }
+const createdMs = ({ entry }: Named) => ('state' in entry ? Date.parse(entry.state.created_at) || 0 : 0)
+const descending = (a: string, b: string) => (a < b ? 1 : a > b ? -1 : 0)
+
+/**
+ * Newest first: by the second a file's id names ('YYYYMMDD-HHMMSS'), then, within one second, by when each state says
+ * it was created (an id's random suffix says nothing of which came first), then by id.
+ */
+const newestFirst = (a: Named, b: Named) =>
+  descending(a.id.slice(0, 15), b.id.slice(0, 15)) || createdMs(b) - createdMs(a) || descending(a.id, b.id)
 
 /** What a change of a run yields: the state to write (none: nothing changes, `revision` stays) and a result. */
 export type Step<T> = { state: RunState; result: T } | { state?: undefined; result: T }
