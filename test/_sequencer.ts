@@ -29,7 +29,7 @@ const WAITING = new Set([
 ])
 
 /** Two busy files, then one that waits, each list longest first; whichever runs out, the other goes on alone. */
-export function interleave<T>(busy: T[], waiting: T[]): T[] {
+function interleave<T>(busy: T[], waiting: T[]): T[] {
   const order: T[] = []
   for (let b = 0, w = 0; b < busy.length || w < waiting.length; ) {
     for (let n = 0; n < 2 && b < busy.length; n++) order.push(busy[b++]!)
