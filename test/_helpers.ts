@@ -118,15 +118,25 @@ export function makeRepo(files: Record<string, string> = { 'README.md': '# demo\
 }
 
 /**
- * The repository of `files` made once per test file (git init, add, commit: three processes) and copied for each test
- * that asks for the same files: each test still gets a repository of its own.
+ * The repository of `files` made once (git init, add, commit: three processes) and copied for each test that asks for
+ * the same files: each test still gets a repository of its own. Under vitest a worker keeps its templates for the
+ * files after (one module graph per worker), in the run's temp dir, removed at its end; bun loads this module afresh
+ * for each file, so there a template is the file's, in its own folder.
  */
 const templates = new Map<string, string>()
+let templateRoot: string | undefined
+function templateDir(): string {
+  if (isBun) return tempDir('pl-template-')
+  if (templateRoot === undefined || !existsSync(templateRoot))
+    templateRoot = realpathSync(mkdtempSync(join(tmpdir(), `pair-loop-templates-${process.pid}-`)))
+  return mkdtempSync(join(templateRoot, 'repo-'))
+}
+
 function repoTemplate(files: Record<string, string>): string {
   const key = JSON.stringify(Object.entries(files))
   const known = templates.get(key)
   if (known !== undefined && existsSync(known)) return known
-  const dir = join(tempDir('pl-template-'), 'repo')
+  const dir = join(templateDir(), 'repo')
   mkdirSync(dir, { recursive: true })
   git(dir, ['init', '-q'])
   writeFiles(dir, files)

@@ -6,10 +6,13 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
 import { withTempDir } from '../../lib/ground/fsutil.ts'
 
-/** Another process writing new files into `dir` as fast as it can, until it is killed. */
+/**
+ * Another process writing new files into `dir` as fast as it can, until it is killed: a shell loop whose redirection
+ * creates each file without a process of its own (a node script did the same after ~100 ms of start-up CPU a try).
+ */
 function dropFilesInto(dir: string) {
-  const script = `const fs=require('fs');for(let i=0;;i++){try{fs.writeFileSync(process.argv[1]+'/dropped-'+i,'x')}catch{}}`
-  const child = spawn(process.execPath, ['-e', script, dir], { stdio: 'ignore' })
+  const script = 'i=0; while :; do printf x 2>/dev/null >"$1/dropped-$i"; i=$((i + 1)); done'
+  const child = spawn('/bin/sh', ['-c', script, 'sh', dir], { stdio: 'ignore' })
   return { stop: () => child.kill('SIGKILL') }
 }
 
