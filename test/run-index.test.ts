@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { thrown } from './_expect.ts'
 import { cacheDir, runStatePath, runsDir } from '../lib/ground/paths.ts'
-import { activeRunsOf, runsOfRepo } from '../lib/run/run-access.ts'
+import { activeRunsOf } from '../lib/run/run-access.ts'
 import type { RunState } from '../lib/run/state.ts'
 import { createRun, updateRun } from '../lib/run/store.ts'
 import { isolatedEnv, makeRepo, runCli, tempDir } from './_helpers.ts'
@@ -146,7 +146,7 @@ describe('a runs index made stale behind its back', () => {
   it('sees a state file moved to another repository by an edit', async () => {
     const { home, active, finished } = await homeWithRuns()
     writeFileSync(runStatePath(active.run_id, home), JSON.stringify({ ...active, repo: B }))
-    expect(ids(runsOfRepo(A, home))).toEqual([finished.run_id])
+    expect(ids(activeRunsOf(A, home))).toEqual([])
     expect(ids(activeRunsOf(B, home))).toEqual([active.run_id])
   })
 })
@@ -175,7 +175,7 @@ describe('a damaged state file', () => {
     const path = runStatePath(other.run_id, home)
     writeFileSync(path, readFileSync(path, 'utf8').slice(0, 400))
     expect(ids(activeRunsOf(A, home))).toEqual([active.run_id])
-    expect(caught(() => runsOfRepo(B, home)).code).toBe('state_malformed')
+    expect(caught(() => activeRunsOf(B, home)).code).toBe('state_malformed')
   })
 })
 

@@ -15,11 +15,6 @@ import type { RunState } from './state.ts'
 import { readRun, updateRun } from './store.ts'
 import { context } from '../ground/context.ts'
 
-/** A repository's runs, newest first; an unreadable one of it is an error, never skipped as if it did not exist. */
-export function runsOfRepo(repo: string, home = context().home): RunState[] {
-  return readIndexed(repo, home, (runs) => runs).sort((a, b) => b.run_id.localeCompare(a.run_id))
-}
-
 /** The repository's runs not yet finished (read without reading the others; a damaged one of it fails: it may be active). */
 export function activeRunsOf(repo: string, home = context().home): RunState[] {
   return readIndexed(repo, home, (runs) => runs.filter((run) => run.phase !== 'finished'))
