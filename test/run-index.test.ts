@@ -144,7 +144,7 @@ describe('a runs index made stale behind its back', () => {
   })
 
   it('sees a state file moved to another repository by an edit', async () => {
-    const { home, active, finished } = await homeWithRuns()
+    const { home, active } = await homeWithRuns()
     writeFileSync(runStatePath(active.run_id, home), JSON.stringify({ ...active, repo: B }))
     expect(ids(activeRunsOf(A, home))).toEqual([])
     expect(ids(activeRunsOf(B, home))).toEqual([active.run_id])
