@@ -264,3 +264,90 @@ describe('start', () => {
     expect(existsSync(runsDir(sb.home))).toBe(false)
   })
 })
+
+/**
+ * Without --base, the review's base is where HEAD meets the branch a PR would go into: the remote's default
+ * (origin/HEAD), else a local main or master, else HEAD itself. Each case's repository is built from one commit,
+ * `first`, with `ahead` commits made on top of it before start: the base tells which of the two `start` took.
+ */
+describe('start without --base', () => {
+  type Case = {
+    name: string
+    arrange: (repo: string, first: string) => void
+    base: 'first' | 'head'
+    branch: string | null
+  }
+  const commitTwice = (repo: string) => {
+    for (const name of ['one.txt', 'two.txt']) {
+      writeFiles(repo, { [name]: `${name}\n` })
+      git(repo, ['add', '-A'])
+      git(repo, ['commit', '-qm', name])
+    }
+  }
+  const CASES: Case[] = [
+    {
+      name: "meets the remote's default branch (origin/HEAD), though the local main has moved on",
+      arrange: (repo, first) => {
+        git(repo, ['update-ref', 'refs/remotes/origin/trunk', first])
+        git(repo, ['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/trunk'])
+        commitTwice(repo)
+      },
+      base: 'first',
+      branch: 'trunk',
+    },
+    {
+      name: 'meets the local main from another branch: the commits made on it before start are reviewed too',
+      arrange: (repo) => {
+        git(repo, ['checkout', '-qb', 'feature'])
+        commitTwice(repo)
+      },
+      base: 'first',
+      branch: 'main',
+    },
+    {
+      name: 'meets the local master when there is no main',
+      arrange: (repo) => {
+        git(repo, ['branch', '-m', 'main', 'master'])
+        git(repo, ['checkout', '-qb', 'feature'])
+        commitTwice(repo)
+      },
+      base: 'first',
+      branch: 'master',
+    },
+    {
+      name: 'is HEAD itself on the main branch',
+      arrange: (repo) => commitTwice(repo),
+      base: 'head',
+      branch: 'main',
+    },
+    {
+      name: 'is HEAD itself when there is neither a remote default nor a main or master',
+      arrange: (repo) => {
+        git(repo, ['branch', '-m', 'main', 'dev'])
+        commitTwice(repo)
+      },
+      base: 'head',
+      branch: null,
+    },
+  ]
+
+  for (const { name, arrange, base, branch } of CASES)
+    it(name, async () => {
+      const sb = sandbox()
+      const first = git(sb.repo, ['rev-parse', 'HEAD']).trim()
+      arrange(sb.repo, first)
+      const head = git(sb.repo, ['rev-parse', 'HEAD']).trim()
+      const doc = expectOk(await sb.cli(['start', '--task', 't']))
+      expect(doc.base_sha).toBe(base === 'first' ? first : head)
+      expect(sb.state(doc.run_id).base_branch).toBe(branch)
+    })
+
+  it('refuses with git_error naming the branch when origin/HEAD names a branch that is not there, and opens no run', async () => {
+    const sb = sandbox()
+    git(sb.repo, ['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/gone'])
+    const error = expectError(await sb.cli(['start', '--task', 't']), 'git_error')
+    expect(error.message).toContain('HEAD and gone have no commit in common')
+    expect(error).toMatchObject({ flag: '--base', base: 'gone' })
+    expect(existsSync(runsDir(sb.home)) ? readdirSync(runsDir(sb.home)) : []).toEqual([])
+  })
+})
