@@ -1,13 +1,13 @@
 // start: open a run in the repository around the working directory, on a clean tree, and record where the work begins.
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
+import { type Config, loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
 import { blobAtBase } from '../run/config-base.ts'
 import type { Context } from '../ground/context.ts'
 import { transcriptEnvNow } from '../cost/transcript-env.ts'
 import { hexDigest } from '../ground/digest.ts'
 import { fail } from '../ground/errors.ts'
-import { currentBranch, dirtyPaths, ensureExcluded, HANDOFF_NAME, topLevel } from '../ground/git.ts'
+import { currentBranch, dirtyPaths, excludeFile, excludeIn, HANDOFF_NAME, topLevel } from '../ground/git.ts'
 import { reviewBase } from '../ground/review-base.ts'
 import { withLock } from '../ground/lock.ts'
 import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../ground/paths.ts'
@@ -35,10 +35,39 @@ export async function run(ctx: Context, options: StartOptions) {
   const repo = await topLevel(options.cwd ?? ctx.cwd)
   checkHomeOutside(repo, ctx.home)
   // the base first: the repository's config is honoured by itself only as git tracks it there
-  const { sha: baseSha, branch: baseBranch } = await reviewBase(repo, options.base ?? null)
-  const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
-  const config = loadConfig({ repo, baseBlob: tracked })
+  const base = await reviewBase(repo, options.base ?? null)
+  const config = await configAtBase(repo, base.sha)
   await checkCleanTree(repo)
+  return openRun(ctx, options, {
+    repo,
+    base,
+    config,
+    branch: await currentBranch(repo),
+    excludeFile: await excludeFile(repo),
+  })
+}
+
+/** Where start opens a run: what it asked git of the repository, and the config it read at the base. */
+export interface RunPlace {
+  /** The top level, real path. */
+  repo: string
+  base: { sha: string; branch: string | null }
+  config: Config
+  /** The checked-out branch, or `HEAD` when detached. */
+  branch: string
+  /** The repository's own exclude file, where HANDOFF.md is kept out of git. */
+  excludeFile: string
+}
+
+/** The config as start reads it: the person's own, and the repository's as git tracks it at the base. */
+export async function configAtBase(repo: string, baseSha: string): Promise<Config> {
+  const tracked = existsSync(join(repo, REPO_CONFIG_NAME)) ? await blobAtBase(repo, baseSha, REPO_CONFIG_NAME) : null
+  return loadConfig({ repo, baseBlob: tracked })
+}
+
+/** The run opened at `place` (a clean tree) once no other run holds the repository: start's document. */
+export async function openRun(ctx: Context, options: StartOptions, place: RunPlace) {
+  const { repo, config } = place
   checkNoActiveRun(repo, ctx.home)
   checkNoForeignHandoff(repo)
 
@@ -46,9 +75,9 @@ export async function run(ctx: Context, options: StartOptions) {
     run_id: newRunId(new Date(ctx.now())),
     task: stripControl(options.task).trim(),
     repo,
-    branch: await currentBranch(repo),
-    base_sha: baseSha,
-    base_branch: baseBranch,
+    branch: place.branch,
+    base_sha: place.base.sha,
+    base_branch: place.base.branch,
     coder: options.coder ?? config.pair_loop.coder,
     reviewer: options.reviewer ?? config.pair_loop.reviewer,
     max_rounds: options.maxRounds ?? config.pair_loop.max_rounds,
@@ -63,7 +92,7 @@ export async function run(ctx: Context, options: StartOptions) {
   await withRunsWindow(ctx.home, () =>
     withLock(join(runsDir(ctx.home), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
       checkNoActiveRun(repo, ctx.home)
-      await ensureExcluded(repo)
+      excludeIn(place.excludeFile)
       await createRun(state, { home: ctx.home, afterWrite: writeHandoff })
     }),
   )

@@ -322,7 +322,11 @@ export async function excludeFile(cwd: string): Promise<string> {
 }
 
 export async function ensureExcluded(cwd: string, name = HANDOFF_NAME): Promise<string> {
-  const file = await excludeFile(cwd)
+  return excludeIn(await excludeFile(cwd), name)
+}
+
+/** `/<name>` in the exclude file `file`, once; the file and its folder made when missing. */
+export function excludeIn(file: string, name = HANDOFF_NAME): string {
   const line = `/${name}`
   const current = existsSync(file) ? readFileSync(file, 'utf8') : ''
   if (!current.split(/\r?\n/).includes(line)) {
