@@ -54,6 +54,13 @@ describe("a snapshot's git dir and object format", () => {
     expect(gitLog.revParses()).toHaveLength(1)
   })
 
+  it('come from that one rev-parse on a machine that sets how git reaches a remote (GIT_SSL_CAINFO, GIT_SSH_COMMAND)', async () => {
+    const repo = makeRepo()
+    const gitLog = loggingGit({ GIT_SSL_CAINFO: '/etc/ssl/certs/ca-certificates.crt', GIT_SSH_COMMAND: 'ssh -i key' })
+    expect(await askedInOneCommand(repo, gitLog.env)).toEqual(askedAlone(repo))
+    expect(gitLog.revParses()).toHaveLength(1)
+  })
+
   it('are asked alone in a linked worktree, whose git dir is not its own .git folder', async () => {
     const repo = makeRepo()
     const worktree = join(tempDir('pl-wt-'), 'wt')
@@ -83,6 +90,19 @@ describe('the GIT_* variables a snapshot may share an answer under', () => {
   it('are the author, the system config left out and config outside safe and include', () => {
     expect(callerGitIsInert(isolatedEnv())).toBe(true)
     expect(callerGitIsInert({ PATH: '/bin', GIT_AUTHOR_DATE: '@0 +0000', GIT_COMMITTER_DATE: '@0 +0000' })).toBe(true)
+  })
+
+  it('are how to reach a remote or a person: TLS, ssh, prompts, pager and editor (a machine may set them for all)', () => {
+    const transport = {
+      GIT_SSL_CAINFO: '/etc/ssl/certs/ca-certificates.crt',
+      GIT_SSL_NO_VERIFY: '1',
+      GIT_SSH_COMMAND: 'ssh -i key',
+      GIT_ASKPASS: '/bin/false',
+      GIT_TERMINAL_PROMPT: '0',
+      GIT_PAGER: 'cat',
+      GIT_EDITOR: 'true',
+    }
+    expect(callerGitIsInert({ ...isolatedEnv(), ...transport })).toBe(true)
   })
 
   it.each([

@@ -29,20 +29,24 @@ export function cleanGitEnv(): NodeJS.ProcessEnv {
 
 /** GIT_* variables git reads only to name a commit's author and committer. */
 const IDENTITY = /^GIT_(AUTHOR|COMMITTER)_(NAME|EMAIL|DATE)$/
+/** GIT_* variables git reads only to reach a remote or a person (TLS, ssh, prompts, pager, editor): never to find one. */
+const TRANSPORT = /^GIT_(SSL_[A-Z_]+|SSH|SSH_COMMAND|SSH_VARIANT|ASKPASS|TERMINAL_PROMPT|PAGER|EDITOR)$/
 /** Config sections that decide whether git may open a repository (safe.*) or bring in more config (include*). */
 const OPENING_SECTIONS = new Set(['safe', 'include', 'includeif'])
 
 /**
  * The caller's GIT_* variables (those cleanGitEnv drops) cannot change which git dir git finds in a work tree's own
- * `.git` folder, nor let git open it where it would refuse: each names an author, leaves the system config out (which
- * can only take a `safe.directory` allowance away), or sets config outside the sections that decide the opening.
+ * `.git` folder, nor let git open it where it would refuse: each names an author, says how to reach a remote or a
+ * person, leaves the system config out (which can only take a `safe.directory` allowance away), or sets config
+ * outside the sections that decide the opening.
  */
 export function callerGitIsInert(env: Readonly<NodeJS.ProcessEnv> = context().env): boolean {
   return Object.entries(env).every(([key, value]) => !key.startsWith('GIT_') || isInertVariable(key, value ?? ''))
 }
 
 function isInertVariable(key: string, value: string): boolean {
-  if (IDENTITY.test(key) || key === 'GIT_CONFIG_NOSYSTEM' || key === 'GIT_CONFIG_COUNT') return true
+  if (IDENTITY.test(key) || TRANSPORT.test(key) || key === 'GIT_CONFIG_NOSYSTEM' || key === 'GIT_CONFIG_COUNT')
+    return true
   if (/^GIT_CONFIG_VALUE_\d+$/.test(key)) return true // its key is judged by the next line
   return /^GIT_CONFIG_KEY_\d+$/.test(key) && !OPENING_SECTIONS.has(value.split('.', 1)[0]!.toLowerCase())
 }
