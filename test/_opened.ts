@@ -1,26 +1,24 @@
 // A run opened as `start` opens it, without asking git what a fresh copy of the repository template already says:
-// start's six git processes (its repository, base and clean tree) are a third of a small test's CPU here, and most
-// tests need a started run, not a test of start. start.test.ts shows the two open the same run.
+// start's six git processes (its repository, its base, a clean tree) for each of the many tests that need a started
+// run, not a test of start. start.test.ts shows the two open the same run.
 import { existsSync, lstatSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { withContext } from '../lib/ground/context.ts'
 import { configAtBase, openRun } from '../lib/commands/start.ts'
+import { callerGitIsInert } from '../lib/snapshot/verified.ts'
 import { testContext } from './_helpers.ts'
 import type { Sandbox } from './_expect.ts'
-
-/** What git would make of where a repository is found, which files named below cannot show: such a repo is start's. */
-const FINDING_GIT =
-  /^GIT_(DIR|WORK_TREE|COMMON_DIR|INDEX_FILE|OBJECT_DIRECTORY|ALTERNATE_OBJECT_DIRECTORIES|CEILING_DIRECTORIES|DISCOVERY_ACROSS_FILESYSTEM|NAMESPACE|CONFIG|CONFIG_GLOBAL|CONFIG_SYSTEM|REF_FORMAT)$/
 
 /**
  * The commit the sandbox's repository has checked out on main, when everything start would ask git is plain in its
  * files: `.git` a folder, HEAD on main at a loose ref, no packed refs, no remote (origin/HEAD would name the base), no
- * variable that moves git's view. Null otherwise: the caller runs start itself.
+ * GIT_* variable that could move the git dir git finds (lib/snapshot/verified.ts). Null otherwise: the caller runs
+ * start itself.
  */
 function plainMainHead(sb: Sandbox): string | null {
   const gitDir = join(sb.repo, '.git')
   if (!lstatSync(gitDir, { throwIfNoEntry: false })?.isDirectory()) return null
-  if (Object.keys(sb.env).some((key) => FINDING_GIT.test(key))) return null
+  if (!callerGitIsInert(sb.env)) return null
   if (existsSync(join(gitDir, 'packed-refs')) || existsSync(join(gitDir, 'refs', 'remotes'))) return null
   if (readFileSync(join(gitDir, 'HEAD'), 'utf8') !== 'ref: refs/heads/main\n') return null
   const main = join(gitDir, 'refs', 'heads', 'main')
