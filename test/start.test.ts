@@ -9,6 +9,8 @@ import { expectError, expectOk, runDisk, type Sandbox, startRun } from './_expec
 import { openedAsStartWould } from './_opened.ts'
 
 const gitStatus = (dir: string) => git(dir, ['status', '--porcelain', '--untracked-files=all'])
+/** What the sandbox's runs folder holds: nothing when start opened no run (the folder may not be there at all). */
+const runFiles = (sb: Sandbox) => (existsSync(runsDir(sb.home)) ? readdirSync(runsDir(sb.home)) : [])
 
 describe('start', () => {
   it('opens a run on a clean tree and prints where everything is', async () => {
@@ -230,7 +232,7 @@ describe('start', () => {
     mkdirSync(empty)
     git(empty, ['init', '-q'])
     expectError(await sb.cli(['start', '--task', 't'], { cwd: empty }), 'git_error')
-    expect(existsSync(runsDir(sb.home)) ? readdirSync(runsDir(sb.home)) : []).toEqual([])
+    expect(runFiles(sb)).toEqual([])
   })
 
   describe('bad flags', () => {
@@ -268,8 +270,8 @@ describe('start', () => {
 
 /**
  * Without --base, the review's base is where HEAD meets the branch a PR would go into: the remote's default
- * (origin/HEAD), else a local main or master, else HEAD itself. Each case's repository is built from one commit,
- * `first`, with `ahead` commits made on top of it before start: the base tells which of the two `start` took.
+ * (origin/HEAD), else a local main or master, else HEAD itself. Each case arranges its repository from one commit,
+ * `first`, then makes two commits on top of it before start: the base tells which of the two `start` took.
  */
 describe('start without --base', () => {
   type Case = {
@@ -291,17 +293,13 @@ describe('start without --base', () => {
       arrange: (repo, first) => {
         git(repo, ['update-ref', 'refs/remotes/origin/trunk', first])
         git(repo, ['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/trunk'])
-        commitTwice(repo)
       },
       base: 'first',
       branch: 'trunk',
     },
     {
       name: 'meets the local main from another branch: the commits made on it before start are reviewed too',
-      arrange: (repo) => {
-        git(repo, ['checkout', '-qb', 'feature'])
-        commitTwice(repo)
-      },
+      arrange: (repo) => git(repo, ['checkout', '-qb', 'feature']),
       base: 'first',
       branch: 'main',
     },
@@ -310,23 +308,19 @@ describe('start without --base', () => {
       arrange: (repo) => {
         git(repo, ['branch', '-m', 'main', 'master'])
         git(repo, ['checkout', '-qb', 'feature'])
-        commitTwice(repo)
       },
       base: 'first',
       branch: 'master',
     },
     {
       name: 'is HEAD itself on the main branch',
-      arrange: (repo) => commitTwice(repo),
+      arrange: () => {},
       base: 'head',
       branch: 'main',
     },
     {
       name: 'is HEAD itself when there is neither a remote default nor a main or master',
-      arrange: (repo) => {
-        git(repo, ['branch', '-m', 'main', 'dev'])
-        commitTwice(repo)
-      },
+      arrange: (repo) => git(repo, ['branch', '-m', 'main', 'dev']),
       base: 'head',
       branch: null,
     },
@@ -337,6 +331,7 @@ describe('start without --base', () => {
       const sb = sandbox()
       const first = git(sb.repo, ['rev-parse', 'HEAD']).trim()
       arrange(sb.repo, first)
+      commitTwice(sb.repo)
       const head = git(sb.repo, ['rev-parse', 'HEAD']).trim()
       const doc = expectOk(await sb.cli(['start', '--task', 't']))
       expect(doc.base_sha).toBe(base === 'first' ? first : head)
@@ -349,13 +344,13 @@ describe('start without --base', () => {
     const error = expectError(await sb.cli(['start', '--task', 't']), 'git_error')
     expect(error.message).toContain('HEAD and gone have no commit in common')
     expect(error).toMatchObject({ flag: '--base', base: 'gone' })
-    expect(existsSync(runsDir(sb.home)) ? readdirSync(runsDir(sb.home)) : []).toEqual([])
+    expect(runFiles(sb)).toEqual([])
   })
 })
 
 /**
- * Most tests open their run from the repository's files (test/_opened.ts) rather than through start's git calls: that
- * run must be the one start opens, and a repository whose files cannot say all that start asks must go to start.
+ * Tests that only need a started run open it from the repository's files (test/_opened.ts), not through start's git:
+ * that run must be the one start opens, and a repository whose files cannot say all that start asks must go to start.
  */
 describe('a run opened as start would open it (test/_opened.ts)', () => {
   /** Everything a run leaves in its home and repository, with its id, times and the sandbox's paths named alike. */
@@ -414,6 +409,6 @@ describe('a run opened as start would open it (test/_opened.ts)', () => {
       const sb = sandbox()
       arrange(sb)
       expect(await openedAsStartWould(sb, 'demo task')).toBeNull()
-      expect(existsSync(runsDir(sb.home)) ? readdirSync(runsDir(sb.home)) : []).toEqual([])
+      expect(runFiles(sb)).toEqual([])
     })
 })
