@@ -89,14 +89,32 @@ const KILL_AT = [
   'on its temp file',
 ] as const
 
+type KillAt = (typeof KILL_AT)[number]
+
+/** The moment aimed at for each phase: a trial after the first ones aims at a phase no kill has landed in yet. */
+const AIM: Record<Phase, KillAt> = {
+  'before the lock': 'random',
+  'holding the lock, before the write': 'in the lock',
+  'holding the lock, after the write': 'after the write',
+  'between a temp file and its rename': 'on its temp file',
+  'after the lock': 'after the lock',
+}
+
 /**
- * Start `args`, kill it with SIGKILL at the moment KILL_AT picks for the trial: after a random delay over its whole
- * life, a random moment after it has taken the run's lock (the critical section), once its temp file is there, just
- * after its rename put the new
- * state in place, or just after it has let the lock go; then check what is on disk. Returns the state found,
+ * When trial `trial` kills: KILL_AT in turn for the first `first` trials, then at the phases still missing, in turn
+ * (a short window, a temp file that lives for a flush under bun, is otherwise met a few times only, by luck).
+ */
+function killAt(trial: number, first: number, missing: Phase[]): KillAt {
+  return trial > first && missing.length > 0 ? AIM[missing[trial % missing.length]!] : KILL_AT[trial % KILL_AT.length]!
+}
+
+/**
+ * Start `args`, kill it with SIGKILL at the moment `at`: after a random delay over its whole life, a random moment
+ * after it has taken the run's lock (the critical section), once its temp file is there, just after its rename put
+ * the new state in place, or just after it has let the lock go; then check what is on disk. Returns the state found,
  * whether the writer got as far as its write, and where the kill landed.
  */
-async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: number, trial: number) {
+async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: number, at: KillAt) {
   const path = runStatePath(runId, sb.home)
   const lock = `${path}.lock`
   const before = parseRunState(readFileSync(path, 'utf8'), path)
@@ -107,7 +125,6 @@ async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: num
   const waitFor = (done: () => boolean) => {
     while (!done() && Date.now() < until) block(0.3)
   }
-  const at = KILL_AT[trial % KILL_AT.length]!
   if (at === 'random') await sleep(rand() * lifeMs * 1.1)
   else waitFor(() => existsSync(lock))
   // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render; a moment anywhere in those 20 ms,
@@ -188,7 +205,7 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
         runId,
         ['reply', '--finding', id, '--disposition', 'wont-fix', '--body-file', bodyFile],
         lifeMs,
-        i,
+        killAt(i, REPLY_TRIALS, landed.missing()),
       )
       landed.add(phases)
       if (wrote) {
@@ -226,7 +243,7 @@ describe('crash: a writer killed with SIGKILL at a random point', () => {
         runId,
         ['coder-done', '--summary', summary],
         lifeMs,
-        i,
+        killAt(i, CODER_DONE_TRIALS, landed.missing()),
       )
       landed.add(phases)
       if (wrote) {
