@@ -1,7 +1,8 @@
 // The package as users get it. Bins: package.json maps `pair-loop` and one `pair-loop-<command>` per command, every
 // dist entry has the shebang and is executable, and a command's file runs on its own, directly and through a symlink
-// (npm's bin links), so isMain holds there; every command's file does so once installed (`--help` through its bin). Then `npm pack` → `npm install <tarball>` into an empty folder →
-// `pair-loop codes`, `npx pair-loop-codes`, `npx pair-loop demo` and install-skill work with nothing else present.
+// (npm's bin links), so isMain holds there; every command's file does so once installed (`--help` through its bin).
+// Then `npm pack` → `npm install <tarball>` into an empty folder → `pair-loop codes`, `npx pair-loop-codes`,
+// `npx pair-loop demo` and install-skill work with nothing else present.
 // npx (~0.6 s of CPU each) runs where it is the claim: npx finds the installed dispatcher and a command's own bin;
 // the rest runs the bin npm linked into node_modules/.bin, as the README runs `pair-loop install-skill`.
 import {

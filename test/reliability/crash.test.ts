@@ -127,8 +127,8 @@ async function killTrial(sb: Sandbox, runId: string, args: string[], lifeMs: num
   }
   if (at === 'random') await sleep(rand() * lifeMs * 1.1)
   else waitFor(() => existsSync(lock))
-  // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render; a moment anywhere in those 20 ms,
-  // nearer the start more often (cubed: half fall in the first 2.5 ms), where a fast writer's read-before-write is
+  // the lock is held for some 5–20 ms: read, write the temp file, flush, rename, render; a moment anywhere in those
+  // 20 ms, nearer the start more often (cubed: half fall in the first 2.5 ms), where a fast writer's read-before-write is
   if (at === 'in the lock') block(rand() ** 3 * 20)
   // the new state written beside the old one, not yet renamed over it (a window of a flush: luck alone misses it)
   if (at === 'on its temp file') waitFor(() => temps(sb, runId).length > 0)
