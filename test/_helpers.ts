@@ -15,6 +15,7 @@ import { readRun } from '../lib/run/store.ts'
 import { dispatch } from '../scripts/pair-loop.ts'
 import { fakeGhInProcess } from './_fake-gh.ts'
 import { inProcessWorker } from './_in-process-worker.ts'
+import { runViaServer, spawnViaServer } from './_spawn-server.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
@@ -101,13 +102,11 @@ export function isolatedEnv(
 }
 
 export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolatedEnv()): string {
-  const out = spawnSync('git', ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args], {
-    cwd,
-    env,
-    encoding: 'utf8',
-  })
+  const argv = ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args]
+  // started from a small process, not forked from this worker (test/_spawn-server.ts); bun's spawnSync does not fork
+  const out = (isBun ? null : runViaServer('git', argv, { cwd, env })) ?? spawnSync('git', argv, { cwd, env })
   if (out.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${out.stderr}`)
-  return out.stdout
+  return out.stdout.toString('utf8')
 }
 
 /** A git repository with one commit holding `files`. */
@@ -235,6 +234,8 @@ export function testContext({ cwd, env, input, worker }: Omit<CliOptions, 'timeo
       cwd,
       home: homeOf(env, cwd),
       programs: { gh: fakeGhInProcess },
+      // git from a small process, not a fork of this worker (test/_spawn-server.ts); bun's spawn does not fork
+      ...(isBun ? {} : { spawn: spawnViaServer }),
       ...(reviewWorker ? { reviewWorker } : {}),
     },
   )

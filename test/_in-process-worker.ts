@@ -43,6 +43,7 @@ export const inProcessWorker: InProcessWorker = ({ attempt, stdin, logPath, from
       home: from.home,
       pid,
       ...(from.programs ? { programs: from.programs } : {}),
+      ...(from.spawn ? { spawn: from.spawn } : {}),
     },
   )
   void withContext(ctx, () => runWorker({ attempt, pgid: pid }, { round: conductRound, pr: conductFinalRound }))
