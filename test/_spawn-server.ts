@@ -6,9 +6,9 @@
 // found on the call's PATH, an existing directory, variable names the shell can export. The program runs in the
 // call's directory with exactly the call's environment; its output goes to files in the run's temp folder (in memory)
 // and is handed over when it ends, in 64 KiB chunks (so a reader sees none of it before: no test reads a program that
-// never ends); kill() signals it. dash, not bash: bash's exec puts SHLVL into
-// the program's environment. Without dash, under bun (whose spawn does not fork) and with PAIR_LOOP_TEST_SPAWN=node
-// (to compare), everything is started as usual.
+// never ends); kill() signals it. dash, not bash: bash's exec puts SHLVL into the program's environment. Without dash,
+// and with PAIR_LOOP_TEST_SPAWN=node (to compare), everything is started as usual; bun's tests never use it (bun's
+// spawn does not fork).
 import { type ChildProcess, spawn as nodeSpawn, spawnSync, type SpawnOptions } from 'node:child_process'
 import { EventEmitter } from 'node:events'
 import {

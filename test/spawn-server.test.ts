@@ -23,7 +23,8 @@ type Start = (command: string, args: readonly string[], options: SpawnOptions) =
 function ended(start: Start, command: string, args: string[], options: Omit<SpawnOptions, 'stdio'>) {
   return new Promise<Ended>((done, failed) => {
     const child = start(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
-    const [out, err]: Buffer[][] = [[], []]
+    const out: Buffer[] = []
+    const err: Buffer[] = []
     child.stdout!.on('data', (chunk: Buffer) => out.push(chunk))
     child.stderr!.on('data', (chunk: Buffer) => err.push(chunk))
     child.on('error', failed)
