@@ -73,17 +73,18 @@ interface Call {
 /** dash, where the worker's PATH finds it; null when it does not (or PAIR_LOOP_TEST_SPAWN=node): nothing is served. */
 const DASH = process.env.PAIR_LOOP_TEST_SPAWN === 'node' ? null : onPath('dash', process.cwd(), process.env)
 
+/** The spawn options execStream gives; a call with any other is started by node. */
+const SERVED_OPTIONS = new Set(['cwd', 'env', 'stdio'])
+
 function servable(command: string, args: readonly string[], options: SpawnOptions): Call | null {
   if (unusable || !DASH || !Array.isArray(options.stdio) || options.stdio[0] !== 'ignore') return null
   if (options.stdio[1] !== 'pipe' || options.stdio[2] !== 'pipe') return null
-  const known = new Set(['cwd', 'env', 'stdio'])
-  if (Object.keys(options).some((key) => !known.has(key))) return null
+  if (Object.keys(options).some((key) => !SERVED_OPTIONS.has(key))) return null
   const cwd = typeof options.cwd === 'string' ? options.cwd : process.cwd()
-  const env = Object.entries(options.env ?? process.env).filter(
-    (entry): entry is [string, string] => entry[1] !== undefined,
-  )
+  const given = options.env ?? process.env
+  const env = Object.entries(given).filter((entry): entry is [string, string] => entry[1] !== undefined)
   if (!isDirectory(cwd) || env.some(([key]) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key))) return null
-  const program = onPath(command, cwd, options.env ?? process.env)
+  const program = onPath(command, cwd, given)
   if (!program || [cwd, ...args, ...env.flat()].some((text) => text.includes('\0'))) return null
   return { cwd, program, args, env }
 }
@@ -179,13 +180,22 @@ function handOver(stream: PassThrough, data: Buffer): Promise<void> {
   })
 }
 
-/** A request's files, its script written: null when that cannot be (the folder removed under it: none served after). */
-function request(call: Call): string | null {
-  folder ??= mkdtempSync(join(tmpdir(), 'pl-spawn-server-'))
-  const base = join(folder, `${process.pid}-${++calls}`)
+/** The worker's folder for requests, their output and the FIFOs, made on first use. */
+function ownFolder(): string {
+  if (folder === undefined) folder = mkdtempSync(join(tmpdir(), 'pl-spawn-server-'))
+  return folder
+}
+
+/**
+ * A request, its script written: its id (the line a server reads) and the path its files share; null when that cannot
+ * be (the folder removed under it: none is served after).
+ */
+function request(call: Call): { id: string; base: string } | null {
+  const id = `${process.pid}-${++calls}`
+  const base = join(ownFolder(), id)
   try {
     writeFileSync(`${base}.req`, script(call))
-    return base
+    return { id, base }
   } catch {
     unusable = true
     return null
@@ -200,10 +210,10 @@ function answer(base: string): [Buffer, Buffer] {
 }
 
 function serve(call: Call, options: SpawnOptions): ChildProcess {
-  const base = request(call)
-  if (!base) return nodeSpawn(call.program, call.args, options)
+  const asked = request(call)
+  if (!asked) return nodeSpawn(call.program, call.args, options)
+  const { id, base } = asked
   const server = idle.pop() ?? startServer()
-  const id = base.slice(folder!.length + 1)
   const child = new ServedChild()
   server.serving = child
   serverRef(server, true)
@@ -229,9 +239,14 @@ function serverRef(server: Server, busy: boolean): void {
   for (const handle of handles) busy ? handle.ref?.() : handle.unref?.() // bun's pipes have neither
 }
 
+/** A dash running `commands` over the worker's folder, with only a PATH of its own (unset in each child it forks). */
+function startDash(commands: string, stdio: SpawnOptions['stdio']): ChildProcess {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
+  return nodeSpawn(DASH!, ['-c', commands, 'spawn-server', ownFolder()], { stdio, env })
+}
+
 function startServer(): Server {
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' } // its own environment, unset in each child but for this
-  const child = nodeSpawn(DASH!, ['-c', SERVER, 'spawn-server', folder!], { stdio: ['pipe', 'pipe', 'inherit'], env })
+  const child = startDash(SERVER, ['pipe', 'pipe', 'inherit'])
   const server: Server = { child, onLine: () => {}, serving: null }
   let carry = ''
   child.stdout!.setEncoding('utf8').on('data', (text: string) => {
@@ -269,28 +284,25 @@ export function runViaServer(
 ): SyncResult | null {
   const call = servable(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] })
   const ends = call && (channel === undefined ? openChannel() : channel)
-  const base = ends && request(call)
-  if (!ends || !base) return null
-  writeSync(ends.requests, `${base.slice(folder!.length + 1)}\n`)
+  const asked = ends && request(call)
+  if (!ends || !asked) return null
+  writeSync(ends.requests, `${asked.id}\n`)
   let said = ''
   const buffer = Buffer.alloc(256)
   // `<id> <pid>`, then `<id> <pid> <status>`: the call has ended at the second line
   while (said.split('\n').length < 3) said += buffer.toString('utf8', 0, readSync(ends.answers, buffer))
-  const [out, err] = answer(base)
+  const [out, err] = answer(asked.base)
   return { status: Number(said.split('\n')[1]!.split(' ')[2]), stdout: out, stderr: err }
 }
 
 function openChannel(): { requests: number; answers: number } | null {
-  folder ??= mkdtempSync(join(tmpdir(), 'pl-spawn-server-'))
-  const [requests, answers] = [join(folder, 'requests'), join(folder, 'answers')]
+  const [requests, answers] = [join(ownFolder(), 'requests'), join(ownFolder(), 'answers')]
   if (spawnSync('mkfifo', [requests, answers]).status !== 0) {
     channel = null
     return null
   }
   const ends = { requests: openSync(requests, 'r+'), answers: openSync(answers, 'r+') }
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' }
-  const serverScript = `exec <"$1/requests" >"$1/answers"\n${SERVER}`
-  const child = nodeSpawn(DASH!, ['-c', serverScript, 'spawn-server', folder], { stdio: 'ignore', env })
+  const child = startDash(`exec <"$1/requests" >"$1/answers"\n${SERVER}`, 'ignore')
   child.unref()
   child.on('error', () => {
     closeSync(ends.requests)
