@@ -14,6 +14,8 @@ export interface Rates {
   above_200k?: { input: number; output: number; cache_write_5m: number; cache_write_1h: number; cache_read: number }
   /** GPT-5.4 / 5.5: a response with more than 272k input tokens costs 2× input and cached input, 1.5× output. */
   long_context_272k?: boolean
+  /** Gemini Pro models: a request whose prompt (cached included) is over 200k tokens costs these for all its tokens. */
+  prompt_above_200k?: { input: number; output: number; cache_read: number }
 }
 
 const claude = (
@@ -43,6 +45,18 @@ const GPT5 = openai(1.25, 0.125, 1.5625, 10)
 const GPT5_MINI = openai(0.25, 0.025, 0.3125, 2)
 const GPT52 = openai(1.75, 0.175, 1.75, 14)
 const GPT55 = openai(5, 0.5, 6.25, 30, { long_context_272k: true })
+/** Gemini: input, output (thoughts included), cached input (a cache hit); implicit caching writes cost nothing extra. */
+const gemini = (input: number, output: number, cached: number, extra: Partial<Rates> = {}): Rates => ({
+  input,
+  output,
+  cache_write_5m: input,
+  cache_write_1h: input,
+  cache_read: cached,
+  ...extra,
+})
+// Google's Gemini API price list (ai.google.dev/gemini-api/docs/pricing, Standard tier, text), as aipack-ai/aipack
+// src/run/pricing/data/data_gemini.rs carries it; 3.x Pro preview ≤200k / >200k also Helicone PR #5590 (landscape-2026-12).
+const GEMINI_3_PRO = gemini(2, 12, 0.2, { prompt_above_200k: { input: 4, output: 18, cache_read: 0.4 } })
 
 /** Names as the CLIs log them. A dated name is also reachable without its date (see `lookupNames`). */
 export const PRICE_TABLE: Readonly<Record<string, Rates>> = {
@@ -74,6 +88,13 @@ export const PRICE_TABLE: Readonly<Record<string, Rates>> = {
   'gpt-5.4-mini': openai(0.75, 0.075, 0.9375, 4.5),
   'gpt-5.5': GPT55,
   'gpt-5.5-codex': GPT55,
+  'gemini-2.5-pro': gemini(1.25, 10, 0.125, { prompt_above_200k: { input: 2.5, output: 15, cache_read: 0.25 } }),
+  'gemini-2.5-flash': gemini(0.3, 2.5, 0.03),
+  'gemini-2.5-flash-lite': gemini(0.1, 0.4, 0.01),
+  'gemini-3-pro-preview': GEMINI_3_PRO,
+  'gemini-3.1-pro-preview': GEMINI_3_PRO,
+  'gemini-3.1-pro-preview-customtools': GEMINI_3_PRO,
+  'gemini-3-flash-preview': gemini(0.5, 3, 0.05),
 }
 
 const DATE_SUFFIX = /-(\d{8}|\d{4}-\d{2}-\d{2})$/
@@ -226,3 +247,18 @@ export function codexCost(t: Tokens, r: Rates, tiered = true): number {
 }
 
 export const UNKNOWN_MODEL = '(unknown model)'
+
+/**
+ * Gemini, from its usage fields: `prompt` includes `cached`; `output` is candidates plus thoughts (both billed as
+ * output). `tiered` applies the >200k-prompt rule (per request; not for a session's sum).
+ */
+export function geminiTokens(prompt: number, cached: number, output: number): Tokens {
+  const hits = Math.min(cached, prompt)
+  return { input: prompt - hits, output, cache_write_5m: 0, cache_write_1h: 0, cache_read: hits }
+}
+
+export function geminiCost(t: Tokens, r: Rates, tiered = true): number {
+  const long = tiered && r.prompt_above_200k && t.input + t.cache_read > TIER ? r.prompt_above_200k : null
+  const rates = long ?? r
+  return (t.input * rates.input + t.cache_read * rates.cache_read + t.output * rates.output) / M
+}
