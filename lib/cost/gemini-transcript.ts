@@ -24,7 +24,8 @@ export interface GeminiResponse {
 }
 
 /** `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (the CLI reads GEMINI_CLI_HOME as its home, not as the folder). */
-export const geminiDir = (env: NodeJS.ProcessEnv = context().env) => join(env.GEMINI_CLI_HOME || userHome(env), '.gemini')
+export const geminiDir = (env: NodeJS.ProcessEnv = context().env) =>
+  join(env.GEMINI_CLI_HOME || userHome(env), '.gemini')
 
 function entries(dir: string): Dirent[] {
   try {
@@ -56,29 +57,30 @@ function sessionOf(path: string): string | null {
 }
 
 /**
- * The session's own file and its subagents' files. The name carries only 8 characters of the id: a file counts when
- * its first record names the whole id.
+ * The session's files and its subagents' files. The name carries only 8 characters of the id: a file counts when its
+ * first record names the whole id. A session may have several: `--resume` first starts a file of its own (holding
+ * only the session context, no response) before it appends to the resumed one.
  */
 export function geminiSessionFiles(
   sessionId: string,
   env: NodeJS.ProcessEnv = context().env,
-): { main: string | null; subagents: string[] } {
+): { files: string[]; subagents: string[] } {
   const tmp = join(geminiDir(env), 'tmp')
   const suffix = `-${sessionId.slice(0, 8)}.jsonl`
+  const out = { files: [] as string[], subagents: [] as string[] }
   for (const project of entries(tmp)) {
     if (!project.isDirectory()) continue
     const chats = join(tmp, project.name, 'chats')
     for (const file of entries(chats)) {
       const path = join(chats, file.name)
       if (!file.isFile() || !file.name.startsWith('session-') || !file.name.endsWith(suffix)) continue
-      if (sessionOf(path) !== sessionId) continue
-      const subagents = entries(join(chats, sessionId))
-        .filter((sub) => sub.isFile() && sub.name.endsWith('.jsonl'))
-        .map((sub) => join(chats, sessionId, sub.name))
-      return { main: path, subagents }
+      if (sessionOf(path) === sessionId) out.files.push(path)
     }
+    if (!out.files.length) continue
+    for (const sub of entries(join(chats, sessionId)))
+      if (sub.isFile() && sub.name.endsWith('.jsonl')) out.subagents.push(join(chats, sessionId, sub.name))
   }
-  return { main: null, subagents: [] }
+  return out
 }
 
 const count = (n: unknown): number | null => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : null)

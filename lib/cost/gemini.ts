@@ -69,8 +69,9 @@ function price(rows: Array<[string, Tokens]>, prices: PriceBook, tiered: boolean
 /** The stats' cost: each model's sum at its rates (a sum of requests: the per-request 200k rule cannot apply). */
 export function geminiStatsCost(stats: GeminiStats | null | undefined, prices: PriceBook): GeminiPriced | null {
   const models = stats?.models && typeof stats.models === 'object' ? Object.entries(stats.models) : []
-  const rows = models.flatMap(([model, entry]): Array<[string, Tokens]> =>
-    entry?.tokens && typeof entry.tokens === 'object' ? [[model, geminiStatsTokens(entry.tokens)]] : [],
+  const rows = models.flatMap(
+    ([model, entry]): Array<[string, Tokens]> =>
+      entry?.tokens && typeof entry.tokens === 'object' ? [[model, geminiStatsTokens(entry.tokens)]] : [],
   )
   return rows.length ? price(rows, prices, false) : null
 }
@@ -81,11 +82,11 @@ export function geminiSessionCost(
   prices: PriceBook,
   { env = context().env, since = Number.NEGATIVE_INFINITY }: { env?: NodeJS.ProcessEnv; since?: number } = {},
 ): GeminiPriced | null {
-  const files = geminiSessionFiles(sessionId, env)
-  if (!files.main) return null
-  const responses = [files.main, ...files.subagents]
-    .flatMap((path) => readGeminiSession(path))
-    .filter((r) => !(r.timestamp < since))
+  const { files, subagents } = geminiSessionFiles(sessionId, env)
+  if (!files.length) return null
+  // a response copied into another file of the session (a resume's replay) counts once, by its id
+  const byId = new Map([...files, ...subagents].flatMap((path) => readGeminiSession(path)).map((r) => [r.id, r]))
+  const responses = [...byId.values()].filter((r) => !(r.timestamp < since))
   return price(
     responses.map((r) => [r.model ?? '(unknown model)', geminiResponseTokens(r)]),
     prices,

@@ -45,17 +45,21 @@ const GPT5 = openai(1.25, 0.125, 1.5625, 10)
 const GPT5_MINI = openai(0.25, 0.025, 0.3125, 2)
 const GPT52 = openai(1.75, 0.175, 1.75, 14)
 const GPT55 = openai(5, 0.5, 6.25, 30, { long_context_272k: true })
-/** Gemini: input, output (thoughts included), cached input (a cache hit); implicit caching writes cost nothing extra. */
+/**
+ * Gemini: input, output (thoughts included), cached input (a cache hit). Gemini CLI's implicit caching has no write
+ * charge: geminiCost never uses the write rates, kept at ccusage's 1.25× / 2× input so its oracle compares every rate.
+ */
 const gemini = (input: number, output: number, cached: number, extra: Partial<Rates> = {}): Rates => ({
   input,
   output,
-  cache_write_5m: input,
-  cache_write_1h: input,
+  cache_write_5m: input * 1.25,
+  cache_write_1h: input * 2,
   cache_read: cached,
   ...extra,
 })
-// Google's Gemini API price list (ai.google.dev/gemini-api/docs/pricing, Standard tier, text), as aipack-ai/aipack
-// src/run/pricing/data/data_gemini.rs carries it; 3.x Pro preview ≤200k / >200k also Helicone PR #5590 (landscape-2026-12).
+// Base rates: ccusage 20.0.24's offline table (its LiteLLM snapshot; test/cost/pricing.test.ts compares them), the
+// same as Google's Gemini API price list (Standard tier, text). Prompts over 200k: Google's list (2.5 Pro 2.50 / 15 /
+// 0.25; 3.x Pro preview 4 / 18 / 0.40, also Helicone PR #5590 in shared/reference/landscape-2026-12.md).
 const GEMINI_3_PRO = gemini(2, 12, 0.2, { prompt_above_200k: { input: 4, output: 18, cache_read: 0.4 } })
 
 /** Names as the CLIs log them. A dated name is also reachable without its date (see `lookupNames`). */

@@ -58,7 +58,10 @@ describe('the stats of gemini -o json', () => {
 
   it("bill a built-in tool's prompt tokens as input", () => {
     // gemini-2.5-flash: (1000 − 0 + 100) × 0.3 + 10 × 2.5 = 330 + 25 per million
-    const cost = geminiStatsCost({ models: { 'gemini-2.5-flash': { tokens: statsTokens(1000, 0, 10, 0, 100) } } }, prices)
+    const cost = geminiStatsCost(
+      { models: { 'gemini-2.5-flash': { tokens: statsTokens(1000, 0, 10, 0, 100) } } },
+      prices,
+    )
     expect(cost?.usd).toBeCloseTo(0.000355, 12)
   })
 
@@ -136,10 +139,10 @@ describe('a Gemini session file', () => {
     mkdirSync(join(subagent, '..'), { recursive: true })
     writeFileSync(subagent, `${JSON.stringify({ ...meta('agent-1'), kind: 'subagent' })}\n`)
     expect(geminiSessionFiles(SESSION, { GEMINI_CLI_HOME: home, HOME: '/nonexistent' })).toEqual({
-      main,
+      files: [main],
       subagents: [subagent],
     })
-    expect(geminiSessionFiles(SESSION, { HOME: '/nonexistent' }).main).toBeNull()
+    expect(geminiSessionFiles(SESSION, { HOME: '/nonexistent' }).files).toEqual([])
   })
 })
 
