@@ -38,11 +38,14 @@ function reply(id: string, at: string, model: string, tokens?: [number, number, 
 }
 
 /** `<home>/.gemini/tmp/<slug>/chats/session-<time>-<id8>.jsonl` with these records. */
-function sessionFile(home: string, records: object[], sessionId = SESSION, slug = 'work-dir'): string {
+function sessionFile(home: string, records: Array<object | string>, sessionId = SESSION, slug = 'work-dir'): string {
   const chats = join(home, '.gemini', 'tmp', slug, 'chats')
   mkdirSync(chats, { recursive: true })
   const path = join(chats, `session-2026-12-07T21-48-${sessionId.slice(0, 8)}.jsonl`)
-  writeFileSync(path, `${[meta(sessionId), ...records].map((r) => JSON.stringify(r)).join('\n')}\n`)
+  writeFileSync(
+    path,
+    `${[meta(sessionId), ...records].map((r) => (typeof r === 'string' ? r : JSON.stringify(r))).join('\n')}\n`,
+  )
   return path
 }
 
