@@ -97,6 +97,7 @@ function writeCachePackage() {
     // the native binary into bin/claude.exe; without it the binary is a stub. Codex has no install script.
     // (Name-only: a pinned `pkg@version` key is not honoured when the lockfile has no "resolved" URLs,
     // e.g. with omit-lockfile-registry-resolved; the version is pinned in dependencies anyway.)
+    // Gemini CLI's optional keytar and node-pty install scripts stay unapproved: a headless run needs neither.
     allowScripts: { '@anthropic-ai/claude-code': true },
   }
   const path = join(CLI_DIR, 'package.json')
@@ -141,7 +142,7 @@ export function ensureClis({ install = true } = {}) {
   log(
     `installing ${Object.entries(PINS)
       .map(([n, v]) => `${n}@${v}`)
-      .join(' ')} into ${CLI_DIR} (~660 MB, once)`,
+      .join(' ')} into ${CLI_DIR} (~760 MB, once)`,
   )
   const started = Date.now()
   writeCachePackage()
