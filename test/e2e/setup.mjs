@@ -29,7 +29,7 @@ export const PINS = {
 }
 
 const INSTALL_TIMEOUT_MS = 10 * 60_000
-const VERSION_TIMEOUT_MS = 30_000
+const VERSION_TIMEOUT_MS = 90_000 // gemini loads a ~96 MB bundle: 9-16 s on a loaded 2-core machine
 
 function log(message) {
   process.stderr.write(`[e2e-setup] ${message}\n`)
@@ -50,6 +50,7 @@ export function binaryVersion(bin) {
       DISABLE_AUTOUPDATER: '1',
       DISABLE_TELEMETRY: '1',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      GEMINI_CLI_NO_RELAUNCH: 'true',
     },
   })
   if (out.status !== 0) return null
