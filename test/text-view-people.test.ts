@@ -252,6 +252,13 @@ describe('budget-check --text', () => {
     expect(line(low, 'complete')).toBe('no: the figures may be low (not measured: coder)')
     expect(low).toMatch(/^1 +coder +not measured/m)
   })
+
+  it('never says every figure is measured beside one that is not, whatever `complete` says', () => {
+    const unmeasured = { roles: [{ role: 'coder', how: 'none', why: 'no transcript' }], rounds: [] }
+    const text = documentText('budget-check', doc({ complete: true, unmeasured }))
+    expect(line(text, 'complete')).toBe('no: the figures may be low (not measured: coder)')
+    expect(line(text, 'spent')).toBe('at least $0.0094')
+  })
 })
 
 describe('the reviewer’s own severity word', () => {
