@@ -84,7 +84,10 @@ export function runsText(doc: Doc, width = DEFAULT_WIDTH): string {
     out += `\n${fields(
       {
         'merged PRs': merged.count,
-        'per merged PR': merged.usd_per_merged_pr === null ? 'none merged yet' : usd(merged.usd_per_merged_pr),
+        'per merged PR':
+          merged.usd_per_merged_pr === null
+            ? 'none merged yet'
+            : `${merged.measured === false ? 'at least ' : ''}${usd(merged.usd_per_merged_pr)}`,
       },
       '',
       width,
