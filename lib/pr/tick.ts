@@ -8,6 +8,7 @@ import type { Config } from '../run/config.ts'
 import { type Context, context, nowIso, withContext } from '../ground/context.ts'
 import { fail, toPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
+import { ghTarget } from '../ground/gh.ts'
 import { pairLoopHome, prSnapshotPath } from '../ground/paths.ts'
 import { approvedTree, isActive, nextFields } from '../run/run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
@@ -67,7 +68,7 @@ async function tickOnce(run: RunState, options: TickOptions) {
   const snapshot = options.snapshotIn
     ? readSnapshot(resolve(options.cwd ?? context().cwd, options.snapshotIn))
     : await collectSnapshot({
-        cwd: run.repo,
+        at: ghTarget(run),
         number,
         pageSize: options.pageSize,
         // the runs github-actions[bot] comments link to are looked up only when an entry names a workflow
@@ -84,10 +85,10 @@ async function tickOnce(run: RunState, options: TickOptions) {
   const shipped =
     approved && !options.snapshotIn
       ? await checkHeadCommit(
-          run.repo,
+          ghTarget(run),
           {
             head: snapshot.pr.head,
-            tree: await commitTreeOnGitHub(run.repo, snapshot.pr.head),
+            tree: await commitTreeOnGitHub(ghTarget(run), snapshot.pr.head),
             target: snapshot.pr.base,
           },
           { tree: approved, base: run.base_sha },
