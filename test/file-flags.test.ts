@@ -96,7 +96,9 @@ describe.each(FLAGS.map((entry) => [commandOf(entry), entry] as const))('%s', (_
     ["the run's state file, inside PAIR_LOOP_HOME", (place: Place) => place.statePath],
     ["a symlink to the run's state file", (place: Place) => linkTo(place.statePath)],
   ])(
-    entry.output ? 'refuses %s as usage, and the state is untouched' : 'reads %s as any file, and the state is untouched',
+    entry.output
+      ? 'refuses %s as usage, and the state is untouched'
+      : 'reads %s as any file, and the state is untouched',
     async (_kind, pathOf) => {
       const place = await entry.ready()
       const before = readFileSync(place.statePath, 'utf8')

@@ -89,7 +89,10 @@ describe('start pins the repository', () => {
 
   it.each([
     ['no remote at all', (repo: string) => git(repo, ['remote', 'remove', 'origin'])],
-    ['a remote that is a local path', (repo: string) => git(repo, ['remote', 'set-url', 'origin', '/srv/git/demo.git'])],
+    [
+      'a remote that is a local path',
+      (repo: string) => git(repo, ['remote', 'set-url', 'origin', '/srv/git/demo.git']),
+    ],
   ])('as none with %s: the run works locally', async (_name, arrange) => {
     const sb = sandbox()
     arrange(sb.repo)
@@ -122,7 +125,9 @@ async function approvedWithPr({ remote = true } = {}) {
     writeFileSync(worldFile, JSON.stringify({ ...world({ pr: { ...world().pr, head } }), other_repos: other }))
   publish(approved)
   const repos = () =>
-    existsSync(join(ghDir, 'repos.log')) ? readFileSync(join(ghDir, 'repos.log'), 'utf8').split('\n').filter(Boolean) : []
+    existsSync(join(ghDir, 'repos.log'))
+      ? readFileSync(join(ghDir, 'repos.log'), 'utf8').split('\n').filter(Boolean)
+      : []
   return { sb, runId, approved, env, publish, repos, ghDir }
 }
 
@@ -151,7 +156,9 @@ describe('a remote the coder adds after start', () => {
     expectOk(await t.sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '7'], { env: t.env }))
     writeFileSync(join(t.sb.repo, 'app.ts'), 'export const limit = 99\n')
     git(t.sb.repo, ['commit', '-qam', 'pushed but never reviewed'])
-    t.publish(git(t.sb.repo, ['rev-parse', 'HEAD']).trim(), { 'evil/fork': { pr: { ...world().pr, head: t.approved } } })
+    t.publish(git(t.sb.repo, ['rev-parse', 'HEAD']).trim(), {
+      'evil/fork': { pr: { ...world().pr, head: t.approved } },
+    })
     addEvilRemote(t.sb.repo)
     return t
   }
@@ -176,13 +183,16 @@ describe('a run started without a GitHub remote', () => {
   it.each([
     ['finish --create-pr', ['finish', '--verdict', 'APPROVED', '--create-pr']],
     ['verify --pr 7', ['verify', '--pr', '7']],
-  ])('asks gh nothing for %s, even once a remote is added: gh_error, not retryable, saying what to do', async (_name, args) => {
-    const t = await approvedWithPr({ remote: false })
-    expect(t.sb.state(t.runId).github).toBeNull()
-    addEvilRemote(t.sb.repo)
-    const error = expectError(await t.sb.cli(args, { env: t.env }), 'gh_error')
-    expect(error).toMatchObject({ failure: 'no_repository', retryable: false })
-    expect(error.message).toContain('git remote add origin')
-    expect(t.repos()).toEqual([])
-  })
+  ])(
+    'asks gh nothing for %s, even once a remote is added: gh_error, not retryable, saying what to do',
+    async (_name, args) => {
+      const t = await approvedWithPr({ remote: false })
+      expect(t.sb.state(t.runId).github).toBeNull()
+      addEvilRemote(t.sb.repo)
+      const error = expectError(await t.sb.cli(args, { env: t.env }), 'gh_error')
+      expect(error).toMatchObject({ failure: 'no_repository', retryable: false })
+      expect(error.message).toContain('git remote add origin')
+      expect(t.repos()).toEqual([])
+    },
+  )
 })

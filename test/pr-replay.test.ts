@@ -1,7 +1,7 @@
 // pr-check --snapshot-in: a captured snapshot in DESIGN.md's shape replayed through the real command gives the
 // documented decision for each kind of PR, as a dry run: the file is the caller's, so nothing of it is kept on the run
 // (ticks in a row are played through the fake GitHub instead).
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { prSnapshotPath } from '../lib/ground/paths.ts'
@@ -86,7 +86,9 @@ describe('pr-check --snapshot-in', () => {
   })
 
   it('a second identical tick is a silent one: changed false, backoff grown', async () => {
-    const sb = await prSandbox(world({ checks: [{ type: 'CheckRun', name: 'ci', status: 'IN_PROGRESS', conclusion: null }] }))
+    const sb = await prSandbox(
+      world({ checks: [{ type: 'CheckRun', name: 'ci', status: 'IN_PROGRESS', conclusion: null }] }),
+    )
     expectOk(await sb.cli(['pr-check']))
     const second = expectOk(await sb.cli(['pr-check']))
     expect(second).toMatchObject({ changed: false, backoff: { idle_streak: 1, wait_s: 120 } })

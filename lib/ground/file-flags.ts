@@ -62,10 +62,14 @@ export function checkOutputFile(path: string, flag: string, home: string): strin
   const real = realLocation(path) ?? path
   const homeReal = realLocation(home) ?? home
   if (inside(real, homeReal) || inside(path, home))
-    fail('usage', `${flag} ${path} is inside PAIR_LOOP_HOME (${home}), which holds pair-loop's own files; write it elsewhere`, {
-      flag,
-      file: path,
-      home,
-    })
+    fail(
+      'usage',
+      `${flag} ${path} is inside PAIR_LOOP_HOME (${home}), which holds pair-loop's own files; write it elsewhere`,
+      {
+        flag,
+        file: path,
+        home,
+      },
+    )
   return real
 }

@@ -20,7 +20,10 @@ export function githubRepoOf(url: string): GitHubRepo | null {
   const scp = full ? null : /^(?:[^@/:]+@)?([^/:]+):(?!\/)(.+)$/.exec(trimmed)
   const [host, path] = full ? [full[1]!, full[2]!] : scp ? [scp[1]!, scp[2]!] : [null, null]
   if (host === null || path === null || !host.includes('.')) return null
-  const parts = path.replace(/\/+$/, '').replace(/\.git$/i, '').split('/')
+  const parts = path
+    .replace(/\/+$/, '')
+    .replace(/\.git$/i, '')
+    .split('/')
   if (parts.length !== 2 || !parts.every((part) => NAME.test(part))) return null
   return { host: canonicalHost(host), repo: parts.join('/') }
 }
@@ -60,7 +63,11 @@ async function trackedRemote(
   const named = rev === null ? undefined : remotes.find((remote) => rev.startsWith(`${remote}/`))
   if (named) return named
   if (branch !== null) {
-    const upstream = await plainGitTry(repo, ['for-each-ref', '--format=%(upstream:remotename)', `refs/heads/${branch}`])
+    const upstream = await plainGitTry(repo, [
+      'for-each-ref',
+      '--format=%(upstream:remotename)',
+      `refs/heads/${branch}`,
+    ])
     const name = upstream.ok ? upstream.stdout.trim() : ''
     if (remotes.includes(name)) return name
   }
