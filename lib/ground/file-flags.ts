@@ -27,7 +27,7 @@ function kindAt(path: string): string | null {
 
 function refuseKind(path: string, flag: string): void {
   const kind = kindAt(path)
-  if (kind) fail('usage', `${path} given to ${flag} is ${kind}, not a file`, { flag, file: path })
+  if (kind) fail('usage', `${path} given to ${flag} is ${kind}, not a regular file`, { flag, file: path })
 }
 
 /** An input file flag's path (absolute): refused as `usage` when it is a FIFO, a device, a socket or a folder. */
