@@ -80,7 +80,7 @@ describe.each(FLAGS.map((entry) => [commandOf(entry), entry] as const))('%s', (_
   it.each([
     ['a FIFO', () => fifo()],
     ['a folder', () => tempDir('pl-dir-')],
-    ['a device', () => '/dev/null'],
+    ['a device', () => device()],
   ])('refuses %s as usage naming the flag and the path, without opening it', async (kind, make) => {
     const place = await entry.ready()
     const before = readFileSync(place.statePath, 'utf8')
@@ -110,6 +110,16 @@ describe.each(FLAGS.map((entry) => [commandOf(entry), entry] as const))('%s', (_
     },
   )
 })
+
+/**
+ * A character device of the test's own (the null device's numbers) where the test may make one (root, as in CI): an
+ * output written to it by rename, as a regression would, replaces this node, never the machine's /dev/null (as root it
+ * did, once, and every git call on the machine failed). Elsewhere /dev/null, which an ordinary user cannot replace.
+ */
+function device(): string {
+  const path = join(tempDir('pl-dev-'), 'null')
+  return spawnSync('mknod', ['-m', '666', path, 'c', '1', '3']).status === 0 ? path : '/dev/null'
+}
 
 function fifo(): string {
   const path = join(tempDir('pl-fifo-'), 'pipe')
