@@ -133,7 +133,9 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
   }
 
   it('reviews the pushed diff, posts the findings as one review: inline where the diff has the line, the rest in its body', async () => {
-    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: { pr_final_round: true } })
+    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: { pr_final_round: true } }, 7, {
+      verdict: 'CHANGES_REQUESTED',
+    })
     const dir = tempDir('pl-final-')
     const reviewed = expectOk(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer(dir)]))
     expect(reviewed).toMatchObject({ round: 'pr', pr: 7, verdict: 'CHANGES_REQUESTED', next: 'pr-reply' })
@@ -161,7 +163,7 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
   })
 
   it('is off unless pair_loop.pr_final_round is set, and needs the round before posting it', async () => {
-    const sb = await prSandbox(world({ diff: DIFF }))
+    const sb = await prSandbox(world({ diff: DIFF }), undefined, 7, { verdict: 'CHANGES_REQUESTED' })
     const off = expectError(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer(tempDir('pl-final-'))]), 'usage')
     expect(off).toMatchObject({ key: 'pair_loop.pr_final_round' })
     expect(expectError(await sb.cli(['pr-reply', '--review-findings']), 'usage').next).toBe('review')

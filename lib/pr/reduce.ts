@@ -18,6 +18,8 @@ export interface ReduceContext extends Pick<People, 'bots'> {
   now: string
   /** The head's tree (GitHub's) against the approved tree; null: not compared (a replayed snapshot, nothing approved). */
   shipped?: { matches: boolean; paths: string[]; head_tree: string; approved_tree: string } | null
+  /** How the run ended when it did not approve (`CHANGES_REQUESTED`, `ABANDONED`): never `success`. */
+  not_approved?: string | null
 }
 
 export function emptyWatch(pr: number): PrWatch {
@@ -111,6 +113,11 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     escalations.push({
       code: 'head_not_approved',
       detail: `the head's tree ${shipped.head_tree.slice(0, 12)} is not the approved tree ${shipped.approved_tree.slice(0, 12)}${shipped.paths.length ? ` (${shipped.paths.slice(0, 10).join(', ')})` : ''}: it ships bytes no reviewer approved`,
+    })
+  if (context.not_approved)
+    escalations.push({
+      code: 'not_approved',
+      detail: `the run ended ${context.not_approved}, not APPROVED: no reviewer approved what this PR ships`,
     })
   if (fixAttempts >= MAX_FIX_ATTEMPTS)
     escalations.push({ code: 'fix_attempts_exhausted', detail: `${fixAttempts} fixes pushed without the PR clearing` })

@@ -100,6 +100,7 @@ async function tickOnce(run: RunState, options: TickOptions) {
       bots: options.config.pair_loop.pr_bots,
       action_reviews: options.config.pair_loop.pr_action_reviews,
       shipped,
+      not_approved: endedUnapproved(state),
     })
     const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
     writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
@@ -120,6 +121,10 @@ async function tickOnce(run: RunState, options: TickOptions) {
         }),
   }
 }
+
+/** The verdict a finished run ended with when it is not APPROVED; null while it runs or once approved. */
+const endedUnapproved = (run: RunState) =>
+  run.outcome && run.outcome.verdict !== 'APPROVED' && !isActive(run) ? run.outcome.verdict : null
 
 /** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */
 const nextAfter = (decision: Decision) =>
