@@ -7,14 +7,16 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULTS, keysNeedingTrust } from '../lib/run/config.ts'
 import { tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
-import { BOT, comment, operationOf, prSandbox, thread, world } from './_pr.ts'
+import { BOT, comment, ME, operationOf, prSandbox, thread, world } from './_pr.ts'
 
 const botThread = () => thread('PRRT_bot', [comment(11, BOT, 'The loop bound is off by one.')])
 const posts = (calls: string[][]) => calls.filter((call) => call[0] === 'api' && call[2] === 'POST')
 
 describe('pr-resolve', () => {
   it('is resolve_unconfirmed (21) after 3 attempts GitHub does not confirm, records nothing; confirmed later, once', async () => {
-    const sb = await prSandbox(world({ threads: [botThread()], resolve_mode: 'refuse' }))
+    // answered in the thread (a thread nobody answered is refused before any call: pr-every-voice.test.ts)
+    const answered = thread('PRRT_bot', [...botThread().comments, comment(12, ME, 'Fixed in the next push.', 2)])
+    const sb = await prSandbox(world({ threads: [answered], resolve_mode: 'refuse' }))
     expectOk(await sb.cli(['pr-check']))
     const refused = await sb.cli(['pr-resolve', '--thread', 'PRRT_bot'])
     expect(expectError(refused, 'resolve_unconfirmed')).toMatchObject({

@@ -4,6 +4,7 @@ import type { ActionReview } from '../run/config.ts'
 import { auditThreads, actionableComments, actionableReviews, type People, peopleOf } from './classify.ts'
 import type { PrObserved, PrWatch, Snapshot } from '../run/pr-schema.ts'
 import { ciOf, type Reason, threadReasons, verdictReasons } from './reasons.ts'
+import { confirmUnconfirmed } from './unconfirmed.ts'
 import { answerCommand, type BotVerdict, readBotVerdict } from './verdict.ts'
 
 export type Decision = 'keep_going' | 'success' | 'escalate'
@@ -40,6 +41,7 @@ export function emptyWatch(pr: number): PrWatch {
     provider_errors: { head: null, count: 0 },
     replied: {},
     resolved: {},
+    unconfirmed: {},
     flagged: {},
     stopped: null,
     last_error: null,
@@ -61,9 +63,13 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
       .filter((record) => record.kind === 'review-findings')
       .map((record) => record.comment_id),
   )
-  const threads = auditThreads(snapshot.threads, people, before.replied, flagged, ownReviews)
-  const conversation = actionableComments(snapshot, people, before.replied, flagged)
-  const reviews = actionableReviews(snapshot, people, before.replied, flagged)
+  // answers posted without a comment id: found by their hash they are replies; not found, they did not land
+  const unconfirmed = confirmUnconfirmed(snapshot, before.unconfirmed ?? {})
+  const replied = { ...before.replied, ...unconfirmed.replied }
+  const answeredNow = Object.values(unconfirmed.replied).flatMap((record) => record.finding_keys ?? [])
+  const threads = auditThreads(snapshot.threads, people, replied, flagged, ownReviews)
+  const conversation = actionableComments(snapshot, people, replied, flagged)
+  const reviews = actionableReviews(snapshot, people, replied, flagged)
   const verdict = readBotVerdict(snapshot, people)
   const newVerdict = verdict.identity !== (seen?.verdict_comment ?? null)
 
@@ -195,6 +201,9 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     recurring_keys: recurring,
     finding_streaks: streaks,
     provider_errors: providerErrors,
+    replied,
+    unconfirmed: {},
+    answered_keys: [...new Set([...before.answered_keys, ...answeredNow])],
     last_error: null,
   }
   const result = {
@@ -225,6 +234,10 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     },
     backoff: { idle_streak: idleStreak, wait_s: waitS, interval_minutes: Math.ceil(waitS / 60) },
     merged: pr.state === 'MERGED',
+    // only when a reply posted without a comment id was looked for: which were found, which did not land
+    ...(unconfirmed.confirmed.length + unconfirmed.not_found.length > 0
+      ? { unconfirmed_replies: { confirmed: unconfirmed.confirmed, not_found: unconfirmed.not_found } }
+      : {}),
   }
   return { watch, result }
 }
