@@ -36,7 +36,8 @@ const prCheckScript = defineScript({
   async run(args, _io, ctx) {
     // a person looking (--text) does not move the agent's backoff, unless they say so
     const asText = (args as Record<string, unknown>).text === true
-    if (args.record && args['dry-run']) fail('usage', '--record and --dry-run contradict each other', { flag: '--record' })
+    if (args.record && args['dry-run'])
+      fail('usage', '--record and --dry-run contradict each other', { flag: '--record' })
     const pageSize = integerFlag(args['page-size'], 'page-size', { min: 1, max: 100 })
     const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 3600 })
     if (args.now !== undefined && !isIsoTime(args.now))

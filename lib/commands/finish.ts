@@ -144,7 +144,9 @@ async function unreachable(check: () => Promise<unknown>): Promise<boolean> {
   } catch (error) {
     const failure = isPairLoopError(error) && error.code === 'gh_error' ? error.details.failure : null
     if (failure === 'missing' || failure === 'network' || failure === 'timeout' || failure === 'server') {
-      context().io.stderr(`pair-loop finish: ${(error as Error).message}; PR recorded unverified: the next pr-check verifies it\n`)
+      context().io.stderr(
+        `pair-loop finish: ${(error as Error).message}; PR recorded unverified: the next pr-check verifies it\n`,
+      )
       return true
     }
     throw error

@@ -116,7 +116,12 @@ export function recordResolved(
 ): Step<undefined> {
   const next = structuredClone(run)
   const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-resolve'))
-  const record = { at: input.at, attempts: input.attempts, head: input.head, without_reply: input.without_reply ?? false }
+  const record = {
+    at: input.at,
+    attempts: input.attempts,
+    head: input.head,
+    without_reply: input.without_reply ?? false,
+  }
   next.pr_watch = { ...watch, resolved: { ...watch.resolved, [input.thread]: record } }
   return { state: next, result: undefined }
 }
@@ -132,10 +137,7 @@ export function recordFlag(run: RunState, input: { key: string; record: PrFlagRe
 }
 
 /** A flag taken back (pr-flag --clear): the first of `keys` flagged goes; none flagged changes nothing. */
-export function dropFlag(
-  run: RunState,
-  keys: string[],
-): Step<{ key: string; record: PrFlagRecord } | null> {
+export function dropFlag(run: RunState, keys: string[]): Step<{ key: string; record: PrFlagRecord } | null> {
   const watch = watchOf(run)
   const key = keys.find((k) => watch?.flagged?.[k])
   if (!watch || !key) return { result: null }

@@ -119,7 +119,7 @@ async function tickOnce(run: RunState, options: TickOptions) {
     ...result,
     recorded: !options.dryRun,
     ...(run.pr_unverified ? { pr_unverified: shipped === null } : {}),
-    snapshot_path: options.dryRun ? watchOf(run)?.snapshot_path ?? null : path,
+    snapshot_path: options.dryRun ? (watchOf(run)?.snapshot_path ?? null) : path,
     state_path: runStatePath(run.run_id, pairLoopHome()),
     // one name for every tick of this PR: a cron or a scheduled wake-up is replaced, never added twice
     schedule_name: scheduleName(run, number),

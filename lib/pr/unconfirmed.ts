@@ -10,7 +10,9 @@ export const bodyHash = (body: string) => hexDigest(body.replace(/\r\n/g, '\n').
 export function confirmUnconfirmed(snapshot: Snapshot, unconfirmed: NonNullable<PrWatch['unconfirmed']>) {
   const posted = [
     ...snapshot.comments.map((c) => ({ id: c.id, url: c.url ?? null, body: c.body })),
-    ...snapshot.threads.flatMap((t) => t.comments.map((c) => ({ id: c.database_id, url: c.url ?? null, body: c.body }))),
+    ...snapshot.threads.flatMap((t) =>
+      t.comments.map((c) => ({ id: c.database_id, url: c.url ?? null, body: c.body })),
+    ),
   ]
   const replied: Record<string, PrReplyRecord> = {}
   const notFound: string[] = []
