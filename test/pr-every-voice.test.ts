@@ -36,7 +36,9 @@ describe('every open thread counts, whoever started it', () => {
 
   it("an unknown bot's thread is answerable and, once answered, resolvable", async () => {
     const sb = await prSandbox(world({ threads: [thread('PRRT_dep', [comment(13, 'dependabot[bot]', 'bump it')])] }))
-    expectOk(await sb.cli(['pr-check']))
+    const shown = expectOk(await sb.cli(['pr-check']))
+    expect(shown).toMatchObject({ decision: 'keep_going', threads: { unresolved: 1 } })
+    expect(shown.threads.actionable.map((t: { id: string }) => t.id)).toEqual(['PRRT_dep'])
     expectOk(await sb.cli(['pr-reply', '--thread', 'PRRT_dep', '--body-file', '-'], { input: 'Not in this PR.' }))
     expectOk(await sb.cli(['pr-resolve', '--thread', 'PRRT_dep']))
     expect(expectOk(await sb.cli(['pr-check']))).toMatchObject({ decision: 'success', threads: { unresolved: 0 } })
