@@ -23,6 +23,6 @@ describe('README: After the PR', () => {
     const { schedule_name: shownName, ...shownRest } = shown
     expect(printed).toEqual(shownRest)
     // the paths and the schedule name carry the run id: the same shape, this run's id
-    expect(name).toBe(shownName.replace(shownRun, doc.run_id))
+    expect(name).toBe(String(shownName).replace(String(shownRun), doc.run_id))
   })
 })
