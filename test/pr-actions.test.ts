@@ -53,7 +53,8 @@ describe('pr-resolve', () => {
   ])('is resolve_unconfirmed when GitHub answers %s, and records nothing', async (_name, mode) => {
     const sb = await prSandbox(world({ threads: [botThread()], resolve_mode: mode as 'null_thread' | 'no_field' }))
     expectOk(await sb.cli(['pr-check']))
-    expectError(await sb.cli(['pr-resolve', '--thread', 'PRRT_bot']), 'resolve_unconfirmed')
+    // --without-reply: the subject is the confirmation, not whether the thread was answered
+    expectError(await sb.cli(['pr-resolve', '--thread', 'PRRT_bot', '--without-reply']), 'resolve_unconfirmed')
     expect(sb.state(sb.runId).pr_watch!.resolved).toEqual({})
   })
 
