@@ -17,6 +17,8 @@ export interface PrCheckOptions {
   timeoutS?: number
   /** The tick's time, ISO 8601 (tests, replays); default the Context's clock. */
   now?: string
+  /** Decide and print without recording the tick. */
+  dryRun?: boolean
 }
 
 export async function run(ctx: Context, options: PrCheckOptions) {
@@ -37,5 +39,6 @@ export async function run(ctx: Context, options: PrCheckOptions) {
     timeoutS: options.timeoutS,
     now: options.now,
     cwd: options.cwd,
+    dryRun: options.dryRun,
   })
 }

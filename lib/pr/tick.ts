@@ -9,7 +9,7 @@ import { type Context, context, nowIso, withContext } from '../ground/context.ts
 import { fail, toPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { ghTarget } from '../ground/gh.ts'
-import { pairLoopHome, prSnapshotPath } from '../ground/paths.ts'
+import { pairLoopHome, prSnapshotPath, runStatePath } from '../ground/paths.ts'
 import { approvedTree, isActive, nextFields } from '../run/run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run/run-access.ts'
@@ -34,6 +34,8 @@ export interface TickOptions {
   /** The tick's time (ISO 8601), for tests and replays: the clock of everything the tick does. */
   now?: string
   cwd?: string
+  /** Decide and print, record nothing: no tick counted (the backoff stays), no snapshot kept, no error left. */
+  dryRun?: boolean
 }
 
 /** Errors that are not a failed tick: a command line to fix, or a run another command holds (nothing to write). */
@@ -55,7 +57,7 @@ export async function prTick(run: RunState, options: TickOptions) {
       return await tickOnce(run, options)
     } catch (error) {
       const failure = toPairLoopError(error)
-      if (!NOT_A_TICK.has(failure.code) && !options.snapshotIn)
+      if (!NOT_A_TICK.has(failure.code) && !options.snapshotIn && !options.dryRun)
         await changeRun(run.run_id, (state) =>
           recordTickError(state, { code: failure.code, message: failure.message, at: options.now ?? nowIso() }),
         ).catch(() => {}) // the tick's own error is the answer, whether or not it could be kept
@@ -102,25 +104,31 @@ async function tickOnce(run: RunState, options: TickOptions) {
       bots: options.config.pair_loop.pr_bots,
       action_reviews: options.config.pair_loop.pr_action_reviews,
       shipped,
+      not_approved: endedUnapproved(state),
     })
-  // a replay is a dry run: the file is the caller's (the coder's), so it decides nothing on the run, and keeps nothing
-  if (options.snapshotIn) {
-    const state = readRun(run.run_id)
-    const { watch, result } = reduce(state)
-    applyTick<PrResult>(state, { watch, result }) // its checks (the snapshot is of the run's PR); the step is not kept
-    return { run_id: run.run_id, dry_run: true, ...result }
-  }
-  const result = await changeRun(run.run_id, (state) => {
-    const { watch, result } = reduce(state)
-    const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
-    writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
-    return step
-  })
+  // a dry run keeps nothing: --dry-run (and --text without --record) only looks; a replay (--snapshot-in) is one
+  // always, since its file is the caller's (the coder's) and decides nothing on the run
+  const dryRun = options.dryRun || Boolean(options.snapshotIn)
+  const result = dryRun
+    ? lookOnly(readRun(run.run_id), reduce)
+    : await changeRun(run.run_id, (state) => {
+        const { watch, result } = reduce(state)
+        const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
+        if (shipped) delete step.state!.pr_unverified // GitHub's head was compared: the number finish kept is verified
+        writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
+        return step
+      })
   const stopped = watchOf(run)?.stopped ?? null
   return {
     run_id: run.run_id,
     ...result,
-    snapshot_path: path,
+    recorded: !dryRun,
+    ...(dryRun ? { dry_run: true } : {}),
+    ...(run.pr_unverified ? { pr_unverified: shipped === null } : {}),
+    snapshot_path: dryRun ? (watchOf(run)?.snapshot_path ?? null) : path,
+    state_path: runStatePath(run.run_id, pairLoopHome()),
+    // one name for every tick of this PR: a cron or a scheduled wake-up is replaced, never added twice
+    schedule_name: scheduleName(run, number),
     ...(stopped ? { stopped } : {}), // only once the person ended the watch (pr-stop)
     // a run the final round sent back to coding follows the loop until it is finished again
     ...(isActive(run)
@@ -131,6 +139,20 @@ async function tickOnce(run: RunState, options: TickOptions) {
         }),
   }
 }
+
+/** The tick's result on the run as it is, its checks made (the snapshot is of the run's PR), nothing kept. */
+function lookOnly(state: RunState, reduce: (state: RunState) => ReturnType<typeof reducePr>): PrResult {
+  const { watch, result } = reduce(state)
+  applyTick<PrResult>(state, { watch, result })
+  return result
+}
+
+/** The stable name of this PR's watch, for a cron or a scheduled wake-up. */
+const scheduleName = (run: RunState, pr: number) => `pair-loop-${run.run_id}-pr-${pr}`
+
+/** The verdict a finished run ended with when it is not APPROVED; null while it runs or once approved. */
+const endedUnapproved = (run: RunState) =>
+  run.outcome && run.outcome.verdict !== 'APPROVED' && !isActive(run) ? run.outcome.verdict : null
 
 /** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */
 const nextAfter = (decision: Decision) =>

@@ -184,6 +184,8 @@ export const RunState = v.object({
   outcome: v.nullable(v.object({ verdict: v.picklist(OUTCOMES), finished_at: Timestamp })),
   pr: v.nullable(v.pipe(Count, v.minValue(1))),
   pr_url: v.nullable(v.string()),
+  /** `finish --pr N` could not reach GitHub (gh missing, offline): the number is kept, the next pr-check verifies it. */
+  pr_unverified: v.optional(v.literal(true)),
   created_at: Timestamp,
   updated_at: Timestamp,
   /** The effective config frozen at `start` (runs started before it existed have none: they read it live). */
