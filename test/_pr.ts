@@ -268,3 +268,7 @@ export const README_SCENARIO: World = {
   reviews: [],
   page_size: 100,
 }
+
+/** The REST posts among the fake gh's calls (`api … --method POST`, wherever the flag stands). */
+export const posts = (calls: string[][]) =>
+  calls.filter((call) => call[0] === 'api' && call[call.indexOf('--method') + 1] === 'POST')

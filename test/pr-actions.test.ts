@@ -7,11 +7,9 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULTS, keysNeedingTrust } from '../lib/run/config.ts'
 import { tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
-import { BOT, comment, ME, operationOf, prSandbox, thread, world } from './_pr.ts'
+import { BOT, comment, ME, operationOf, posts, prSandbox, thread, world } from './_pr.ts'
 
 const botThread = () => thread('PRRT_bot', [comment(11, BOT, 'The loop bound is off by one.')])
-const posts = (calls: string[][]) =>
-  calls.filter((call) => call[0] === 'api' && call[call.indexOf('--method') + 1] === 'POST')
 
 describe('pr-resolve', () => {
   it('is resolve_unconfirmed (21) after 3 attempts GitHub does not confirm, records nothing; confirmed later, once', async () => {

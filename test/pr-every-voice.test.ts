@@ -7,9 +7,8 @@ import { describe, expect, it } from 'vitest'
 import { parseVerdict } from '../lib/run/grammar.ts'
 import { recordReview, runProcess, sandbox } from './_helpers.ts'
 import { expectError, expectOk, runInReview } from './_expect.ts'
-import { BOT, comment, FAKE_GH, issueComment, operationOf, prSandbox, thread, world } from './_pr.ts'
+import { BOT, comment, FAKE_GH, issueComment, operationOf, posts, prSandbox, thread, world } from './_pr.ts'
 
-const posts = (calls: string[][]) => calls.filter((call) => call[0] === 'api' && call[2] === 'POST')
 const resolves = (calls: string[][]) => calls.filter((call) => operationOf(call) === 'ResolveThread')
 
 describe('every open thread counts, whoever started it', () => {
