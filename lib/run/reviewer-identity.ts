@@ -22,20 +22,27 @@ export function reviewerShown(review: Pick<ReviewerRound, 'tool' | 'kind' | 'pro
   }
 }
 
-/** One line for a person: `codex`, `custom command sh /x/review.sh`, `builtin stub approve`. */
-export function reviewerLabel(review: ReviewerShown): string {
+/** Its name for a person: `codex`, `builtin:approve` (a stub of pair-loop), `custom` (a command). */
+export function reviewerName(review: ReviewerShown): string {
   if (review.kind === 'vendor') return review.tool
-  const name = review.kind === 'builtin' ? (review.program ?? '').replace(/^.*\//, '').replace(/\.sh$/, '') : review.program
-  return review.kind === 'builtin' ? `builtin stub ${name}` : `custom command ${name ?? ''}`.trim()
+  if (review.kind === 'custom') return 'custom'
+  return `builtin:${(review.program ?? '').replace(/^.*\//, '').replace(/\.sh$/, '')}`
 }
 
-/** The headline's reviewer: the last review's as it was, else the run's choice with where its program came from. */
-export function runReviewerLabel(run: Pick<RunState, 'reviewer' | 'reviewer_programs' | 'rounds'>): string {
-  const last = run.rounds.findLast((round) => round.reviewer)?.reviewer
-  if (last) {
-    const shown = reviewerShown(last)
-    if (shown.kind !== 'vendor') return reviewerLabel(shown)
-  }
+/**
+ * The run's reviewer for a headline: its vendor and where its program came from (`codex (found at start)`), and,
+ * when a round was reviewed by something else, what did (`· reviewed by builtin:approve`): never a stub as codex.
+ */
+export function runReviewerLabel(run: Pick<RunState, 'reviewer' | 'reviewer_programs' | 'rounds' | 'final_review'>): string {
   const source = reviewerSource(run)
-  return source ? `${last?.tool ?? run.reviewer} (${source})` : (last?.tool ?? run.reviewer)
+  const reviews = [...run.rounds.map((round) => round.reviewer), run.final_review?.review]
+  const others = new Set(
+    reviews.flatMap((review) => (review && reviewerShown(review).kind !== 'vendor' ? [reviewerName(reviewerShown(review))] : [])),
+  )
+  return `${run.reviewer}${source ? ` (reviewer_source: ${source})` : ''}${others.size ? ` · reviewed by ${[...others].join(', ')}` : ''}`
+}
+
+/** Each review of the run, by round, as what it is (status, verify). */
+export function reviewersOf(run: Pick<RunState, 'rounds'>): Array<ReviewerShown & { round: number }> {
+  return run.rounds.flatMap((round) => (round.reviewer ? [{ round: round.n, ...reviewerShown(round.reviewer) }] : []))
 }
