@@ -17,11 +17,14 @@ const verifyScript = defineScript({
       type: 'boolean',
       default: true,
       description:
-        "fail (head_not_approved) when a stub (builtin:*) or a custom command approved the run, not claude or codex; --no-require-vendor accepts it",
+        'fail (head_not_approved) when a stub (builtin:*) or a custom command approved the run, not claude or codex; --no-require-vendor accepts it',
     },
   },
   async run(args, _io, ctx) {
-    return verify.run(ctx, { run: args.run, cwd: args.cwd, pr: integerFlag(args.pr, 'pr', { min: 1 }),
+    return verify.run(ctx, {
+      run: args.run,
+      cwd: args.cwd,
+      pr: integerFlag(args.pr, 'pr', { min: 1 }),
       requireVendor: args['require-vendor'] !== false,
     })
   },

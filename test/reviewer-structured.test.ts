@@ -324,7 +324,9 @@ async function fakeClaudeRun() {
   const bin = join(dir, 'claude')
   writeFileSync(bin, FAKE_CLAUDE)
   chmodSync(bin, 0o755)
-  writeTestHomeConfig(sb.home, { pair_loop: { claude_bin: bin, reviewer_env: Object.fromEntries(FAKE_VARS.map((name) => [name, true])) } })
+  writeTestHomeConfig(sb.home, {
+    pair_loop: { claude_bin: bin, reviewer_env: Object.fromEntries(FAKE_VARS.map((name) => [name, true])) },
+  })
   const runId = await runInReview(sb, ['--coder', 'codex', '--reviewer', 'claude', '--budget-usd', '2'])
   const log = join(dir, 'call.json')
   const seen = () => JSON.parse(readFileSync(log, 'utf8'))

@@ -167,7 +167,9 @@ function planAcross(run: RunState, locations: CoderLocation[]): Planned[] {
       }
     }
   }
-  return [...bySession.values()].flatMap((entry) => (entry.files.length ? entry.files : entry.missing ? [entry.missing] : []))
+  return [...bySession.values()].flatMap((entry) =>
+    entry.files.length ? entry.files : entry.missing ? [entry.missing] : [],
+  )
 }
 
 /** Why a transcript outside the person's folder is counted: the environment of `start` pointed there. */

@@ -74,7 +74,8 @@ export function coderLocations(
 ): CoderLocation[] {
   const dirOf = (of: NodeJS.ProcessEnv) => (run.coder === 'claude' ? claudeConfigDir(of) : codexHome(of))
   // a run from before the config was frozen on it keeps locating as it always did
-  if (!run.config) return [{ env: transcriptEnvOf(run, env), location: 'person', dir: dirOf(transcriptEnvOf(run, env)) }]
+  if (!run.config)
+    return [{ env: transcriptEnvOf(run, env), location: 'person', dir: dirOf(transcriptEnvOf(run, env)) }]
   const pairLoop = run.config.pair_loop
   const person: NodeJS.ProcessEnv = { PAIR_LOOP_HOME: pairLoopHome(env), HOME: personHome() }
   if (pairLoop?.claude_config_dir) person.CLAUDE_CONFIG_DIR = pairLoop.claude_config_dir

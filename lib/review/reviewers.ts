@@ -239,7 +239,11 @@ function programOf(run: RunState, tool: Agent, bin: string, env: NodeJS.ProcessE
 /** `--reviewer-cmd builtin:NAME`, as parseReviewerCmd made it: `sh <package>/fixtures/reviewers/NAME.sh`. */
 function isBuiltin(command: string[]): boolean {
   const names = builtinReviewerNames()
-  return command.length === 2 && command[0] === 'sh' && names.some((name) => command[1] === builtinReviewer(`${BUILTIN_PREFIX}${name}`)[1])
+  return (
+    command.length === 2 &&
+    command[0] === 'sh' &&
+    names.some((name) => command[1] === builtinReviewer(`${BUILTIN_PREFIX}${name}`)[1])
+  )
 }
 
 const pinOptions = (run: RunState, key: string, env: NodeJS.ProcessEnv): PinOptions => ({

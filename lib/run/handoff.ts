@@ -43,7 +43,9 @@ export function renderConversation(run: RunState): string {
     const review = round.reviewer
     if (!review) continue
     const fallback = review.fallback_used ? ', fallback' : ''
-    parts.push(`## Round ${round.n} — REVIEWER (${reviewerName(reviewerShown(review))}${fallback}) · ${minuteStamp(review.at)}`)
+    parts.push(
+      `## Round ${round.n} — REVIEWER (${reviewerName(reviewerShown(review))}${fallback}) · ${minuteStamp(review.at)}`,
+    )
     if (review.summary) parts.push(neutralise(review.summary))
     if (review.findings.length) {
       parts.push('### Findings')

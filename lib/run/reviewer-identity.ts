@@ -3,7 +3,9 @@
 import type { ReviewerKind, ReviewerRound, RunState } from './state.ts'
 
 /** `reviewer_source` of a run: where its reviewer's program came from; null when start found none (or an older run). */
-export function reviewerSource(run: Pick<RunState, 'reviewer' | 'reviewer_programs'>): 'config' | 'found at start' | null {
+export function reviewerSource(
+  run: Pick<RunState, 'reviewer' | 'reviewer_programs'>,
+): 'config' | 'found at start' | null {
   return run.reviewer_programs?.[run.reviewer]?.source ?? null
 }
 
@@ -33,11 +35,15 @@ export function reviewerName(review: ReviewerShown): string {
  * The run's reviewer for a headline: its vendor and where its program came from (`codex (found at start)`), and,
  * when a round was reviewed by something else, what did (`· reviewed by builtin:approve`): never a stub as codex.
  */
-export function runReviewerLabel(run: Pick<RunState, 'reviewer' | 'reviewer_programs' | 'rounds' | 'final_review'>): string {
+export function runReviewerLabel(
+  run: Pick<RunState, 'reviewer' | 'reviewer_programs' | 'rounds' | 'final_review'>,
+): string {
   const source = reviewerSource(run)
   const reviews = [...run.rounds.map((round) => round.reviewer), run.final_review?.review]
   const others = new Set(
-    reviews.flatMap((review) => (review && reviewerShown(review).kind !== 'vendor' ? [reviewerName(reviewerShown(review))] : [])),
+    reviews.flatMap((review) =>
+      review && reviewerShown(review).kind !== 'vendor' ? [reviewerName(reviewerShown(review))] : [],
+    ),
   )
   return `${run.reviewer}${source ? ` (reviewer_source: ${source})` : ''}${others.size ? ` · reviewed by ${[...others].join(', ')}` : ''}`
 }

@@ -65,7 +65,9 @@ describe('the environment that locates transcripts is frozen at start', () => {
 
   it('CODEX_HOME pointed at an empty folder: a Codex coder’s rollout is still read', async () => {
     const sb = sandbox()
-    expect((await sb.cli(['start', '--task', 'demo', '--coder', 'codex', '--reviewer', 'claude', '--budget-usd', '5'])).code).toBe(0)
+    expect(
+      (await sb.cli(['start', '--task', 'demo', '--coder', 'codex', '--reviewer', 'claude', '--budget-usd', '5'])).code,
+    ).toBe(0)
     const thread = '01a2b3c4-0000-7000-8000-0000000000e1'
     const now = new Date().toISOString()
     const usage = { input: 4_000_000, cached: 0, output: 0, reasoning: 0 } // gpt-5: 4M × $1.25 = $5
