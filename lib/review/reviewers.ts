@@ -184,11 +184,12 @@ export function chooseReviewer(
   if (custom && program) {
     // a configured command runs outside the repository, and only the in-tree bytes the person trusted; the command
     // line (--reviewer-cmd) is the person's own, run where they asked, in the repository
+    const builtin = reviewerCmd !== null && isBuiltin(reviewerCmd)
     const argv = reviewerCmd ? custom : pinnedCommand(custom, program, pinOptions(run, 'pair_loop.reviewer_cmd', env))
     return {
       tool: 'custom',
-      kind: reviewerCmd && isBuiltin(reviewerCmd) ? 'builtin' : 'custom',
-      program,
+      kind: builtin ? 'builtin' : 'custom',
+      program: builtin ? custom[1]! : program, // a stub is named by its script, not by sh
       env: reviewerEnv(env, config, program),
       fallback_used: false,
       model: config.pair_loop.reviewer_model,
