@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { delimiter, join } from 'node:path'
 import type * as v from 'valibot'
 import type { Snapshot as SnapshotSchema, Snapshot, SnapshotComment, SnapshotThread } from '../lib/run/pr-schema.ts'
-import { recordReview, ROOT, sandbox, tempDir } from './_helpers.ts'
+import { recordReview, ROOT, sandbox, tempDir, writeTestHomeConfig } from './_helpers.ts'
 import { expectOk, writeChange } from './_expect.ts'
 
 export const T0 = '2026-01-10T10:00:00.000Z'
@@ -141,10 +141,7 @@ export async function prSandbox(
   { verdict = 'APPROVED' }: { verdict?: 'APPROVED' | 'CHANGES_REQUESTED' | 'ABANDONED' } = {},
 ) {
   const sb = sandbox()
-  if (config) {
-    mkdirSync(sb.home, { recursive: true })
-    writeFileSync(join(sb.home, 'config.json'), JSON.stringify(config))
-  }
+  if (config) writeTestHomeConfig(sb.home, config as Record<string, Record<string, unknown>>) // the test person's, plus these
   const ghDir = tempDir('pl-gh-')
   const worldFile = join(ghDir, 'world.json')
   writeFileSync(worldFile, JSON.stringify(initial, null, 2))

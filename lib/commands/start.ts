@@ -19,6 +19,9 @@ import type { Agent } from '../run/state.ts'
 import { createRun, ensureRunsDir } from '../run/store.ts'
 import { stripControl } from '../ground/text.ts'
 import { newRun } from '../run/transitions.ts'
+import { checkBudgetFlag, checkVendors } from '../run/authority.ts'
+import { reviewerSource } from '../run/reviewer-identity.ts'
+import { resolvePrograms } from '../review/programs.ts'
 
 export interface StartOptions {
   /** What the coder is to do: a paragraph at most (the script checks its size). */
@@ -72,6 +75,10 @@ export async function configAtBase(repo: string, baseSha: string): Promise<Confi
 /** The run opened at `place` (a clean tree) once no other run holds the repository: start's document. */
 export async function openRun(ctx: Context, options: StartOptions, place: RunPlace) {
   const { repo, config } = place
+  const coder = options.coder ?? config.pair_loop.coder
+  const reviewer = options.reviewer ?? config.pair_loop.reviewer
+  checkBudgetFlag(options.budgetUsd, config)
+  checkVendors(coder, reviewer, options.coder !== undefined || options.reviewer !== undefined, config)
   checkNoActiveRun(repo, ctx.home)
   checkNoForeignHandoff(repo)
 
@@ -82,11 +89,13 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
     branch: place.branch,
     base_sha: place.base.sha,
     base_branch: place.base.branch,
-    coder: options.coder ?? config.pair_loop.coder,
-    reviewer: options.reviewer ?? config.pair_loop.reviewer,
+    coder,
+    reviewer,
     max_rounds: options.maxRounds ?? config.pair_loop.max_rounds,
     budget_usd: options.budgetUsd ?? config.budget.per_run_usd,
     config,
+    // the programs are the person's (config) or found now, once: a review never looks on its caller's PATH
+    reviewer_programs: resolvePrograms(config, ctx.env, repo),
     now: new Date(ctx.now()).toISOString(),
   })
   state.github = place.github
@@ -111,6 +120,8 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
     branch: state.branch,
     coder: state.coder,
     reviewer: state.reviewer,
+    reviewer_source: reviewerSource(state),
+    reviewer_program: state.reviewer_programs?.[state.reviewer]?.path ?? null,
     max_rounds: state.max_rounds,
     budget_usd: state.budget_usd,
     ...nextFields(state),

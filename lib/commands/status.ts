@@ -1,5 +1,6 @@
 // status: where a run stands (or every run, with all), its cost so far; with wait, block until it changes (a review
 // worker found dead is settled first, a PR merged since the last look is learnt).
+import { reviewersOf, reviewerSource } from '../run/reviewer-identity.ts'
 import { configDrift } from '../run/config-drift.ts'
 import type { Context } from '../ground/context.ts'
 import { fullyMeasured } from '../cost/measured.ts'
@@ -60,6 +61,8 @@ async function runDocument(ctx: Context, run: RunState) {
     coder: run.coder,
     reviewer: run.reviewer,
     reviewer_fallback: run.reviewer_fallback,
+    reviewer_source: reviewerSource(run),
+    reviewers: reviewersOf(run),
     open_findings: openFindings(run).map((f) => ({
       id: f.id,
       category: f.category,
