@@ -254,6 +254,12 @@ export interface ScriptEntry {
   label?: string
   /** The structured answer (see mock-server.mjs); false: text only; absent: read from `text`. */
   structured?: unknown
+  /** A tool the model calls; `input_from` fills one input from the request (mock-server.mjs toolFor). */
+  tool?: {
+    name: string
+    input?: Record<string, unknown>
+    input_from?: { key: string; patterns: string[]; suffix?: string }
+  }
 }
 
 export interface MockServer {

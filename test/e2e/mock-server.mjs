@@ -29,7 +29,8 @@
 //                               json_schema → the final message, as JSON text, or this string as is); false = answer
 //                               in text only; absent = read from the text (its last VERDICT line and grammar findings)
 //                      tool     {name, input}: the model calls this tool (Anthropic: a tool_use block after the text,
-//                               stop_reason tool_use), e.g. {"name":"Bash","input":{"command":"pair-loop review"}}
+//                               stop_reason tool_use), e.g. {"name":"Bash","input":{"command":"pair-loop review"}};
+//                               with input_from {key, patterns, suffix}, input[key] is read from the request (toolFor)
 //                      repeat_while  a string: the entry answers every request whose latest tool result contains it,
 //                               staying first in the queue; the first request whose latest tool result does not
 //                               contain it drops the entry and takes the next one (a coder polling `review`)
@@ -274,7 +275,7 @@ async function anthropicMessages(req, res, body, entry, n) {
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
-  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? entry.tool : null
+  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? toolFor(entry.tool, body) : null
   const structured = scriptedTool
     ? null
     : anthropicWantsStructured(body)
@@ -450,6 +451,22 @@ async function openaiResponses(req, res, body, entry, n) {
     'x-request-id': `req_mock_${RUN}_${n}`,
   })
   await streamEvents(req, res, events, entry)
+}
+
+/**
+ * The scripted tool call, its `input_from` filled from the request: `{key, patterns, suffix}` sets input[key] to the
+ * first group of the first pattern (a regular expression, tried in order) any string of the request matches, then
+ * `suffix` — a reviewer's Read pointed at the folder its prompt names, whatever that folder is.
+ */
+function toolFor(tool, body) {
+  const from = tool.input_from
+  if (!from) return tool
+  const strings = stringsIn(body)
+  for (const pattern of from.patterns ?? []) {
+    const found = strings.map((text) => new RegExp(pattern).exec(text)).find(Boolean)
+    if (found) return { ...tool, input: { ...(tool.input ?? {}), [from.key]: `${found[1]}${from.suffix ?? ''}` } }
+  }
+  return tool
 }
 
 /** Every string in a request body, however deep (system prompt, instructions, tools, messages). */
