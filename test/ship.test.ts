@@ -41,6 +41,21 @@ describe('finish --create-pr', () => {
     expect(verified.approved_tree).toBe(verified.head_tree)
   })
 
+  it('names a binary of the approved change NOT REVIEWED in the PR body, with its blob id', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    writeFileSync(join(sb.repo, 'logo.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200]))
+    expectOk(await sb.cli(['coder-done', '--summary', 'the logo']))
+    await recordReview(sb.home, runId, 'VERDICT: APPROVED')
+    git(sb.repo, ['add', 'logo.bin'], sb.env)
+    git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
+    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--create-pr'], { env: githubWithPrs(sb.repo, []) }))
+    const oid = git(sb.repo, ['rev-parse', 'HEAD:logo.bin'], sb.env).trim()
+    const body = readFileSync(join(sb.home, 'runs', runId, 'pr-body.md'), 'utf8')
+    expect(body).toContain('**NOT REVIEWED** (1 path(s)')
+    expect(body).toContain(`- \`logo.bin\` — binary (blob \`${oid}\`)`)
+  })
+
   it('refuses, before any PR opens, a commit of other bytes than the approved ones left on disk (item 11)', async () => {
     const sb = sandbox()
     const runId = await startRun(sb)
