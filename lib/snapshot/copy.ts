@@ -52,7 +52,7 @@ export async function writeReviewerCopy(
   const within: Wanted[] = []
   for (const file of wanted) {
     if (bytes + file.size > maxBytes) {
-      left_out.push({ path: file.path, why: `past the copy's ${maxBytes / 1024 / 1024} MiB cap` })
+      left_out.push({ path: file.path, why: `past the copy's cap of ${maxBytes} bytes` })
       continue
     }
     bytes += file.size
