@@ -46,7 +46,7 @@ export function finalRound(run: RunState, options: ReviewSessionOptions) {
       })
     chooseReviewer(current, config, options.reviewerCmd) // a missing reviewer is said now, not by the worker
     const worker = await launch()
-    const { override } = await checkBudgetBrake(current, config, {
+    const { covered } = await checkBudgetBrake(current, config, {
       overBudget: options.overBudget,
       command: 'review --pr',
     })
@@ -60,7 +60,7 @@ export function finalRound(run: RunState, options: ReviewSessionOptions) {
     const job = {
       reviewer_cmd: options.reviewerCmd,
       timeout_s: options.timeoutS ?? null,
-      over_budget: override !== null,
+      over_budget: covered,
       budget_left_usd: null,
     }
     return { state, job }
