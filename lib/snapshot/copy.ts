@@ -9,8 +9,11 @@ import type { RepoSnapshot } from './snapshot.ts'
 import { eachStoredBlob, hasObject, type ObjectStore, storeGit } from './store.ts'
 import { objectSizes, readVerified, type RepoGit } from './verified.ts'
 
-/** What the copy holds at most, in bytes: past it, files are left out and named (the diff still shows the change). */
-export const COPY_MAX_BYTES = 512 * 1024 * 1024
+/**
+ * What the copy holds at most, in bytes: the changed files first, then the rest by path; past it, files are left out
+ * and named (the diff still shows the change). Writing a big tree's every file would hold up each new review.
+ */
+export const COPY_MAX_BYTES = 64 * 1024 * 1024
 /** Bytes read from the repository per git call: memory stays bounded whatever the tree holds. */
 const BATCH_BYTES = 32 * 1024 * 1024
 
@@ -48,6 +51,8 @@ export async function writeReviewerCopy(
   const leaves: Omit<Wanted, 'size'>[] = []
   await collect(snap, '', leaves, left_out)
   const wanted = await sized(snap.store, leaves, left_out)
+  const changed = new Set(changedPaths(snap, ''))
+  wanted.sort((a, b) => Number(changed.has(b.path)) - Number(changed.has(a.path))) // stable: by path within each
   let bytes = 0
   const within: Wanted[] = []
   for (const file of wanted) {
@@ -96,6 +101,12 @@ async function collect(
         source: hasObject(snap.store, leaf.oid) ? 'store' : snap.git,
       })
   }
+}
+
+/** The paths the change touches, submodules' too, from the top. */
+function changedPaths(snap: RepoSnapshot, prefix: string): string[] {
+  const subs = snap.submodules.flatMap((sub) => changedPaths(sub.snapshot, `${prefix}${sub.path}/`))
+  return [...snap.changes.map((change) => `${prefix}${change.path}`), ...subs]
 }
 
 /** A relative path of plain names: nothing that climbs out of the copy or names it. */
