@@ -149,7 +149,9 @@ async function writeAll(store: ObjectStore, dir: string, files: Wanted[]): Promi
   const byOid = new Map<string, Wanted[]>()
   for (const file of files) byOid.set(file.oid, [...(byOid.get(file.oid) ?? []), file])
   const write = (oid: string, content: Buffer) => {
-    for (const file of byOid.get(oid) ?? []) {
+    const at = byOid.get(oid) ?? []
+    byOid.delete(oid) // written once, to every path it is at, whichever batch asks for it again
+    for (const file of at) {
       const path = join(dir, file.path)
       mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
       writeFileSync(path, content, { mode: file.mode === '100755' ? 0o555 : 0o444, flag: 'wx' })
