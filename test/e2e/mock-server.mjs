@@ -34,7 +34,8 @@
 //                               in text only; absent = read from the text (its last VERDICT line and grammar findings)
 //                      tool     {name, input}: the model calls this tool (Anthropic: a tool_use block after the text,
 //                               stop_reason tool_use; Gemini: a functionCall part after the text),
-//                               e.g. {"name":"Bash","input":{"command":"pair-loop review"}}
+//                               e.g. {"name":"Bash","input":{"command":"pair-loop review"}}; with input_from
+//                               {key, patterns, suffix}, input[key] is read from the request (toolFor)
 //                      model    (gemini) answer only a request for this model; requests for other models (Gemini CLI's
 //                               router and its side calls) take the default reply and leave the entry in the queue
 //                      repeat_while  a string: the entry answers every request whose latest tool result contains it,
@@ -291,7 +292,7 @@ async function anthropicMessages(req, res, body, entry, n) {
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
-  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? entry.tool : null
+  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? toolFor(entry.tool, body) : null
   const structured = scriptedTool
     ? null
     : anthropicWantsStructured(body)
@@ -527,6 +528,22 @@ async function geminiGenerate(req, res, body, entry, n, path) {
   ])
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
   await streamEvents(req, res, events, entry)
+}
+
+/**
+ * The scripted tool call, its `input_from` filled from the request: `{key, patterns, suffix}` sets input[key] to the
+ * first group of the first pattern (a regular expression, tried in order) any string of the request matches, then
+ * `suffix` — a reviewer's Read pointed at the folder its prompt names, whatever that folder is.
+ */
+function toolFor(tool, body) {
+  const from = tool.input_from
+  if (!from) return tool
+  const strings = stringsIn(body)
+  for (const pattern of from.patterns ?? []) {
+    const found = strings.map((text) => new RegExp(pattern).exec(text)).find(Boolean)
+    if (found) return { ...tool, input: { ...(tool.input ?? {}), [from.key]: `${found[1]}${from.suffix ?? ''}` } }
+  }
+  return tool
 }
 
 /** Every string in a request body, however deep (system prompt, instructions, tools, messages). */
