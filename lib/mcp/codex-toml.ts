@@ -2,7 +2,6 @@
 // spacing) stays as the person wrote it: the tables under [mcp_servers.pair-loop] are removed and written anew at the
 // end. Then the file is parsed before and after (smol-toml): everything but pair-loop's entry must be the same, or the
 // file is left alone and the person is told why.
-import { isDeepStrictEqual } from 'node:util'
 import { parse, stringify } from 'smol-toml'
 import { fail } from '../ground/errors.ts'
 
@@ -32,7 +31,7 @@ export function withCodexEntry(text: string, entry: CodexEntry, path: string): s
   while (kept.length && kept.at(-1)!.trim() === '') kept.pop()
   const result = `${kept.length ? `${kept.join('\n')}\n\n` : ''}${entryText(entry)}`
   const after = parsed(result, path)
-  if (!isDeepStrictEqual(withoutEntry(before), withoutEntry(after)))
+  if (canonical(withoutEntry(before)) !== canonical(withoutEntry(after)))
     fail('config_invalid', `cannot edit ${path} safely: write [mcp_servers.${SERVER}] only as tables of their own`, {
       path,
     })
@@ -58,6 +57,15 @@ function withoutEntry(config: Record<string, unknown>): Record<string, unknown> 
   return rest
 }
 
+/** A parsed TOML value as JSON with its keys sorted: two files that mean the same give the same text. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, inner) =>
+    inner && typeof inner === 'object' && !Array.isArray(inner) && !(inner instanceof Date)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  )
+}
+
 /** The entry's tables, in TOML. */
 function entryText(entry: CodexEntry): string {
   const server = {
@@ -67,9 +75,11 @@ function entryText(entry: CodexEntry): string {
     env: { ...entry.env },
     tools: Object.fromEntries(entry.tools.map((tool) => [tool, { approval_mode: 'approve' }])),
   }
+  // the note inside pair-loop's first table: a rerun removes it with the table
+  const [header, ...rest] = stringify({ mcp_servers: { [SERVER]: server } }).split('\n')
   const note =
-    '# written by pair-loop (`pair-loop mcp --install`): the loop for a sandboxed coder; run it again to update\n'
-  return `${note}${stringify({ mcp_servers: { [SERVER]: server } })}\n`
+    '# written by pair-loop (`pair-loop mcp --install`): the loop for a sandboxed coder; run it again to update'
+  return `${[header, note, ...rest].join('\n')}\n`
 }
 
 /** The key path of a table header line (`[a.b]`, `[[a.b]]`), or undefined for any other line. */
