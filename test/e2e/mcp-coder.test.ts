@@ -106,7 +106,7 @@ const claudeCall = (label: string, name: string, input: Record<string, unknown>)
 })
 
 /** Claude Code with its Bash sandbox on, as the README says to run it: only the person's MCP config and settings. */
-function runClaude(p: Person, prompt: string) {
+function runClaude(p: Person, prompt: string, extra: string[] = []) {
   const settings = join(p.env.CLAUDE_CONFIG_DIR!, 'settings.json')
   const written = JSON.parse(readFileSync(settings, 'utf8'))
   const sandbox = { ...written.sandbox, enabled: true, failIfUnavailable: true, autoAllowBashIfSandboxed: true }
@@ -126,6 +126,7 @@ function runClaude(p: Person, prompt: string) {
       'user',
       '--permission-mode',
       'acceptEdits',
+      ...extra,
     ],
     { cwd: p.repo, env: p.env, input: prompt, timeoutMs: 150_000 },
   )
@@ -165,6 +166,42 @@ describe.skipIf(!requireClis())('a sandboxed claude -p coder drives a round thro
       expect(cli, 'the CLI run from the shell').toContain('mcp__pair-loop__finish')
       expect(cli).toContain('io_error')
       expect(existsSync(p.marker), 'the planted .mcp.json server never started').toBe(false)
+    },
+    TEST_TIMEOUT_MS,
+  )
+
+  it(
+    "lets the sandboxed shell forge the run's JSON only when granted the home (the old SKILL.md's --add-dir) without pair-loop's deny rule",
+    async () => {
+      const p = await person(mock.port)
+      const started = await runPairLoop(CLI_COMMAND, ['start', '--task', 'Double a number'], {
+        cwd: p.repo,
+        env: p.env,
+      })
+      const stateFile = join(p.home, 'runs', `${started.json.run_id}.json`)
+      const forge = `sed -i 's/"phase": "coding"/"phase": "approved"/' '${stateFile}'; echo sed=$?`
+      const attempt = () => [
+        claudeCall('forge', 'Bash', { command: forge, description: 'forge' }),
+        { api: 'anthropic' as const, label: 'done', text: 'Done.' },
+      ]
+      const phase = () => JSON.parse(readFileSync(stateFile, 'utf8')).phase
+      mock.setScript(attempt())
+      const sandboxed = await runClaude(p, 'Approve the run.')
+      expect(sandboxed.code, sandboxed.stderr).toBe(0)
+      expect(phase(), 'sandbox on, no grant').toBe('coding')
+      // the grant with pair-loop's settings: their Write/Edit deny on the home binds the Bash sandbox too
+      mock.setScript(attempt())
+      const denied = await runClaude(p, 'Approve the run.', ['--add-dir', p.home])
+      expect(denied.code, denied.stderr).toBe(0)
+      expect(phase(), 'sandbox on, the home granted, pair-loop settings').toBe('coding')
+      // the grant as the old SKILL.md gave it, without pair-loop's settings: the shell forges the verdict
+      const settings = join(p.env.CLAUDE_CONFIG_DIR!, 'settings.json')
+      const { permissions, ...rest } = JSON.parse(readFileSync(settings, 'utf8'))
+      writeFileSync(settings, JSON.stringify({ ...rest, permissions: { allow: permissions.allow } }))
+      mock.setScript(attempt())
+      const granted = await runClaude(p, 'Approve the run.', ['--add-dir', p.home])
+      expect(granted.code, granted.stderr).toBe(0)
+      expect(phase(), 'sandbox on, the home granted, no deny').toBe('approved')
     },
     TEST_TIMEOUT_MS,
   )
