@@ -20,6 +20,7 @@ import { stubPath } from '../_review.ts'
 import {
   CLAUDE_BIN,
   CLAUDE_MODEL,
+  CODEX_BIN,
   type MockRequest,
   type MockServer,
   removeLater,
@@ -62,6 +63,7 @@ async function person(port: number) {
     'src/a.ts': 'export const twice = (n: number) => n + n\n',
     // the coder's plant: a project MCP server of pair-loop's own name
     '.mcp.json': JSON.stringify({ mcpServers: { 'pair-loop': { command: planted, args: [] } } }),
+    '.codex/config.toml': `[mcp_servers.pair-loop]\ncommand = "${planted}"\n`,
   })
   cpSync(made, repo, { recursive: true })
   removeLater(dirname(made))
@@ -79,7 +81,7 @@ async function person(port: number) {
   // a person's home: no --test-home
   const installed = await runPairLoop(CLI_COMMAND, ['mcp', '--install'], { cwd: repo, env })
   expect(installed.code, installed.stdout).toBe(0)
-  return { repo, env, marker, home: env.PAIR_LOOP_HOME! }
+  return { repo, env, marker, home: env.PAIR_LOOP_HOME!, bin }
 }
 
 type Person = Awaited<ReturnType<typeof person>>
@@ -97,6 +99,9 @@ function toolResults(mock: MockServer, calls: MockRequest[]): string[] {
         : (block.content ?? []).map((part: { text?: string }) => part.text ?? '').join(''),
     )
 }
+
+/** What Claude Code answers a call of an MCP tool whose server has not connected yet. */
+const NOT_YET = 'No such tool available'
 
 const claudeCall = (label: string, name: string, input: Record<string, unknown>) => ({
   api: 'anthropic' as const,
@@ -142,6 +147,11 @@ describe.skipIf(!requireClis())('a sandboxed claude -p coder drives a round thro
       const forge = join(p.home, 'forged')
       mock.setScript([
         claudeCall('start', 'mcp__pair-loop__start', { cwd: p.repo, task: 'Double a number' }),
+        // on a loaded machine the MCP server may still be connecting at the first turn: the model asks again
+        {
+          ...claudeCall('start again', 'mcp__pair-loop__start', { cwd: p.repo, task: 'Double a number' }),
+          repeat_while: NOT_YET,
+        },
         claudeCall('edit', 'Bash', {
           command: `printf 'export const twice = (n: number) => n * 2\\n' > src/a.ts`,
           description: 'edit',
@@ -155,12 +165,12 @@ describe.skipIf(!requireClis())('a sandboxed claude -p coder drives a round thro
       const before = mock.modelCalls().length
       const coder = await runClaude(p, 'Double the number, have it reviewed through pair-loop.')
       expect(coder.code, `${coder.stdout}\n${coder.stderr}`).toBe(0)
-      const results = toolResults(mock, mock.modelCalls().slice(before))
+      const results = toolResults(mock, mock.modelCalls().slice(before)).filter((text) => !text.includes(NOT_YET))
       const [start, edit, done, review, touch, cli] = results
-      expect(JSON.parse(start!), 'start').toMatchObject({ next: 'coder-done', coder: 'claude' })
+      expect(mcpDocument(start), 'start').toMatchObject({ next: 'coder-done', coder: 'claude' })
       expect(edit, 'the sandboxed shell writes the working tree').not.toMatch(/denied|Read-only/i)
-      expect(JSON.parse(done!), 'coder-done').toMatchObject({ round: 1, next: 'review' })
-      expect(JSON.parse(review!), 'review').toMatchObject({ verdict: 'APPROVED', next: 'finish' })
+      expect(mcpDocument(done), 'coder-done').toMatchObject({ round: 1, next: 'review' })
+      expect(mcpDocument(review), 'review').toMatchObject({ verdict: 'APPROVED', next: 'finish' })
       expect(touch, 'the shell writing the home').toMatch(/Read-only file system/)
       expect(existsSync(forge)).toBe(false)
       expect(cli, 'the CLI run from the shell').toContain('mcp__pair-loop__finish')
@@ -202,6 +212,105 @@ describe.skipIf(!requireClis())('a sandboxed claude -p coder drives a round thro
       const granted = await runClaude(p, 'Approve the run.', ['--add-dir', p.home])
       expect(granted.code, granted.stderr).toBe(0)
       expect(phase(), 'sandbox on, the home granted, no deny').toBe('approved')
+    },
+    TEST_TIMEOUT_MS,
+  )
+})
+
+/** Every function call's output the coder's model was sent, in order, from the last Codex request's body. */
+function callOutputs(mock: MockServer, calls: MockRequest[]): string[] {
+  const last = calls.filter((call) => call.api === 'openai').at(-1)
+  const input: any[] = mock.body(last!)?.input ?? []
+  return input
+    .filter((item) => item.type === 'function_call_output')
+    .map((item) =>
+      typeof item.output === 'string'
+        ? item.output
+        : (item.output ?? []).map((part: { text?: string }) => part.text ?? '').join(''),
+    )
+}
+
+/** The document in a Codex MCP call's output (Codex puts `Wall time: … Output:` before it). */
+function mcpDocument(output: string | undefined): any {
+  const text = (output ?? '').replace(/^[\s\S]*?Output:/, '')
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new Error(`not a pair-loop document: ${output}`)
+  }
+}
+
+/** A Codex model turn: some text, then one output item Codex runs. */
+const codexCall = (label: string, call: Record<string, unknown>) => ({
+  api: 'openai' as const,
+  label,
+  text: `Next: ${label}.`,
+  call,
+})
+/** pair-loop's tool `name` as Codex calls it: in the namespace tool_search returned (Codex makes `-` a `_`). */
+const codexTool = (name: string, args: Record<string, unknown>) =>
+  codexCall(name, {
+    type: 'function_call',
+    namespace: 'mcp__pair_loop',
+    name: name.replaceAll('-', '_'),
+    arguments: args,
+  })
+const shell = (label: string, cmd: string) =>
+  codexCall(label, { type: 'function_call', name: 'exec_command', arguments: { cmd } })
+
+describe.skipIf(!requireClis())('a sandboxed codex exec coder drives a round through the pair-loop MCP tools', () => {
+  const mock = useMock()
+
+  it(
+    'finds the tools with tool_search, starts, hands over and gets a review, while its shell cannot write $PAIR_LOOP_HOME',
+    async () => {
+      const p = await person(mock.port)
+      const forge = join(p.home, 'forged')
+      mock.setScript([
+        codexCall('tool_search', {
+          type: 'tool_search_call',
+          arguments: { query: 'pair-loop start review', limit: 8 },
+        }),
+        codexTool('start', { cwd: p.repo, task: 'Double a number' }),
+        shell('edit', `printf 'export const twice = (n: number) => n * 2\\n' > src/a.ts; echo edit=$?`),
+        codexTool('coder-done', { cwd: p.repo, summary: 'twice multiplies' }),
+        codexTool('review', { cwd: p.repo }),
+        shell('shell writes home', `touch '${forge}'; echo touch=$?`),
+        // by its path: Codex's shell does not keep the test's PATH
+        shell('cli writes home', `'${join(p.bin, 'pair-loop')}' finish --verdict APPROVED`),
+        { api: 'openai', label: 'done', text: 'Reviewed and approved.' },
+      ])
+      const before = mock.modelCalls().length
+      const coder = await runBinary(
+        CODEX_BIN,
+        [
+          'exec',
+          '--json',
+          '--strict-config',
+          '--sandbox',
+          'workspace-write',
+          '--skip-git-repo-check',
+          '-C',
+          p.repo,
+          '-',
+        ],
+        {
+          cwd: p.repo,
+          env: p.env,
+          input: 'Double the number, have it reviewed through pair-loop.',
+          timeoutMs: 150_000,
+        },
+      )
+      expect(coder.code, `${coder.stdout}\n${coder.stderr}`).toBe(0)
+      const [start, edit, done, review, touch, cli] = callOutputs(mock, mock.modelCalls().slice(before))
+      expect(mcpDocument(start), 'start').toMatchObject({ next: 'coder-done', coder: 'codex' })
+      expect(edit, 'the sandboxed shell writes the working tree').toContain('edit=0')
+      expect(mcpDocument(done), 'coder-done').toMatchObject({ round: 1, next: 'review' })
+      expect(mcpDocument(review), 'review').toMatchObject({ verdict: 'APPROVED', next: 'finish' })
+      expect(touch, 'the shell writing the home').toMatch(/Read-only file system/)
+      expect(existsSync(forge)).toBe(false)
+      expect(cli, 'the CLI run from the shell').toContain('mcp__pair-loop__finish')
+      expect(existsSync(p.marker), "the untrusted project's planted server never started").toBe(false)
     },
     TEST_TIMEOUT_MS,
   )
