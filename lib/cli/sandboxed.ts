@@ -42,7 +42,7 @@ export function checkHomeWritable(ctx: Context, command: string): void {
   }
   if (!errno || !READ_ONLY.has(errno)) return
   const instead = tool
-    ? `call the MCP tool mcp__pair-loop__${tool} instead (Codex: \`${tool}\` in the mcp__pair-loop namespace, found with tool_search), which the person's config runs outside the sandbox (\`pair-loop setup\` installs it)`
+    ? `call the MCP tool mcp__pair-loop__${tool} instead (Codex: \`${tool.replaceAll('-', '_')}\` in the mcp__pair_loop namespace, found with tool_search), which the person's config runs outside the sandbox (\`pair-loop mcp --install\` writes it)`
     : `\`${command}\` is the person's to run, outside the sandbox`
   fail(
     'io_error',

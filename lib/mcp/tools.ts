@@ -30,7 +30,7 @@ const THREAD: ArgSpec = {
   pattern: /^[A-Za-z0-9_=-]{1,200}$/,
 }
 
-/** Every tool by its name; `mcp__pair-loop__<name>` for Claude Code, `<name>` in the `mcp__pair-loop` namespace for Codex. */
+/** Every tool by its name: `mcp__pair-loop__<name>` in Claude Code; in Codex `<name>` with `_` for `-`, namespace `mcp__pair_loop`. */
 export const TOOLS: Readonly<Record<string, ToolSpec>> = {
   start: {
     description:
@@ -130,5 +130,5 @@ export const TOOLS: Readonly<Record<string, ToolSpec>> = {
 /** The MCP server's name in the person's CLI configs: its tools are `mcp__pair-loop__<tool>`. */
 export const SERVER_NAME = 'pair-loop'
 
-/** Claude Code's name of a tool (Codex calls `<tool>` in the namespace `mcp__pair-loop`, found with tool_search). */
+/** Claude Code's name of a tool (Codex: the name with `_` for `-` in the namespace `mcp__pair_loop`, found with tool_search). */
 export const claudeToolName = (tool: string) => `mcp__${SERVER_NAME}__${tool}`
