@@ -10,7 +10,8 @@ import { expectError, expectOk } from './_expect.ts'
 import { BOT, comment, operationOf, prSandbox, thread, world } from './_pr.ts'
 
 const botThread = () => thread('PRRT_bot', [comment(11, BOT, 'The loop bound is off by one.')])
-const posts = (calls: string[][]) => calls.filter((call) => call[0] === 'api' && call[2] === 'POST')
+const posts = (calls: string[][]) =>
+  calls.filter((call) => call[0] === 'api' && call[call.indexOf('--method') + 1] === 'POST')
 
 describe('pr-resolve', () => {
   it('is resolve_unconfirmed (21) after 3 attempts GitHub does not confirm, records nothing; confirmed later, once', async () => {
@@ -42,6 +43,17 @@ describe('pr-resolve', () => {
       already_resolved: true,
     })
     expect(sb.calls()).toHaveLength(before) // a confirmed thread is not asked again
+  })
+
+  // Caught the mutant that loosens the confirmation to `isResolved !== false` (pr/resolve.ts).
+  it.each([
+    ['a null thread', 'null_thread'],
+    ['a thread without isResolved', 'no_field'],
+  ])('is resolve_unconfirmed when GitHub answers %s, and records nothing', async (_name, mode) => {
+    const sb = await prSandbox(world({ threads: [botThread()], resolve_mode: mode as 'null_thread' | 'no_field' }))
+    expectOk(await sb.cli(['pr-check']))
+    expectError(await sb.cli(['pr-resolve', '--thread', 'PRRT_bot']), 'resolve_unconfirmed')
+    expect(sb.state(sb.runId).pr_watch!.resolved).toEqual({})
   })
 
   it('refuses a malformed thread id as usage, without a call', async () => {

@@ -3,8 +3,8 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { claudeProjectFolder } from '../../lib/cost/locate.ts'
-import { writeChange } from '../_expect.ts'
-import { sandbox } from '../_helpers.ts'
+import { expectError, expectOk, writeChange } from '../_expect.ts'
+import { ROOT, sandbox } from '../_helpers.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 
 const SID = '12345678-0000-4000-8000-00000000abcd'
@@ -116,6 +116,23 @@ describe('budget-check', () => {
   })
 })
 
+describe('budget-check says complete only when every figure is measured', () => {
+  it('is not complete while a round has no coder response: its $0 is no measurement', async () => {
+    const sb = sandbox()
+    expect((await sb.cli(['start', '--task', 'demo'])).code).toBe(0)
+    spend(sb, [0.25])
+    writeChange(sb)
+    expectOk(await sb.cli(['coder-done', '--summary', 'one']))
+    // a reviewer that reports its cost (claude JSON), so the only gap is the coder's round 2
+    const reviewer = ['sh', join(ROOT, 'fixtures', 'reviewers', 'claude-json.sh')]
+    const changes = { env: { STUB_VERDICT: 'CHANGES_REQUESTED' } }
+    expectOk(await sb.cli(['review', '--reviewer-cmd', JSON.stringify(reviewer)], changes))
+    const doc = await sb.cli(['budget-check']) // round 2 is being coded, and nothing of it is in the transcript yet
+    expect(doc.json.unmeasured.rounds).toContainEqual(expect.objectContaining({ n: 2, role: 'coder' }))
+    expect(doc.json.complete).toBe(false)
+  })
+})
+
 describe('budget-check on a finished run', () => {
   it('shows the cost afterwards, for the newest finished run by default and by --run', async () => {
     const sb = sandbox()
@@ -176,6 +193,24 @@ describe('the brake in coder-done', () => {
     // status shows what was spent
     const status = await sb.cli(['status'])
     expect(status.json.budget.spent_usd).toBeCloseTo(0.5, 12)
+  })
+
+  // the newcomer was asked three times for one "go on": coder-done, then budget-check and review of the same round
+  it("asks once a round: coder-done's go-on covers that round's budget-check and review, and the next round asks again", async () => {
+    const sb = sandbox()
+    const runId = (await sb.cli(['start', '--task', 'demo', '--budget-usd', '0.5'])).json.run_id
+    spend(sb, [0.5])
+    writeChange(sb)
+    expectOk(await sb.cli(['coder-done', '--summary', 'did it', '--over-budget']))
+    const check = await sb.cli(['budget-check'])
+    expect(check.code, check.stderr).toBe(0)
+    expect(check.json).toMatchObject({ level: 'alert', next: 'review', over_budget_by_choice: { round: 1 } })
+    expect(check.json.ask).toBeUndefined()
+    const reviewed = expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:changes']))
+    expect(reviewed.round).toBe(1)
+    expect(sb.state(runId).budget_overrides).toHaveLength(1) // one choice, recorded once: the PR body lists one
+    writeChange(sb, 'b.txt')
+    expectError(await sb.cli(['coder-done', '--summary', 'round two']), 'budget_exceeded')
   })
 
   it('--over-budget under the limit records nothing', async () => {
