@@ -258,8 +258,6 @@ export interface ScriptEntry {
   label?: string
   /** The structured answer (see mock-server.mjs); false: text only; absent: read from `text`. */
   structured?: unknown
-  /** A tool the model calls (Anthropic tool_use). */
-  tool?: { name: string; input: Record<string, unknown> }
   /** An output item Codex runs (OpenAI Responses: function_call, tool_search_call). */
   call?: Record<string, unknown>
   /** Answer every request whose latest tool result contains this, staying first in the queue. */
