@@ -21,7 +21,7 @@ const scripts = readdirSync('scripts')
 // the Context (lib/ground/context.ts) too: every command reads the outside world through it; and the help (the
 // dispatcher imports it: in lib, every command would load lib before its own code)
 const CORE = [
-  ...['/lib/cli/cli.ts', '/lib/cli/flags.ts', '/lib/view/help.ts'],
+  ...['/lib/cli/cli.ts', '/lib/cli/flags.ts', '/lib/cli/sandboxed.ts', '/lib/view/help.ts'],
   ...['/lib/ground/context.ts', '/lib/ground/stdio.ts', '/lib/ground/suggest.ts', '/lib/ground/errors.ts'],
   '/lib/ground/text.ts',
 ]

@@ -262,6 +262,10 @@ export interface ScriptEntry {
     input?: Record<string, unknown>
     input_from?: { key: string; patterns: string[]; suffix?: string }
   }
+  /** An output item Codex runs (OpenAI Responses: function_call, tool_search_call). */
+  call?: Record<string, unknown>
+  /** Answer every request whose latest tool result contains this, staying first in the queue. */
+  repeat_while?: string
 }
 
 export interface MockServer {
