@@ -239,3 +239,47 @@ describe('mode: verify on a hostile PR', () => {
     expect(reading).toMatchObject({ ok: true, record: { approvals: [{ reviewer: { kind: 'vendor' } }] } })
   })
 })
+
+describe('action.yml and the workflows of docs/github-action.md', () => {
+  const VALIDATOR = join(ROOT, 'node_modules', '@action-validator', 'cli', 'cli.mjs')
+  /** The pinned validator (its WASM core ships in the package: nothing is downloaded); it tells an action by its name. */
+  const validate = (file: string) => runProcess([process.execPath, VALIDATOR, file], { cwd: ROOT, env: process.env })
+  const docs = readFileSync(join(ROOT, 'docs', 'github-action.md'), 'utf8')
+  const workflows = [...docs.matchAll(/```yaml\n([\s\S]*?)```/g)].map((match) => match[1]!)
+
+  it('action.yml passes the validator', async () => {
+    const out = await validate(join(ROOT, 'action.yml'))
+    expect(out.stderr).toBe('')
+    expect(out.code).toBe(0)
+  })
+
+  it('each workflow in the docs passes the validator, as a workflow', async () => {
+    expect(workflows).toHaveLength(2)
+    for (const [n, yaml] of workflows.entries()) {
+      const file = join(tempDir('pl-workflow-'), `recipe-${n}.yml`)
+      writeFileSync(file, yaml)
+      const out = await validate(file)
+      expect({ n, code: out.code, stderr: out.stderr }).toEqual({ n, code: 0, stderr: '' })
+    }
+  })
+
+  it('the validator refuses what GitHub would (the check can fail)', async () => {
+    const dir = tempDir('pl-workflow-')
+    writeFileSync(join(dir, 'action.yml'), 'name: x\ndescription: y\nruns:\n  using: composite\n  stepz: []\n')
+    writeFileSync(join(dir, 'bad.yml'), 'on: pull_request\njobs:\n  a:\n    runs-on: ubuntu-latest\n    stepz: []\n')
+    expect((await validate(join(dir, 'action.yml'))).code).not.toBe(0)
+    expect((await validate(join(dir, 'bad.yml'))).code).not.toBe(0)
+  })
+
+  it('the recipes run on pull_request with credentials not persisted, and the action installs only in its own folder', () => {
+    for (const yaml of workflows) {
+      expect(yaml).toMatch(/^ {2}pull_request:$/m)
+      expect(yaml).not.toContain('pull_request_target')
+      const checkouts = yaml.match(/uses: actions\/checkout@/g)?.length ?? 0
+      expect(yaml.match(/persist-credentials: false/g)?.length ?? 0).toBe(checkouts)
+    }
+    const action = readFileSync(join(ROOT, 'action.yml'), 'utf8')
+    expect(action.match(/npm ci/g)).toHaveLength(1)
+    expect(action).toMatch(/working-directory: \$\{\{ github\.action_path \}\}\n\s+run: \|\n\s+npm ci /)
+  })
+})
