@@ -11,7 +11,11 @@ import { prBodyPath } from '../lib/ground/paths.ts'
 import { RECORD_OPEN, readRecord, renderRecord, type PrRecord } from '../lib/pr/record.ts'
 import { git, recordReview, runProcess, sandbox, tempDir, testContext, writeFiles, ROOT } from './_helpers.ts'
 import { expectOk } from './_expect.ts'
-import { FAKE_GH, world } from './_pr.ts'
+import { FAKE_GH, review, world } from './_pr.ts'
+import { reviewPayload } from '../lib/pr/action-review-body.ts'
+import { reviewerEnv } from '../lib/commands/action-review.ts'
+import type { Finding } from '../lib/run/state.ts'
+import { prSandbox } from './_pr.ts'
 
 const PR = 7
 
@@ -281,5 +285,76 @@ describe('action.yml and the workflows of docs/github-action.md', () => {
     const action = readFileSync(join(ROOT, 'action.yml'), 'utf8')
     expect(action.match(/npm ci/g)).toHaveLength(1)
     expect(action).toMatch(/working-directory: \$\{\{ github\.action_path \}\}\n\s+run: \|\n\s+npm ci /)
+  })
+})
+
+describe("pr-check reads the Action's review as a CI reviewer, with no config", () => {
+  const finding = (n: number, path: string | null, line: number | null, text: string): Finding => ({
+    id: `1.${n}`,
+    round: 1,
+    n,
+    key: `k${n}`,
+    category: 'bug',
+    severity: 'major',
+    path,
+    line_start: line,
+    line_end: line,
+    text,
+    recurring: false,
+    recurring_of: null,
+  })
+  const DIFF =
+    'diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1 @@\n-export const a = 1\n+export const a = 0\n'
+  const posted = reviewPayload(
+    {
+      verdict: 'CHANGES_REQUESTED',
+      tool: 'codex',
+      summary: 'One problem.',
+      findings: [finding(1, 'src/a.ts', 1, 'inline one'), finding(2, 'src/b.ts', 9, 'not in the diff')],
+    },
+    DIFF,
+    'f'.repeat(40),
+  )
+  const ACTIONS = 'github-actions[bot]'
+
+  it('the posted review puts the finding on a diff line inline, the other in the body, and the verdict last', () => {
+    expect(posted.comments).toEqual([expect.objectContaining({ path: 'src/a.ts', line: 1, side: 'RIGHT' })])
+    expect(posted.body).toContain('2. [bug/major] src/b.ts:9 — not in the diff')
+    expect(posted.body.split('\n').at(-1)).toBe('VERDICT: CHANGES_REQUESTED')
+  })
+
+  it("its review is the review bot's verdict in a run whose config names nothing", async () => {
+    const sb = await prSandbox(world({ reviews: [review(50, ACTIONS, 'COMMENTED', posted.body)] }))
+    const doc = expectOk(await sb.cli(['pr-check']))
+    expect(doc.verdict).toMatchObject({ verdict: 'changes', author: ACTIONS, kind: 'review', degraded: false })
+    expect(doc.decision).toBe('keep_going')
+  })
+
+  it('the same review without the marker is no verdict (the marker is what is read)', async () => {
+    const unmarked = posted.body.replace('<!-- pair-loop:review -->\n', '')
+    const sb = await prSandbox(world({ reviews: [review(50, ACTIONS, 'COMMENTED', unmarked)] }))
+    expect(expectOk(await sb.cli(['pr-check'])).verdict).toMatchObject({ degraded: true, author: null })
+  })
+})
+
+describe("mode: review's reviewer environment", () => {
+  it("keeps the model keys and drops GitHub's tokens and the action's inputs", () => {
+    const job = {
+      PATH: '/usr/bin',
+      OPENAI_API_KEY: 'sk-openai',
+      ANTHROPIC_API_KEY: 'sk-ant',
+      GH_TOKEN: 'ghs_1',
+      GITHUB_TOKEN: 'ghs_2',
+      ACTIONS_RUNTIME_TOKEN: 'rt',
+      ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'oidc',
+      INPUT_OPENAI_API_KEY: 'sk-openai',
+      GITHUB_REPOSITORY: 'acme/demo',
+    }
+    expect(reviewerEnv(job)).toEqual({
+      PATH: '/usr/bin',
+      OPENAI_API_KEY: 'sk-openai',
+      ANTHROPIC_API_KEY: 'sk-ant',
+      GITHUB_REPOSITORY: 'acme/demo',
+    })
   })
 })

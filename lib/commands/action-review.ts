@@ -28,6 +28,10 @@ import { newRun } from '../run/transitions.ts'
 /** What the reviewer never gets from the job's environment: GitHub's tokens, the runner's, the action's inputs. */
 const WITHHELD = /^(GH_TOKEN|GITHUB_TOKEN|GH_ENTERPRISE_TOKEN|GITHUB_ENTERPRISE_TOKEN|ACTIONS_.*|INPUT_.*)$/
 
+/** The job's environment less what the reviewer never gets (it reads a hostile diff; a token would let it post). */
+export const reviewerEnv = (env: Context['env']): NodeJS.ProcessEnv =>
+  Object.fromEntries(Object.entries(env).filter(([name]) => !WITHHELD.test(name)))
+
 interface PullRequest {
   head: string
   base: string
@@ -44,7 +48,11 @@ async function readPull(cwd: string, repository: string, number: number): Promis
     title?: unknown
   }
   const [head, base] = [pull.head?.sha, pull.base?.sha]
-  if (typeof head !== 'string' || typeof base !== 'string' || ![head, base].every((sha) => /^[0-9a-f]{40,64}$/.test(sha)))
+  if (
+    typeof head !== 'string' ||
+    typeof base !== 'string' ||
+    ![head, base].every((sha) => /^[0-9a-f]{40,64}$/.test(sha))
+  )
     fail('gh_error', `GitHub did not give PR #${number}'s head and base commits`, { pr: number })
   return { head, base, title: typeof pull.title === 'string' ? pull.title : '' }
 }
@@ -85,7 +93,7 @@ export async function runReview(ctx: Context) {
   config.pair_loop.reviewer_model = model
   const pull = await readPull(ctx.cwd, repository, pr)
   const run = jobRun(ctx, pull, pr, repository, reviewer, config)
-  const env = Object.fromEntries(Object.entries(ctx.env).filter(([name]) => !WITHHELD.test(name)))
+  const env = reviewerEnv(ctx.env)
   const choice = chooseReviewer(run, config, null, env)
   const taking = reviewedChange(run.repo, run.base_sha, config.pair_loop.max_diff_bytes)
   const change = await taking
