@@ -111,7 +111,7 @@ export const FAKE_GH = join(ROOT, 'fixtures', 'gh')
 export type World = Omit<v.InferInput<typeof SnapshotSchema>, 'checks' | 'version'> & {
   checks: Array<Record<string, unknown>>
   page_size?: number
-  resolve_mode?: 'confirm' | 'refuse'
+  resolve_mode?: 'confirm' | 'refuse' | 'null_thread' | 'no_field'
   move_head_on_meta?: string[]
   faults?: Array<{ match?: string; status: number | 'timeout'; times?: number }>
   viewer?: string

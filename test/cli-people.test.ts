@@ -154,6 +154,12 @@ describe('did you mean', () => {
     expect(error.suggestion).toBe('--summary')
   })
 
+  it('suggests --body-file for --body: the one flag that is the typed one with a tail', async () => {
+    const error = expectError(await sb.cli(['reply', '--body', 'x']), 'usage')
+    expect(error.message).toBe('unknown flag --body (did you mean --body-file?)')
+    expect(error.suggestion).toBe('--body-file')
+  })
+
   it("says which values an enum flag takes, suggesting the near one, in our words rather than citty's", async () => {
     let cittySaid = ''
     try {

@@ -317,6 +317,15 @@ describe('fixtures/reviewers', () => {
     expect(doc.result).toMatch(/^API Error: /)
   })
 
+  it('claude-json-budget.sh: is_error true, subtype error_max_budget_usd, the reason in errors, no result, exit 1', async () => {
+    const result = await run('claude-json-budget')
+    expect(result.code).toBe(1)
+    const doc = JSON.parse(result.stdout.toString())
+    expect(doc).toMatchObject({ is_error: true, subtype: 'error_max_budget_usd', total_cost_usd: 0.0112 })
+    expect(doc.errors).toEqual(['Reached maximum budget ($0.01)'])
+    expect(doc.result).toBeUndefined()
+  })
+
   it('codex-jsonl.sh: JSON lines from thread.started to turn.completed; the last agent_message ends in a verdict', async () => {
     const result = await run('codex-jsonl')
     expect(result.code).toBe(0)

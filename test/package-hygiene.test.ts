@@ -1,7 +1,7 @@
 // What the package carries and leaves: `npm pack`'s tarball is git-ignored, the stub reviewers' README (shipped)
 // names no file that is not in the package, and every file a package.json script runs exists.
 import { spawnSync } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join, posix } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { ROOT } from './_helpers.ts'
@@ -41,6 +41,15 @@ describe('the package', () => {
     expect(benches.length).toBeGreaterThan(0)
     for (const script of [...benches, 'test:e2e']) expect(named.map((n) => n.script)).toContain(script)
     expect(named.filter(({ path }) => !existsSync(join(ROOT, path)))).toEqual([])
+  })
+
+  // `npm install -g .` runs prepare in the clone again: a rebuild there swaps dist/ under whatever runs from it
+  it('leaves an up-to-date dist/ alone when prepare runs again', () => {
+    const built = join(ROOT, 'dist', 'pair-loop.cjs')
+    const before = statSync(built).mtimeMs
+    const out = spawnSync(process.execPath, [join(ROOT, 'bin', 'prepare.cjs')], { cwd: ROOT, encoding: 'utf8' })
+    expect(out.status, out.stderr).toBe(0)
+    expect(statSync(built).mtimeMs).toBe(before)
   })
 
   it("git-ignores npm pack's tarball", () => {

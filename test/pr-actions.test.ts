@@ -44,6 +44,17 @@ describe('pr-resolve', () => {
     expect(sb.calls()).toHaveLength(before) // a confirmed thread is not asked again
   })
 
+  // Caught the mutant that loosens the confirmation to `isResolved !== false` (pr/resolve.ts).
+  it.each([
+    ['a null thread', 'null_thread'],
+    ['a thread without isResolved', 'no_field'],
+  ])('is resolve_unconfirmed when GitHub answers %s, and records nothing', async (_name, mode) => {
+    const sb = await prSandbox(world({ threads: [botThread()], resolve_mode: mode as 'null_thread' | 'no_field' }))
+    expectOk(await sb.cli(['pr-check']))
+    expectError(await sb.cli(['pr-resolve', '--thread', 'PRRT_bot']), 'resolve_unconfirmed')
+    expect(sb.state(sb.runId).pr_watch!.resolved).toEqual({})
+  })
+
   it('refuses a malformed thread id as usage, without a call', async () => {
     const sb = await prSandbox()
     expect(expectError(await sb.cli(['pr-resolve', '--thread', 'x; rm -rf /']), 'usage').flag).toBe('--thread')

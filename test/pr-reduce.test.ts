@@ -155,6 +155,17 @@ const cases: Case[] = [
     has: ['provider_error_repeated'],
   },
   {
+    // the count is per head: a mutant that keeps counting across heads escalated here
+    name: 'bot provider error on one head, then once on a new head',
+    snap: snapshot({
+      pr: { head: 'b'.repeat(40) },
+      comments: [issueComment(42, 'claude[bot]', botSample('claude-error'), 9)],
+    }),
+    previous: watchAfter(snapshot({ comments: [issueComment(41, 'claude[bot]', botSample('claude-error'))] })),
+    decision: 'keep_going',
+    has: ['provider_error'],
+  },
+  {
     name: 'merged',
     snap: snapshot({ pr: { state: 'MERGED', merged_at: at(20) } }),
     decision: 'escalate',

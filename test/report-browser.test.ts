@@ -253,7 +253,7 @@ describe.skipIf(!browserAvailable)('pair-loop report in Chromium', () => {
       expect(await figure('runs')).toBe('3')
       expect(await figure('approval-rate')).toBe('33%')
       expect(await figure('rounds-to-approval')).toBe('2.0')
-      expect(await figure('usd-per-approved')).toBe('$0.4500')
+      expect(await figure('usd-per-approved')).toBe('at least $0.4500') // over runs not fully measured
       expect(await figure('usd-per-merged')).toBe('—')
       expect(await figure('spent')).toBe('at least $0.4500')
       expect(await note('spent')).toBe('3 runs not fully measured')

@@ -84,6 +84,20 @@ describe('an approval', () => {
     expect(summarise([f, approved])).toMatchObject({ ended: 2, approved: 1, approval_rate: 0.5, usd_per_approved: 2 })
   })
 
+  it('marks the dollars per approved run "at least" when an ended run it divides was not fully measured', () => {
+    const f = runFigures(abandoned(), { spent: 1, measured: false })
+    const approved = runFigures(twoRoundRun(), { spent: 1, measured: true })
+    expect(summarise([f, approved])).toMatchObject({ usd_per_approved: 2, ended_unmeasured: 1 })
+    const page = renderAllRunsReport(
+      [
+        { run: abandoned(), cost: assessment([[0, 0.1]], 1) }, // its coder wrote no transcript: not measured
+        { run: twoRoundRun(), cost: assessment([[0.1, 0.1]], 1) },
+      ],
+      NOW,
+    )
+    expect(figure(page, 'usd-per-approved')[0]).toMatch(/^at least \$/)
+  })
+
   it('shows "—" to approval for the abandoned run in the table of every run', () => {
     const page = renderAllRunsReport([{ run: abandoned(), cost: assessment([[0.1, 0]], 1) }], NOW)
     expect(page).toMatch(/<td data-label="Outcome">Abandoned<\/td>[\s\S]*?<td data-label="To approval" class="num">—</)

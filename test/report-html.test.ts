@@ -6,7 +6,7 @@ import { dollarScale } from '../lib/report/chart-scale.ts'
 import { chartDescription, chartTop, costChart } from '../lib/report/cost-chart.ts'
 import { runFigures, summarise } from '../lib/report/figures.ts'
 import { mergedAt } from '../lib/run/run-queries.ts'
-import { escapeHtml, html, joinHtml, SafeHtml } from '../lib/report/html.ts'
+import { escapeHtml, html, joinHtml, proseHtml, SafeHtml } from '../lib/report/html.ts'
 import { renderRunReport } from '../lib/report/run-report.ts'
 import { timeLabels, trendChart } from '../lib/report/trend-chart.ts'
 import type { RunState } from '../lib/run/state.ts'
@@ -20,6 +20,12 @@ describe('the html template tag', () => {
       '<p title="&quot;quoted&quot;"><b>&lt;i&gt;</b>1 &amp; </p>',
     )
     expect(joinHtml([new SafeHtml('<br>'), '<br>']).markup).toBe('<br>&lt;br&gt;')
+  })
+
+  it('shows a code span in agent prose as code, escaped, and leaves an unpaired backtick as it is', () => {
+    expect(proseHtml('use `Array.from` on `<script>` and a lone ` here').markup).toBe(
+      'use <code>Array.from</code> on <code>&lt;script&gt;</code> and a lone ` here',
+    )
   })
 
   it('drops control characters and escape sequences from agent text', () => {
@@ -51,6 +57,16 @@ describe('the report of one run', () => {
     expect(page).not.toMatch(/<script|<img|onerror=alert\(1\)>/i)
     // title, h1, the task block, coder and reviewer summaries, finding (text, category, path), reply, failed attempt
     expect(page.split('&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;').length - 1).toBe(11)
+  })
+
+  it('shows the code spans of a finding and of its reply as code, not as backticks', () => {
+    const run = twoRoundRun()
+    run.rounds[0]!.reviewer!.findings = [finding(1, 1, 'call `close()` in the `finally` block')]
+    run.replies['1.1']!.body = 'done: `close()` moved'
+    const page = renderRunReport(run, assessment([[0.1, 0.02]], 1), NOW)
+    expect(page).toContain('call <code>close()</code> in the <code>finally</code> block')
+    expect(page).toContain('done: <code>close()</code> moved')
+    expect(page).not.toContain('`')
   })
 
   it('draws the cost as an SVG image with a title, a description and the budget line', () => {
@@ -176,6 +192,7 @@ describe('the figures of every run', () => {
       usd_per_approved: 2,
       usd_per_merged: 4,
       unmeasured: 0,
+      ended_unmeasured: 0,
       same_vendor: { runs: 0, ended: 0, approved: 0, spent: 0 },
     })
     expect(summarise([runFigures(open, cost(null))])).toMatchObject({
@@ -240,33 +257,36 @@ describe('the charts', () => {
     expect(dollarScale(0).top).toBe(1) // nothing spent and no budget: still an axis
   })
 
-  it("label the trend's runs of one day by their time (UTC), and each new day by its month-day", () => {
-    const at = ['2026-12-02T04:57:10Z', '2026-12-02T05:10:00Z', '2026-12-03T09:00:00Z', '2026-12-03T11:30:00Z']
+  // the newcomer read `12-02` beside `05:10` and could not tell days from times: every label has one form
+  it.each([
+    [
+      'runs each on a day of its own: the month-day alone',
+      ['2026-12-02T04:57:10Z', '2026-12-03T05:10:00Z', '2026-12-05T09:00:00Z'],
+      ['12-02', '12-03', '12-05'],
+    ],
+    [
+      'runs sharing a day: month-day and time (UTC) on every label',
+      ['2026-12-02T04:57:10Z', '2026-12-02T05:10:00Z', '2026-12-03T09:00:00Z', '2026-12-03T11:30:00Z'],
+      ['12-02 04:57', '12-02 05:10', '12-03 09:00', '12-03 11:30'],
+    ],
+    [
+      'runs of one minute: to the second',
+      ['2026-12-02T04:57:10Z', '2026-12-02T04:57:31Z', '2026-12-02T04:57:40Z'],
+      ['12-02 04:57:10', '12-02 04:57:31', '12-02 04:57:40'],
+    ],
+    [
+      'runs of one second (started by a script): to the millisecond',
+      ['2026-12-02T04:57:10.100Z', '2026-12-02T04:57:31.250Z', '2026-12-02T04:57:31.900Z'],
+      ['12-02 04:57:10.100', '12-02 04:57:31.250', '12-02 04:57:31.900'],
+    ],
+  ])('label the trend in one form: %s', (_name, at, labels) => {
+    const points = at.map((created_at) => ({ created_at }))
     expect(
       timeLabels(
-        at.map((created_at) => ({ created_at })),
-        [0, 1, 2, 3],
+        points,
+        at.map((_, i) => i),
       ),
-    ).toEqual(['12-02', '05:10', '12-03', '11:30'])
-  })
-
-  it('label runs of one minute to the second', () => {
-    const at = ['2026-12-02T04:57:10Z', '2026-12-02T04:57:10Z', '2026-12-02T04:57:31Z', '2026-12-02T04:57:40Z']
-    const labels = timeLabels(
-      at.map((created_at) => ({ created_at })),
-      [0, 2, 3],
-    )
-    expect(labels).toEqual(['12-02', '04:57:31', '04:57:40'])
-  })
-
-  it('label runs of one second to the millisecond (runs started by a script)', () => {
-    const at = ['2026-12-02T04:57:10.100Z', '2026-12-02T04:57:31.250Z', '2026-12-02T04:57:31.900Z']
-    expect(
-      timeLabels(
-        at.map((created_at) => ({ created_at })),
-        [0, 1, 2],
-      ),
-    ).toEqual(['12-02', '04:57:31', '04:57:31.900'])
+    ).toEqual(labels)
   })
 
   it('mark a run whose cost was not measured above its bar, so its empty slot never reads as a measured $0', () => {

@@ -71,9 +71,11 @@ describe('a PR merged after the last tick', () => {
     const page = readFileSync(report.path, 'utf8')
     const perMerged = /data-figure="usd-per-merged"><dt>[^<]*<\/dt><dd>([^<]*)</.exec(page)?.[1]
     const all = expectOk(await sb.cli(['status', '--all']))
-    // by hand: $0 (the merged run) + $0.50 (the abandoned one) over one merged PR
+    // by hand: $0 (the merged run) + $0.50 (the abandoned one) over one merged PR; the merged run's $0 is no
+    // measurement (no coder transcript), so both say the figure is at least that
     expect(all.merged_prs.usd_per_merged_pr).toBeCloseTo(0.5, 9)
-    expect(perMerged).toBe('$0.5000')
+    expect(all.merged_prs.measured).toBe(false)
+    expect(perMerged).toBe('at least $0.5000')
   })
 
   it('is asked about once while GitHub says it is still open, then not again for a while', async () => {

@@ -50,6 +50,7 @@ describe('review: a reviewer that fails is never a verdict', () => {
     ['has its API key rejected (exit 1)', 'auth', {}, 'reviewer_failed', /Invalid API key|401/],
     ['has its API key rejected but exits 0', 'auth', { STUB_EXIT_CODE: '0' }, 'reviewer_failed', /Invalid API key|401/],
     ['reports is_error in Claude JSON', 'claude-json-error', {}, 'reviewer_failed', /API Error: 529.*Overloaded/],
+    ['stops at its --max-budget-usd cap', 'claude-json-budget', {}, 'reviewer_failed', /Reached maximum budget/],
     [
       'reports turn.failed in Codex JSON lines',
       'codex-jsonl-failed',
@@ -73,8 +74,8 @@ describe('review: a reviewer that fails is never a verdict', () => {
           tool: 'custom',
           phase: 'reviewing',
           next: 'review',
-          // honest: a rejected key is not fixed by running the same review again
-          retryable: stub !== 'auth',
+          // honest: a rejected key, or the run's money spent to the cap, is not fixed by running the same review again
+          retryable: stub !== 'auth' && stub !== 'claude-json-budget',
         })
         await expectFailureKept(sb, runId, code, message)
       },

@@ -135,8 +135,9 @@ describe('status --text', () => {
     expect(text).toMatch(/ src\/a\.ts:3-5 .* \(again: 1\.1\)$/m)
   })
 
-  it("reads the reviewed round while the coder answers its findings, not the next one's number", () => {
-    expect(line(documentText('status', status()), 'round')).toBe('1 of 3 (reviewed: the coder answers its findings)')
+  // budget-check --text counts that work as round 2 "(now)": one number in every view
+  it('numbers the round the coder answers findings in as budget-check does, naming the review it answers', () => {
+    expect(line(documentText('status', status()), 'round')).toBe("2 of 3 (the coder answers round 1's findings)")
     const working = status({ next: 'coder-done', open_findings: [] })
     expect(line(documentText('status', working), 'round')).toBe('2 of 3 (the coder is at work)')
   })
@@ -251,6 +252,13 @@ describe('budget-check --text', () => {
     const low = documentText('budget-check', doc({ complete: false, unmeasured }))
     expect(line(low, 'complete')).toBe('no: the figures may be low (not measured: coder)')
     expect(low).toMatch(/^1 +coder +not measured/m)
+  })
+
+  it('never says every figure is measured beside one that is not, whatever `complete` says', () => {
+    const unmeasured = { roles: [{ role: 'coder', how: 'none', why: 'no transcript' }], rounds: [] }
+    const text = documentText('budget-check', doc({ complete: true, unmeasured }))
+    expect(line(text, 'complete')).toBe('no: the figures may be low (not measured: coder)')
+    expect(line(text, 'spent')).toBe('at least $0.0094')
   })
 })
 

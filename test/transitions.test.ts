@@ -236,6 +236,17 @@ describe('applyReview', () => {
     expect(run.rounds[1]!.reviewer!.findings[0]).toMatchObject({ id: '2.1', recurring: true, recurring_of: '1.1' })
   })
 
+  // Caught the mutant that drops the "was it answered" condition of numberFindings (run/run-queries.ts).
+  it('does not mark a finding recurring when round 1 raised it and nobody answered it', () => {
+    let run = written(
+      applyReview(reviewing(), { review: review('CHANGES_REQUESTED', [parsed('off by one')]), pid: ME }),
+    )
+    run = written(openRound(run, roundInput()))
+    run = written(claimReview(run, { claim: claim(), heldElsewhere: false, override: null }))
+    run = written(applyReview(run, { review: review('CHANGES_REQUESTED', [parsed('off by one')]), pid: ME }))
+    expect(run.rounds[1]!.reviewer!.findings[0]).toMatchObject({ id: '2.1', recurring: false, recurring_of: null })
+  })
+
   it('refuses a review whose claim was taken over, and one out of phase', () => {
     expect(codeOf(() => applyReview(reviewing(), { review: review('APPROVED'), pid: 1 }))).toBe('review_in_progress')
     expect(codeOf(() => applyReview(fresh(), { review: review('APPROVED'), pid: ME }))).toBe('wrong_phase')

@@ -88,7 +88,11 @@ export function parseFlags<A extends ArgsDef>(def: FlagsOf<A>, rawArgs: string[]
 /** `usage` for a flag the command does not have, suggesting the nearest one it has (`--sumary` → `--summary`). */
 function unknownFlag(flag: string, flags: Map<string, FlagInfo>): never {
   const known = [...new Set([...flags.values()].map((f) => `--${f.name}`))]
-  const suggestion = flag.startsWith('--') ? closest(flag, known) : undefined
+  // a near miss by edits, else the one flag that is the typed one with a tail (`--body` → `--body-file`)
+  const longer = known.filter((name) => name.startsWith(`${flag}-`))
+  const suggestion = flag.startsWith('--')
+    ? (closest(flag, known) ?? (longer.length === 1 ? longer[0] : undefined))
+    : undefined
   // gh and friends take --json; here JSON is what every command prints unless --text asks for a person's view
   const why =
     flag === '--json'

@@ -5,7 +5,7 @@ import { withExit } from '../ground/document.ts'
 import type { Context } from '../ground/context.ts'
 import { type BudgetAssessment, assessBudget, overLimit } from '../cost/brake.ts'
 import { rememberHighWater } from '../cost/high-water.ts'
-import { unmeasuredOf } from '../cost/measured.ts'
+import { fullyMeasured, unmeasuredOf } from '../cost/measured.ts'
 import { ERROR_CODES } from '../ground/errors.ts'
 import { formatUsd } from '../ground/money.ts'
 import { configOf, resolveRun } from '../run/run-access.ts'
@@ -26,6 +26,7 @@ export async function run(ctx: Context, options: BudgetCheckOptions) {
   const { ledger } = budget
   await rememberHighWater(run, ledger.seen) // money seen now stays counted if its transcript goes
   sayWhatIsNotMeasured(budget, say)
+  const unmeasured = unmeasuredOf(ledger) // the roles and rounds whose $0 is no measurement
   const document = {
     run_id: run.run_id,
     phase: run.phase,
@@ -37,8 +38,9 @@ export async function run(ctx: Context, options: BudgetCheckOptions) {
     rounds: ledger.rounds,
     by_model: ledger.by_model,
     unpriced_models: ledger.unpriced_models,
-    complete: ledger.complete,
-    unmeasured: unmeasuredOf(ledger), // the roles and rounds whose $0 is no measurement
+    // complete only when every figure is a measurement: a role or round with no records is not "every figure measured"
+    complete: fullyMeasured({ complete: ledger.complete, unmeasured }),
+    unmeasured,
     sources: ledger.sources,
   }
   // the brake stops a loop that goes on: a finished run over its budget is reported, not refused

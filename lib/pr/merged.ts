@@ -117,6 +117,8 @@ export function mergedPrFigures(runs: RunState[], figures: RunFigures[]) {
     counted: summary.merged,
     total_usd: merged.reduce((sum, entry) => sum + entry.cost_usd, 0),
     usd_per_merged_pr: summary.usd_per_merged,
+    /** false when an ended run it divides was not fully measured: the figure is then at least this */
+    measured: summary.ended_unmeasured === 0,
     definition: "ended cross-vendor runs' spend, merged or not, divided by the PRs merged among them",
     runs: merged,
   }

@@ -22,6 +22,9 @@ function summaryList(s: Summary): SafeHtml {
   const rate = s.approval_rate === null ? '—' : formatPercent(s.approval_rate)
   const ended = s.ended + s.same_vendor.ended
   const spent = s.unmeasured ? `at least ${formatUsd(s.spent)}` : formatUsd(s.spent)
+  // a ratio over ended runs of which one is not fully measured may be low, as the sum is
+  const ratio = (usd: number | null) =>
+    usd !== null && s.ended_unmeasured ? `at least ${formatUsd(usd)}` : formatUsd(usd)
   const measured = s.unmeasured
     ? `${s.unmeasured} run${s.unmeasured === 1 ? '' : 's'} not fully measured`
     : 'every run measured'
@@ -38,8 +41,8 @@ ${item('Runs', String(s.runs), `${ended} ended, ${s.runs - ended} still open`, '
 ${item('Approval rate', rate, `${s.approved} of ${s.ended} ended runs approved`, 'approval-rate')}
 ${item('Rounds to approval', s.mean_rounds_to_approval === null ? '—' : s.mean_rounds_to_approval.toFixed(1), 'mean, over approved runs', 'rounds-to-approval')}
 ${item('Spent', spent, measured, 'spent')}
-${item('Per approved run', formatUsd(s.usd_per_approved), 'ended runs’ spend ÷ approved runs', 'usd-per-approved')}
-${item('Per merged PR', formatUsd(s.usd_per_merged), s.merged ? `ended runs’ spend ÷ ${s.merged} merged` : 'no merged PR recorded yet', 'usd-per-merged')}
+${item('Per approved run', ratio(s.usd_per_approved), 'ended runs’ spend ÷ approved runs', 'usd-per-approved')}
+${item('Per merged PR', ratio(s.usd_per_merged), s.merged ? `ended runs’ spend ÷ ${s.merged} merged` : 'no merged PR recorded yet', 'usd-per-merged')}
 ${sameVendor}
 </dl>`
 }

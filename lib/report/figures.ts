@@ -64,6 +64,8 @@ export interface Summary {
   usd_per_merged: number | null
   /** Runs with a figure that is not a measurement (their measured part is in the sums; the totals may be low). */
   unmeasured: number
+  /** Of them, the ended runs the per-approved and per-merged figures divide (those figures may be low too). */
+  ended_unmeasured: number
   /** Runs reviewed by the coder's own vendor (a fallback): counted here, in `spent`, and nowhere else. */
   same_vendor: { runs: number; ended: number; approved: number; spent: number }
 }
@@ -87,6 +89,7 @@ export function summarise(figures: RunFigures[]): Summary {
     usd_per_approved: approved.length ? endedSpend / approved.length : null,
     usd_per_merged: usdPerMergedPr(figures),
     unmeasured: figures.filter((f) => !f.measured).length,
+    ended_unmeasured: ended.filter((f) => !f.measured).length,
     same_vendor: {
       runs: same.length,
       ended: same.filter((f) => f.ended).length,

@@ -38,3 +38,12 @@ export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): Saf
 
 /** A list of markup joined with nothing between. */
 export const joinHtml = (parts: readonly HtmlValue[]): SafeHtml => new SafeHtml(render(parts))
+
+/**
+ * Agent prose with its Markdown code spans (`like this`) shown as code, as the agent meant them, not as backticks;
+ * every part still escaped. An unpaired backtick stays a backtick.
+ */
+export function proseHtml(text: string): SafeHtml {
+  const parts = text.split(/(`[^`\n]+`)/)
+  return joinHtml(parts.map((part) => (/^`[^`\n]+`$/.test(part) ? html`<code>${part.slice(1, -1)}</code>` : part)))
+}

@@ -5,7 +5,7 @@ import { formatUsd } from '../ground/money.ts'
 import type { Finding, Reply, Round, RunState } from '../run/state.ts'
 import { findingPlace } from '../run/finding-place.ts'
 import { findingAnchor, formatDuration, formatWhen, verdictLabel } from './format.ts'
-import { html, type SafeHtml } from './html.ts'
+import { html, proseHtml, type SafeHtml } from './html.ts'
 
 /** The ledger's rounds and what it could not measure: each round's cost in the timeline. */
 export interface TimelineCost {
@@ -18,7 +18,7 @@ export const verdictBadge = (verdict: string | null) =>
 
 function replyBlock(reply: Reply | undefined): SafeHtml {
   if (!reply) return html`<p class="reply muted" data-reply="none">No reply.</p>`
-  return html`<div class="reply" data-reply="${reply.disposition}"><span class="disposition">Reply: ${reply.disposition}</span><span class="muted">${formatWhen(reply.at)}</span><div class="prose reply-body">${reply.body}</div></div>`
+  return html`<div class="reply" data-reply="${reply.disposition}"><span class="disposition">Reply: ${reply.disposition}</span><span class="muted">${formatWhen(reply.at)}</span><div class="prose reply-body">${proseHtml(reply.body)}</div></div>`
 }
 
 function findingItem(finding: Finding, reply: Reply | undefined): SafeHtml {
@@ -30,7 +30,7 @@ function findingItem(finding: Finding, reply: Reply | undefined): SafeHtml {
     : null
   return html`<li class="finding" id="${findingAnchor(finding.id)}" data-finding="${finding.id}">
 <div class="finding-head"><span class="finding-id">${finding.id}</span><span class="muted">[${kind}]</span>${place ? html`<code>${place}</code>` : null}${recurrence}</div>
-<div class="prose finding-text">${finding.text}</div>
+<div class="prose finding-text">${proseHtml(finding.text)}</div>
 ${replyBlock(reply)}
 </li>`
 }

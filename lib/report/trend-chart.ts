@@ -30,19 +30,16 @@ const day = (iso: string) => iso.slice(0, 10)
 const MARK_BAND = 12
 
 /**
- * Each labelled run's label on the time axis: its month-day where the day changes (and first), else its time of day
- * in UTC (to the second within the previous label's minute, to the millisecond within its second), so runs of one
- * day are told apart, not all `12-02`.
+ * The labelled runs' labels on the time axis, all in one form: month-day when each is on a day of its own, else
+ * month-day and time (UTC) to the narrowest unit that tells each from the one before (minute, second, millisecond:
+ * runs made by a script), so a person never reads `12-02` beside `05:10` and wonders which is which.
  */
 export function timeLabels(points: Array<Pick<TrendPoint, 'created_at'>>, indexes: number[]): string[] {
-  return indexes.map((i, k) => {
-    const iso = points[i]!.created_at
-    const previous = k > 0 ? points[indexes[k - 1]!]!.created_at : null
-    if (previous === null || day(previous) !== day(iso)) return day(iso).slice(5)
-    // the narrowest unit that tells it from the previous label: minute, second, then millisecond (runs made by script)
-    const end = [16, 19, 23].find((n) => previous.slice(11, n) !== iso.slice(11, n)) ?? 23
-    return iso.slice(11, end)
-  })
+  const at = indexes.map((i) => points[i]!.created_at)
+  const pairs = at.slice(1).map((iso, k) => [at[k]!, iso] as const)
+  if (pairs.every(([before, iso]) => day(before) !== day(iso))) return at.map((iso) => day(iso).slice(5))
+  const end = [16, 19, 23].find((n) => pairs.every(([before, iso]) => before.slice(0, n) !== iso.slice(0, n))) ?? 23
+  return at.map((iso) => `${day(iso).slice(5)} ${iso.slice(11, end)}`)
 }
 
 /** The indexes to label on the time axis: the first, the last, and a few evenly between. */
@@ -114,6 +111,6 @@ ${joinHtml(roundTicks)}
 ${joinHtml(columns)}
 ${joinHtml(dates)}
 </svg>
-<figcaption><div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-rounds"></span>rounds</span>${unmeasured ? html`<span>≥ not every figure measured: at least this</span>` : html``}<span>oldest on the left; a day as month-day, runs within it by time (UTC)</span></div></figcaption>
+<figcaption><div class="legend" aria-hidden="true"><span><span class="swatch swatch-coder"></span>coder</span><span><span class="swatch swatch-reviewer"></span>reviewer</span><span><span class="swatch swatch-rounds"></span>rounds</span>${unmeasured ? html`<span>≥ not every figure measured: at least this</span>` : html``}<span>oldest on the left; month-day, and the time (UTC) where runs share a day</span></div></figcaption>
 </figure>`
 }

@@ -83,11 +83,19 @@ export function judgeFailure(
 const AUTH_TROUBLE =
   /\b401\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in/i
 
-/** `retryable` is honest: running the same review again cannot fix a rejected key or a logged-out CLI. */
+/** claude -p stopped by `--max-budget-usd` (what is left of the run's limit): `error_max_budget_usd`. */
+const BUDGET_TROUBLE = /reached maximum budget|error_max_budget_usd/i
+
+/**
+ * `retryable` is honest: running the same review again cannot fix a rejected key or a logged-out CLI, nor a call
+ * stopped at the run's money left (the same cap stops it again: the person raises the limit or says go on).
+ */
 function honest(failure: Failure): Failure {
-  return AUTH_TROUBLE.test(failure.message)
-    ? { ...failure, details: { ...failure.details, retryable: false, reason: 'auth' } }
-    : failure
+  if (AUTH_TROUBLE.test(failure.message))
+    return { ...failure, details: { ...failure.details, retryable: false, reason: 'auth' } }
+  if (BUDGET_TROUBLE.test(failure.message))
+    return { ...failure, details: { ...failure.details, retryable: false, reason: 'budget' } }
+  return failure
 }
 
 const sizeOf = (bytes: number) => (bytes % 1_048_576 === 0 ? `${bytes / 1_048_576} MiB` : `${bytes} bytes`)

@@ -9,7 +9,7 @@ const GAPS = new Set(['missing', 'unreadable', 'unmeasured'])
 
 /** `complete` in words: every figure measured, or why the figures may be low. */
 function completeText(doc: Doc): string {
-  if (doc.complete) return 'yes: every figure is measured and priced'
+  if (doc.complete && !unmeasuredText(doc.unmeasured)) return 'yes: every figure is measured and priced'
   const why = [
     doc.unpriced_models?.length ? `no price for ${cell(doc.unpriced_models)} (counted as $0)` : null,
     unmeasuredText(doc.unmeasured) ? `not measured: ${unmeasuredText(doc.unmeasured)}` : null,

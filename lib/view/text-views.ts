@@ -84,7 +84,10 @@ export function runsText(doc: Doc, width = DEFAULT_WIDTH): string {
     out += `\n${fields(
       {
         'merged PRs': merged.count,
-        'per merged PR': merged.usd_per_merged_pr === null ? 'none merged yet' : usd(merged.usd_per_merged_pr),
+        'per merged PR':
+          merged.usd_per_merged_pr === null
+            ? 'none merged yet'
+            : `${merged.measured === false ? 'at least ' : ''}${usd(merged.usd_per_merged_pr)}`,
       },
       '',
       width,
@@ -102,14 +105,14 @@ export function runsText(doc: Doc, width = DEFAULT_WIDTH): string {
 }
 
 /**
- * The round as a person counts it: while the coder answers a review's findings, that review's round (not the next
- * one, which has not begun); past the cap, by how much.
+ * The round by the number every view uses (the JSON's `round`, budget-check's `(now)` row): while the coder answers a
+ * review's findings that is already the next round, and the note names the review it answers; past the cap, by how much.
  */
 export function roundText(doc: Doc): string {
+  const round = doc.round
   const answering = doc.phase === 'coding' && (doc.next === 'reply' || doc.ask?.reason === 'wont_fix_recurring')
-  const round = answering ? doc.round - 1 : doc.round
   const state = answering
-    ? 'reviewed: the coder answers its findings'
+    ? `the coder answers round ${cell(round - 1)}'s findings`
     : doc.phase === 'coding'
       ? 'the coder is at work'
       : doc.phase === 'reviewing'

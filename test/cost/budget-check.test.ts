@@ -3,8 +3,8 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { claudeProjectFolder } from '../../lib/cost/locate.ts'
-import { writeChange } from '../_expect.ts'
-import { sandbox } from '../_helpers.ts'
+import { expectOk, writeChange } from '../_expect.ts'
+import { ROOT, sandbox } from '../_helpers.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 
 const SID = '12345678-0000-4000-8000-00000000abcd'
@@ -113,6 +113,23 @@ describe('budget-check', () => {
       complete: false,
     })
     expect(doc.stderr).toContain('no price for model claude-opus-5-5')
+  })
+})
+
+describe('budget-check says complete only when every figure is measured', () => {
+  it('is not complete while a round has no coder response: its $0 is no measurement', async () => {
+    const sb = sandbox()
+    expect((await sb.cli(['start', '--task', 'demo'])).code).toBe(0)
+    spend(sb, [0.25])
+    writeChange(sb)
+    expectOk(await sb.cli(['coder-done', '--summary', 'one']))
+    // a reviewer that reports its cost (claude JSON), so the only gap is the coder's round 2
+    const reviewer = ['sh', join(ROOT, 'fixtures', 'reviewers', 'claude-json.sh')]
+    const changes = { env: { STUB_VERDICT: 'CHANGES_REQUESTED' } }
+    expectOk(await sb.cli(['review', '--reviewer-cmd', JSON.stringify(reviewer)], changes))
+    const doc = await sb.cli(['budget-check']) // round 2 is being coded, and nothing of it is in the transcript yet
+    expect(doc.json.unmeasured.rounds).toContainEqual(expect.objectContaining({ n: 2, role: 'coder' }))
+    expect(doc.json.complete).toBe(false)
   })
 })
 
