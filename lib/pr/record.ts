@@ -3,7 +3,6 @@
 // a claim: verify checks the head against it and the policy against who it names, nothing more.
 import { join, relative } from 'node:path'
 import * as v from 'valibot'
-import { BUILTIN_PREFIX } from '../review/builtin.ts'
 import { packageRoot } from '../ground/package.ts'
 import { AGENTS } from '../run/config.ts'
 import { OUTCOMES, type ReviewerRound, type RunState } from '../run/state.ts'
@@ -53,7 +52,8 @@ export function reviewerOf(run: Pick<RunState, 'config'>, review: Pick<ReviewerR
   }
   const command = run.config?.pair_loop.reviewer_cmd
   const stub = command && builtinName(command)
-  if (stub) return { tool: 'custom', kind: 'builtin', program: `${BUILTIN_PREFIX}${stub}` }
+  // review/builtin.ts's prefix, not imported: the PR body's chunk stays below the review's (build.config.ts)
+  if (stub) return { tool: 'custom', kind: 'builtin', program: `builtin:${stub}` }
   // a --reviewer-cmd on the command line is not kept on the run: a custom reviewer, its program unknown
   return { tool: 'custom', kind: 'custom', ...(command ? { program: command[0]! } : {}) }
 }
