@@ -8,7 +8,10 @@ import { describe, expect, it } from 'vitest'
 import actionScript from '../scripts/action.ts'
 import { runScript } from '../lib/cli/cli.ts'
 import { prBodyPath } from '../lib/ground/paths.ts'
-import { RECORD_OPEN, readRecord, renderRecord, type PrRecord } from '../lib/pr/record.ts'
+import { RECORD_OPEN, readRecord, renderRecord, reviewerOf, type PrRecord } from '../lib/pr/record.ts'
+import { DEFAULTS } from '../lib/run/config.ts'
+import { builtinReviewer } from '../lib/review/builtin.ts'
+import { runState } from './_state.ts'
 import { git, recordReview, runProcess, sandbox, tempDir, testContext, writeFiles, ROOT } from './_helpers.ts'
 import { expectOk } from './_expect.ts'
 import { FAKE_GH, review, world } from './_pr.ts'
@@ -356,5 +359,22 @@ describe("mode: review's reviewer environment", () => {
       ANTHROPIC_API_KEY: 'sk-ant',
       GITHUB_REPOSITORY: 'acme/demo',
     })
+  })
+})
+
+describe('who reviewed, as the record tells it from the run', () => {
+  const config = (reviewer_cmd: string[] | null) => ({
+    ...structuredClone(DEFAULTS),
+    sources: [],
+    pair_loop: { ...structuredClone(DEFAULTS.pair_loop), reviewer_cmd },
+  })
+  it.each([
+    ['codex', null, { tool: 'codex', kind: 'vendor', program: 'codex' }],
+    ['custom', builtinReviewer('builtin:approve'), { tool: 'custom', kind: 'builtin', program: 'builtin:approve' }],
+    ['custom', ['/opt/review.sh'], { tool: 'custom', kind: 'custom', program: '/opt/review.sh' }],
+    ['custom', null, { tool: 'custom', kind: 'custom' }],
+  ] as const)('a %s round with reviewer_cmd %j is %j', (tool, command, expected) => {
+    const run = runState({ config: config(command ? [...command] : null) })
+    expect(reviewerOf(run, { tool })).toEqual(expected)
   })
 })
