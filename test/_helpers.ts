@@ -109,7 +109,10 @@ export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolat
   return out.stdout.toString('utf8')
 }
 
-/** A git repository with one commit holding `files`. */
+/** The remote every test repository has: the fake gh's repository (github.com/acme/demo). */
+export const TEST_GITHUB_URL = 'https://github.com/acme/demo.git'
+
+/** A git repository with one commit holding `files`, and a GitHub remote (origin). */
 export function makeRepo(files: Record<string, string> = { 'README.md': '# demo\n' }, name = 'repo'): string {
   const dir = join(tempDir('pl-repo-'), name)
   cpSync(repoTemplate(files), dir, { recursive: true })
@@ -138,6 +141,8 @@ function repoTemplate(files: Record<string, string>): string {
   const dir = join(templateDir(), 'repo')
   mkdirSync(dir, { recursive: true })
   git(dir, ['init', '-q'])
+  // the GitHub repository the fake gh (fixtures/gh) holds: a run started here pins it, and names it in every gh call
+  git(dir, ['remote', 'add', 'origin', TEST_GITHUB_URL])
   writeFiles(dir, files)
   git(dir, ['add', '-A'])
   git(dir, ['commit', '-qm', 'initial'])

@@ -181,6 +181,7 @@ async function playScenario(): Promise<Recorded[]> {
   // ---- the repository, and the errors before any run
   mkdirSync(repo, { recursive: true })
   at('init', '-q')
+  at('remote', 'add', 'origin', 'https://github.com/acme/demo.git') // the fake gh's repository: the run pins it
   writeFileSync(join(repo, 'sum.js'), SUM_BEFORE)
   at('add', '-A')
   at('commit', '-qm', 'initial')

@@ -115,7 +115,7 @@ describe('github-actions[bot] identified by its workflow', () => {
       decision: 'success',
       verdict: { comment_id: 42, author: ACTIONS, verdict: 'approved' },
     })
-    expect(runCalls(sb.calls())).toEqual(['api repos/{owner}/{repo}/actions/runs/9001'])
+    expect(runCalls(sb.calls())).toEqual(['api --hostname github.com repos/acme/demo/actions/runs/9001'])
   })
 
   it("GitHub's path with the ref it ran from still names the workflow file", async () => {
@@ -159,7 +159,7 @@ describe('github-actions[bot] identified by its workflow', () => {
   it('a comment linking a run this repository does not have (GitHub: 404) is no verdict, and the tick goes on', async () => {
     const sb = await prSandbox({ ...changesThenActions(claudeFinished(9003)), action_runs: [] }, config)
     expect(expectOk(await sb.cli(['pr-check']))).toMatchObject({ decision: 'keep_going', verdict: { comment_id: 41 } })
-    expect(runCalls(sb.calls())).toEqual(['api repos/{owner}/{repo}/actions/runs/9003'])
+    expect(runCalls(sb.calls())).toEqual(['api --hostname github.com repos/acme/demo/actions/runs/9003'])
   })
 
   it("a link to another repository's run is not looked up and identifies nothing", async () => {

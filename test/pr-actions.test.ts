@@ -10,7 +10,8 @@ import { expectError, expectOk } from './_expect.ts'
 import { BOT, comment, operationOf, prSandbox, thread, world } from './_pr.ts'
 
 const botThread = () => thread('PRRT_bot', [comment(11, BOT, 'The loop bound is off by one.')])
-const posts = (calls: string[][]) => calls.filter((call) => call[0] === 'api' && call[2] === 'POST')
+const posts = (calls: string[][]) =>
+  calls.filter((call) => call[0] === 'api' && call[call.indexOf('--method') + 1] === 'POST')
 
 describe('pr-resolve', () => {
   it('is resolve_unconfirmed (21) after 3 attempts GitHub does not confirm, records nothing; confirmed later, once', async () => {

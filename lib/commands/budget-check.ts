@@ -3,7 +3,7 @@
 import { askBudget } from '../run/ask.ts'
 import { withExit } from '../ground/document.ts'
 import type { Context } from '../ground/context.ts'
-import { type BudgetAssessment, assessBudget, overLimit } from '../cost/brake.ts'
+import { type BudgetAssessment, assessBudget, choiceForRound, overLimit } from '../cost/brake.ts'
 import { rememberHighWater } from '../cost/high-water.ts'
 import { fullyMeasured, unmeasuredOf } from '../cost/measured.ts'
 import { ERROR_CODES } from '../ground/errors.ts'
@@ -42,6 +42,12 @@ export async function run(ctx: Context, options: BudgetCheckOptions) {
     complete: fullyMeasured({ complete: ledger.complete, unmeasured }),
     unmeasured,
     sources: ledger.sources,
+  }
+  // the person said go on in this round already (coder-done --over-budget): told, not asked again, until the next round
+  const chosen = budget.level === 'alert' && run.phase !== 'finished' ? choiceForRound(run) : null
+  if (chosen) {
+    say(`over the limit; the person chose to go on in round ${chosen.round} (${chosen.command} --over-budget)`)
+    return { ...document, over_budget_by_choice: chosen, next: nextStep(run) }
   }
   // the brake stops a loop that goes on: a finished run over its budget is reported, not refused
   if (budget.level === 'alert' && run.phase !== 'finished') {

@@ -8,7 +8,7 @@ import { cachedCostSummary } from '../cost/status-snapshot.ts'
 import type { RunCostSummary } from '../cost/summary.ts'
 import { fail, isPairLoopError, PairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
-import { createPr } from '../ground/gh.ts'
+import { createPr, ghTarget } from '../ground/gh.ts'
 import { prBodyPath } from '../ground/paths.ts'
 import { renderPrBody } from '../pr/body.ts'
 import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
@@ -80,7 +80,7 @@ export async function run(ctx: Context, options: FinishOptions) {
     run.run_id,
     PR_CREATE_KEY,
     () =>
-      createPr(closed.repo, {
+      createPr(ghTarget(closed), {
         title: closed.task.split('\n')[0]!.slice(0, 250),
         bodyFile: prBodyPath(closed.run_id, ctx.home),
         base: closed.base_branch ?? null,

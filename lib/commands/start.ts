@@ -9,6 +9,7 @@ import { hexDigest } from '../ground/digest.ts'
 import { fail } from '../ground/errors.ts'
 import { currentBranch, dirtyPaths, excludeFile, excludeIn, HANDOFF_NAME, topLevel } from '../ground/git.ts'
 import { reviewBase } from '../ground/review-base.ts'
+import { type GitHubRepo, pinGitHubRepo } from '../ground/github-repo.ts'
 import { withLock } from '../ground/lock.ts'
 import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../ground/paths.ts'
 import { activeRunsOf, foreignHandoff, handoffPath, writeHandoff } from '../run/run-access.ts'
@@ -44,6 +45,7 @@ export async function run(ctx: Context, options: StartOptions) {
     config,
     branch: await currentBranch(repo),
     excludeFile: await excludeFile(repo),
+    github: await pinGitHubRepo(repo, { rev: options.base ?? null, branch: base.branch }),
   })
 }
 
@@ -57,6 +59,8 @@ export interface RunPlace {
   branch: string
   /** The repository's own exclude file, where HANDOFF.md is kept out of git. */
   excludeFile: string
+  /** The GitHub repository of the remote the base branch tracks, pinned for every gh call of the run (null: none). */
+  github: GitHubRepo | null
 }
 
 /** The config as start reads it: the person's own, and the repository's as git tracks it at the base. */
@@ -85,6 +89,7 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
     config,
     now: new Date(ctx.now()).toISOString(),
   })
+  state.github = place.github
   state.transcript_env = transcriptEnvNow(ctx.env) // later commands look for the coder's transcripts where this one would
   // check and create under one lock per repository: two starts at once must not both open a run
   ensureRunsDir(ctx.home)

@@ -62,22 +62,28 @@ export const roleTotals = (ledger: Ledger) => ({
   reviewer: ledger.by_role.reviewer.usd,
 })
 
+/** The person's "go on" given in the round the run is in: `coder-done --over-budget` covers that round's review too. */
+export const choiceForRound = (run: RunState): BudgetOverride | null =>
+  run.budget_overrides.find((override) => override.round === currentRound(run)) ?? null
+
 /**
  * Called before `coder-done` or `review` opens a round. At or over the limit: `budget_exceeded` unless the person
- * chose to go on (`--over-budget`), in which case the override to record on the run is returned. The assessment made
- * is returned too (null without a limit), so the caller need not compute the ledger again.
+ * chose to go on (`--over-budget`), in which case the override to record on the run is returned, or already chose so
+ * for this round (`covered`: nothing new to record, one "go on" is asked for once a round). The assessment made is
+ * returned too (null without a limit), so the caller need not compute the ledger again.
  */
 export async function checkBudgetBrake(
   run: RunState,
   config: BudgetConfig,
   opts: { overBudget: boolean; command: string; env?: NodeJS.ProcessEnv },
-): Promise<{ override: BudgetOverride | null; budget: BudgetAssessment | null }> {
-  if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null, budget: null }
+): Promise<{ override: BudgetOverride | null; covered: boolean; budget: BudgetAssessment | null }> {
+  if ((run.budget_usd ?? config.budget.per_run_usd) === null) return { override: null, covered: false, budget: null }
   const env = opts.env ?? context().env
   const budget = assessBudget(run, config, { env })
   await rememberHighWater(run, budget.ledger.seen, pairLoopHome(env))
-  if (budget.level !== 'alert') return { override: null, budget }
+  if (budget.level !== 'alert') return { override: null, covered: false, budget }
   const limit = budget.limit!
+  if (!opts.overBudget && choiceForRound(run)) return { override: null, covered: true, budget }
   if (!opts.overBudget) {
     throw new PairLoopError(
       'budget_exceeded',
@@ -103,6 +109,7 @@ export async function checkBudgetBrake(
       spent_usd: budget.spent,
       limit_usd: limit,
     },
+    covered: true,
     budget,
   }
 }

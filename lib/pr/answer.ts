@@ -3,6 +3,7 @@
 // second call, at the same time or later, sees the claim or the record and posts nothing (`duplicate_reply`).
 import { callOnce } from '../run/claimed-call.ts'
 import { context, nowIso } from '../ground/context.ts'
+import { ghTarget } from '../ground/gh.ts'
 import type { RunState } from '../run/state.ts'
 import { createdRef, postRest } from './github.ts'
 import { answerClaimKey, claimAnswer, recordAnswer } from './moves.ts'
@@ -12,7 +13,7 @@ import type { AnswerTarget } from './targets.ts'
 export async function postAnswer(run: RunState, target: AnswerTarget, body: string) {
   const { done: posted } = await callOnce(run.run_id, answerClaimKey(target.key), {
     claim: (state, attempt) => claimAnswer(state, { key: target.key, ...attempt }),
-    call: async () => createdRef(await postRest(run.repo, target.endpoint, { body }), 'reply'),
+    call: async () => createdRef(await postRest(ghTarget(run), target.endpoint, { body }), 'reply'),
     record: (state, { id, url }) => {
       const record: PrReplyRecord = {
         kind: target.kind,

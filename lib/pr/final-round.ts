@@ -5,7 +5,7 @@
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
-import { runGh } from '../ground/gh.ts'
+import { ghTarget, runGh } from '../ground/gh.ts'
 import { prDiffPath } from '../ground/paths.ts'
 import type { AttemptJob } from '../review/attempt-files.ts'
 import { cutAtLine } from '../ground/capped.ts'
@@ -46,7 +46,7 @@ export function finalRound(run: RunState, options: ReviewSessionOptions) {
       })
     chooseReviewer(current, config, options.reviewerCmd) // a missing reviewer is said now, not by the worker
     const worker = await launch()
-    const { override } = await checkBudgetBrake(current, config, {
+    const { covered } = await checkBudgetBrake(current, config, {
       overBudget: options.overBudget,
       command: 'review --pr',
     })
@@ -60,7 +60,7 @@ export function finalRound(run: RunState, options: ReviewSessionOptions) {
     const job = {
       reviewer_cmd: options.reviewerCmd,
       timeout_s: options.timeoutS ?? null,
-      over_budget: override !== null,
+      over_budget: covered,
       budget_left_usd: null,
     }
     return { state, job }
@@ -106,7 +106,7 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
 
 /** The PR's diff as GitHub shows it (`gh pr diff`), kept beside the run and cut at the diff cap like any review's. */
 async function prDiff(run: RunState, pr: number, maxBytes: number): Promise<WorkingDiff> {
-  const text = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { cwd: run.repo, idempotent: true })
+  const text = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { at: ghTarget(run), idempotent: true })
   writeFileAtomic(prDiffPath(run.run_id), text, 0o644)
   const bytes = Buffer.byteLength(text)
   const truncated = bytes > maxBytes

@@ -3,6 +3,7 @@
 // Resolving is idempotent on GitHub's side, so a retried or concurrent call does no harm; a recorded thread is not asked
 // again.
 import { nowIso } from '../ground/context.ts'
+import { ghTarget } from '../ground/gh.ts'
 import { fail } from '../ground/errors.ts'
 import { changeRun } from '../run/run-access.ts'
 import { settings } from '../ground/settings.ts'
@@ -20,7 +21,7 @@ export async function resolveThread(run: RunState, thread: string) {
   const waitMs = settings().resolveWaitMs
   let last: unknown = null
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    const data = await graphql(run.repo, RESOLVE_THREAD, { threadId: thread })
+    const data = await graphql(ghTarget(run), RESOLVE_THREAD, { threadId: thread })
     last = (data as { resolveReviewThread?: { thread?: unknown } }).resolveReviewThread?.thread ?? null
     if ((last as { isResolved?: unknown } | null)?.isResolved === true) {
       const head = watchOf(run)?.observed?.head ?? null

@@ -8,10 +8,12 @@ import type { Config } from '../run/config.ts'
 import { type Context, context, nowIso, withContext } from '../ground/context.ts'
 import { fail, toPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
+import { ghTarget } from '../ground/gh.ts'
 import { pairLoopHome, prSnapshotPath } from '../ground/paths.ts'
 import { approvedTree, isActive, nextFields } from '../run/run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run/run-access.ts'
+import { readRun } from '../run/store.ts'
 import type { RunState } from '../run/state.ts'
 import { parseJson, validate } from '../ground/validate.ts'
 import { collectSnapshot } from './collect.ts'
@@ -21,7 +23,7 @@ import { Snapshot } from '../run/pr-schema.ts'
 
 export interface TickOptions {
   config: Config
-  /** Replay this captured snapshot instead of collecting (tests, debugging). */
+  /** Replay this captured snapshot instead of collecting (tests, debugging): a dry run, nothing on the run changes. */
   snapshotIn?: string
   /** Also write the snapshot read here (it is always kept beside the state, where pr-reply and pr-flag read it). */
   snapshotOut?: string
@@ -53,7 +55,7 @@ export async function prTick(run: RunState, options: TickOptions) {
       return await tickOnce(run, options)
     } catch (error) {
       const failure = toPairLoopError(error)
-      if (!NOT_A_TICK.has(failure.code))
+      if (!NOT_A_TICK.has(failure.code) && !options.snapshotIn)
         await changeRun(run.run_id, (state) =>
           recordTickError(state, { code: failure.code, message: failure.message, at: options.now ?? nowIso() }),
         ).catch(() => {}) // the tick's own error is the answer, whether or not it could be kept
@@ -67,7 +69,7 @@ async function tickOnce(run: RunState, options: TickOptions) {
   const snapshot = options.snapshotIn
     ? readSnapshot(resolve(options.cwd ?? context().cwd, options.snapshotIn))
     : await collectSnapshot({
-        cwd: run.repo,
+        at: ghTarget(run),
         number,
         pageSize: options.pageSize,
         // the runs github-actions[bot] comments link to are looked up only when an entry names a workflow
@@ -84,23 +86,32 @@ async function tickOnce(run: RunState, options: TickOptions) {
   const shipped =
     approved && !options.snapshotIn
       ? await checkHeadCommit(
-          run.repo,
+          ghTarget(run),
           {
             head: snapshot.pr.head,
-            tree: await commitTreeOnGitHub(run.repo, snapshot.pr.head),
+            tree: await commitTreeOnGitHub(ghTarget(run), snapshot.pr.head),
             target: snapshot.pr.base,
           },
           { tree: approved, base: run.base_sha },
           pairLoopHome(),
         )
       : null
-  const result = await changeRun(run.run_id, (state) => {
-    const { watch, result } = reducePr(snapshot, watchOf(state), {
+  const reduce = (state: RunState) =>
+    reducePr(snapshot, watchOf(state), {
       now: options.now ?? nowIso(), // the tick is at --now
       bots: options.config.pair_loop.pr_bots,
       action_reviews: options.config.pair_loop.pr_action_reviews,
       shipped,
     })
+  // a replay is a dry run: the file is the caller's (the coder's), so it decides nothing on the run, and keeps nothing
+  if (options.snapshotIn) {
+    const state = readRun(run.run_id)
+    const { watch, result } = reduce(state)
+    applyTick<PrResult>(state, { watch, result }) // its checks (the snapshot is of the run's PR); the step is not kept
+    return { run_id: run.run_id, dry_run: true, ...result }
+  }
+  const result = await changeRun(run.run_id, (state) => {
+    const { watch, result } = reduce(state)
     const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
     writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
     return step

@@ -102,8 +102,23 @@ export function recordedResult(state: RunState, claim: ReviewClaim): Record<stri
   const error =
     failed && since(failed.at)
       ? { code: keptAs(failed.code), message: failed.message, details: { run_id: state.run_id, ...nextFields(state) } }
-      : undefined
+      : nothingRecorded(state, claim)
   return outcomeResult({ error })
+}
+
+/** Nothing recorded since the attempt began: a run closed under it (its worker keeps the cost), else a failed attempt. */
+function nothingRecorded(state: RunState, claim: ReviewClaim) {
+  if (state.phase === 'finished' && claim.kind !== 'pr')
+    return {
+      code: 'wrong_phase',
+      message: `run ${state.run_id} was finished while this review ran: its verdict is not recorded (its cost is, once the reviewer ends)`,
+      details: { run_id: state.run_id, phase: state.phase, next: null },
+    }
+  return {
+    code: 'reviewer_failed',
+    message: `the review worker (pid ${claim.pid}) ended without recording a result; run \`pair-loop review\` again`,
+    details: { run_id: state.run_id, retryable: true, ...nextFields(state) },
+  }
 }
 
 /** A kept attempt's code as the error that says it. */

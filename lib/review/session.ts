@@ -70,8 +70,8 @@ export function reviewSession(run: RunState, options: ReviewSessionOptions) {
     const job = {
       reviewer_cmd: options.reviewerCmd,
       timeout_s: options.timeoutS ?? null,
-      over_budget: brake.override !== null,
-      budget_left_usd: budgetLeft(choice, brake.override !== null, brake.budget),
+      over_budget: brake.covered,
+      budget_left_usd: budgetLeft(choice, brake.covered, brake.budget),
     }
     return { state, job }
   })

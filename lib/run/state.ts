@@ -188,6 +188,11 @@ export const RunState = v.object({
   updated_at: Timestamp,
   /** The effective config frozen at `start` (runs started before it existed have none: they read it live). */
   config: v.optional(v.nullable(Config), null),
+  /**
+   * The GitHub repository of the run's PR, pinned at `start` from the remote the base branch tracks (null: none; runs
+   * from before it have none at all): every gh call names it (lib/ground/gh.ts).
+   */
+  github: v.optional(v.nullable(v.object({ host: v.string(), repo: v.pipe(v.string(), v.regex(/^[^/]+\/[^/]+$/)) }))),
   /** The environment that locates transcripts, frozen at `start` (older runs have none: they use the current one). */
   transcript_env: v.optional(v.nullable(TranscriptEnv)),
   /** Per coder session, the most its transcripts ever showed (lib/cost/high-water.ts): money once seen stays counted. */

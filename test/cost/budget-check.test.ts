@@ -3,7 +3,7 @@ import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { claudeProjectFolder } from '../../lib/cost/locate.ts'
-import { expectOk, writeChange } from '../_expect.ts'
+import { expectError, expectOk, writeChange } from '../_expect.ts'
 import { ROOT, sandbox } from '../_helpers.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 
@@ -193,6 +193,24 @@ describe('the brake in coder-done', () => {
     // status shows what was spent
     const status = await sb.cli(['status'])
     expect(status.json.budget.spent_usd).toBeCloseTo(0.5, 12)
+  })
+
+  // the newcomer was asked three times for one "go on": coder-done, then budget-check and review of the same round
+  it("asks once a round: coder-done's go-on covers that round's budget-check and review, and the next round asks again", async () => {
+    const sb = sandbox()
+    const runId = (await sb.cli(['start', '--task', 'demo', '--budget-usd', '0.5'])).json.run_id
+    spend(sb, [0.5])
+    writeChange(sb)
+    expectOk(await sb.cli(['coder-done', '--summary', 'did it', '--over-budget']))
+    const check = await sb.cli(['budget-check'])
+    expect(check.code, check.stderr).toBe(0)
+    expect(check.json).toMatchObject({ level: 'alert', next: 'review', over_budget_by_choice: { round: 1 } })
+    expect(check.json.ask).toBeUndefined()
+    const reviewed = expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:changes']))
+    expect(reviewed.round).toBe(1)
+    expect(sb.state(runId).budget_overrides).toHaveLength(1) // one choice, recorded once: the PR body lists one
+    writeChange(sb, 'b.txt')
+    expectError(await sb.cli(['coder-done', '--summary', 'round two']), 'budget_exceeded')
   })
 
   it('--over-budget under the limit records nothing', async () => {

@@ -209,13 +209,13 @@ export interface MockRequest {
   method: string
   path: string
   url: string
-  api: 'anthropic' | 'openai' | null
+  api: 'anthropic' | 'openai' | 'gemini' | null
   bytes: number
   model: string | null
   stream: boolean | null
   max_tokens: number | null
   user_agent: string | null
-  auth: 'x-api-key' | 'bearer' | 'none'
+  auth: 'x-api-key' | 'x-goog-api-key' | 'bearer' | 'none'
   scripted: boolean
   label: string | null
   /** The request asked for a structured final answer (Claude Code's StructuredOutput tool, Codex's text.format). */
@@ -242,7 +242,11 @@ export interface Offered {
 }
 
 export interface ScriptEntry {
-  api?: 'anthropic' | 'openai'
+  api?: 'anthropic' | 'openai' | 'gemini'
+  /** Gemini: answer only a request for this model (see mock-server.mjs). */
+  model?: string
+  /** The model calls this tool (Anthropic tool_use, Gemini functionCall). */
+  tool?: { name: string; input?: Record<string, unknown> }
   text?: string
   blocks?: string[]
   usage?: Record<string, unknown>
@@ -269,7 +273,7 @@ export interface MockServer {
   dumpDir: string
   /** Every request so far, in order. */
   requests(): MockRequest[]
-  /** The model calls so far (POST …/messages and …/responses). */
+  /** The model calls so far (POST …/messages, …/responses and …:generateContent / :streamGenerateContent). */
   modelCalls(): MockRequest[]
   /** The parsed JSON body of a request. */
   body(request: MockRequest): any
