@@ -6,10 +6,10 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { actionInput, appendSummary, pullRequestEvent, setOutputs } from '../ground/actions-env.ts'
+import { actionInput, appendSummary, jobTarget, pullRequestEvent, setOutputs } from '../ground/actions-env.ts'
 import { type Context, nowIso } from '../ground/context.ts'
 import { fail } from '../ground/errors.ts'
-import { ghJson, runGh } from '../ground/gh.ts'
+import { type GhTarget, ghJson, runGh } from '../ground/gh.ts'
 import { packageRoot, projectUrl } from '../ground/package.ts'
 import { runArtifactsDir } from '../ground/paths.ts'
 import { toSarif } from '../export/sarif.ts'
@@ -38,9 +38,9 @@ interface PullRequest {
   title: string
 }
 
-async function readPull(cwd: string, repository: string, number: number): Promise<PullRequest> {
+async function readPull(at: GhTarget, repository: string, number: number): Promise<PullRequest> {
   const pull = ghJson(
-    await runGh(['api', `repos/${repository}/pulls/${number}`], { cwd, idempotent: true }),
+    await runGh(['api', `repos/${repository}/pulls/${number}`], { at, idempotent: true }),
     'api pulls',
   ) as {
     head?: { sha?: unknown }
@@ -91,7 +91,8 @@ export async function runReview(ctx: Context) {
   const config: Config = { ...structuredClone(DEFAULTS), sources: [] }
   config.pair_loop.reviewer = reviewer
   config.pair_loop.reviewer_model = model
-  const pull = await readPull(ctx.cwd, repository, pr)
+  const at = jobTarget(ctx.env, ctx.cwd, repository)
+  const pull = await readPull(at, repository, pr)
   const run = jobRun(ctx, pull, pr, repository, reviewer, config)
   const env = reviewerEnv(ctx.env)
   const choice = chooseReviewer(run, config, null, env)
@@ -104,17 +105,17 @@ export async function runReview(ctx: Context) {
     change: taking,
   })
   if (!conducted.ok) {
-    await postStatus(ctx.cwd, repository, pull.head, 'error', `the ${choice.tool} reviewer failed: ${conducted.code}`)
+    await postStatus(at, repository, pull.head, 'error', `the ${choice.tool} reviewer failed: ${conducted.code}`)
     fail(conducted.code, conducted.message, { ...conducted.details, pr, tool: choice.tool })
   }
   const input = reviewInputOf(choice, conducted, false)
   const recorded: ReviewerRound = { ...input, findings: numberFindings(run, 1, input.findings) }
   const reviewed: RunState = { ...run, rounds: [{ n: 1, coder: coderRound(run), reviewer: recorded }] }
   const payload = reviewPayload(recorded, change.diff.diff, pull.head)
-  const posted = await postRest(ctx.cwd, `repos/${repository}/pulls/${pr}/reviews`, payload)
+  const posted = await postRest(at, `repos/${repository}/pulls/${pr}/reviews`, payload)
   const approved = recorded.verdict === 'APPROVED'
   const said = `${choice.tool}: ${recorded.verdict}, ${recorded.findings.length} finding(s)`
-  await postStatus(ctx.cwd, repository, pull.head, approved ? 'success' : 'failure', said)
+  await postStatus(at, repository, pull.head, approved ? 'success' : 'failure', said)
   const sarifFile = writeSarif(reviewed)
   const cost = recorded.cost?.usd ?? null
   setOutputs(ctx.env, {
@@ -157,8 +158,8 @@ const coderRound = (run: RunState) => ({
 })
 
 /** A commit status on the head: one REST call the job token may make (`statuses: write`), simpler than a check run. */
-async function postStatus(cwd: string, repository: string, head: string, state: string, description: string) {
-  await postRest(cwd, `repos/${repository}/statuses/${head}`, {
+async function postStatus(at: GhTarget, repository: string, head: string, state: string, description: string) {
+  await postRest(at, `repos/${repository}/statuses/${head}`, {
     state,
     context: 'pair-loop/review',
     description: description.slice(0, 140),

@@ -3,9 +3,9 @@
 // target branch, and the approving reviewer must be one `require_reviewers` accepts. No model key, no run home: the
 // record is the PR opener's claim, and this checks that what ships is what that claim says was approved.
 import type { Context } from '../ground/context.ts'
-import { actionInput, appendSummary, pullRequestEvent, setOutputs } from '../ground/actions-env.ts'
+import { actionInput, appendSummary, jobTarget, pullRequestEvent, setOutputs } from '../ground/actions-env.ts'
 import { fail, isPairLoopError } from '../ground/errors.ts'
-import { ghJson, runGh } from '../ground/gh.ts'
+import { type GhTarget, ghJson, runGh } from '../ground/gh.ts'
 import { neutraliseInline } from '../ground/neutralise.ts'
 import { readRecord, type PrRecord } from '../pr/record.ts'
 import { parsePolicy, refusal } from '../pr/reviewer-policy.ts'
@@ -18,9 +18,9 @@ interface PullRequest {
 }
 
 /** The PR's head commit, target branch and body, as GitHub reports them now (not the event's copy). */
-async function readPull(cwd: string, repository: string, number: number): Promise<PullRequest> {
+async function readPull(at: GhTarget, repository: string, number: number): Promise<PullRequest> {
   const route = `repos/${repository}/pulls/${number}`
-  const pull = ghJson(await runGh(['api', route], { cwd, idempotent: true }), 'api pulls') as {
+  const pull = ghJson(await runGh(['api', route], { at, idempotent: true }), 'api pulls') as {
     head?: { sha?: unknown }
     base?: { ref?: unknown }
     body?: unknown
@@ -40,9 +40,9 @@ function notApproved(pr: number, reason: string, message: string, details: Recor
 export async function runVerify(ctx: Context) {
   const { repository, number: pr } = pullRequestEvent(ctx.env)
   const policy = parsePolicy(actionInput(ctx.env, 'require_reviewers'), actionInput(ctx.env, 'allow_same_vendor'))
-  const cwd = ctx.cwd
+  const at = jobTarget(ctx.env, ctx.cwd, repository)
   try {
-    const pull = await readPull(cwd, repository, pr)
+    const pull = await readPull(at, repository, pr)
     const reading = readRecord(pull.body)
     if (!reading.ok)
       notApproved(pr, `record_${reading.why}`, `${reading.message}; open it with \`pair-loop finish --create-pr\``)
@@ -59,8 +59,8 @@ export async function runVerify(ctx: Context) {
       )
     const refused = refusal(newest.reviewer, record.coder, policy)
     if (refused) notApproved(pr, 'reviewer_not_accepted', refused, { reviewer: newest.reviewer, coder: record.coder })
-    const tree = await commitTreeOnGitHub(cwd, pull.head)
-    const check = await compareHead(cwd, { head: pull.head, tree }, newest.tree, ctx.home)
+    const tree = await commitTreeOnGitHub(at, pull.head)
+    const check = await compareHead(at, { head: pull.head, tree }, newest.tree, ctx.home)
     if (!check.matches)
       notApproved(
         pr,
@@ -68,7 +68,7 @@ export async function runVerify(ctx: Context) {
         `the head ${pull.head.slice(0, 12)} (tree ${tree.slice(0, 12)}) is not the newest approved tree ${newest.tree.slice(0, 12)}; hand the change over for review, then push exactly the approved tree`,
         { head: pull.head, head_tree: tree, approved_tree: newest.tree, next: 'coder-done' },
       )
-    if (!(await onBranchOnGitHub(cwd, record.base_sha, pull.target)))
+    if (!(await onBranchOnGitHub(at, record.base_sha, pull.target)))
       notApproved(
         pr,
         'base_not_on_target',

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { appendFileSync, readFileSync } from 'node:fs'
 import { fail } from './errors.ts'
+import type { GhTarget } from './gh.ts'
 
 type Env = Readonly<NodeJS.ProcessEnv>
 
@@ -57,4 +58,10 @@ export function setOutputs(env: Env, outputs: Record<string, string>): void {
 /** Markdown appended to the job summary (the Actions tab shows it), when the job has one. */
 export function appendSummary(env: Env, markdown: string): void {
   if (env.GITHUB_STEP_SUMMARY) appendFileSync(env.GITHUB_STEP_SUMMARY, `${markdown.trimEnd()}\n`)
+}
+
+/** Where the job's gh calls run, and the repository they name: the event's (GITHUB_REPOSITORY on GITHUB_SERVER_URL). */
+export function jobTarget(env: Env, cwd: string, repository: string): GhTarget {
+  const host = URL.canParse(env.GITHUB_SERVER_URL ?? '') ? new URL(env.GITHUB_SERVER_URL!).host : 'github.com'
+  return { cwd, github: { host, repo: repository } }
 }
