@@ -48,7 +48,7 @@ function chunkOf(id: string): string | undefined {
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   if (/\/lib\/view\/text-(view|views|layout|budget|loop)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
-  if (/\/lib\/(ground\/(gh|skills|body-input|package)|pr\/body)\.ts$/.test(id)) return 'extra'
+  if (/\/lib\/(ground\/(gh|skills|body-input|package)|pr\/(body|record))\.ts$/.test(id)) return 'extra'
   // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of
   // chunks (lib ↔ review)
   if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review

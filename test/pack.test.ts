@@ -64,7 +64,10 @@ describe('bins', () => {
     const entries = readdirSync(DIST)
       .filter((name) => name.endsWith('.cjs'))
       .sort()
-    expect(entries).toEqual([...COMMAND_NAMES, 'pair-loop', 'demo-reviewer'].map((name) => `${name}.cjs`).sort())
+    // action: the GitHub Action's program (action.yml runs it), no bin
+    expect(entries).toEqual(
+      [...COMMAND_NAMES, 'pair-loop', 'demo-reviewer', 'action'].map((name) => `${name}.cjs`).sort(),
+    )
     for (const name of entries) {
       const path = join(DIST, name)
       expect(readFileSync(path, 'utf8').startsWith(SHEBANG), `${name} starts with ${SHEBANG}`).toBe(true)

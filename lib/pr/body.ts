@@ -8,6 +8,7 @@ import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
 import { formatUsd } from '../ground/money.ts'
 import { approvedTree, openFindings } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
+import { recordOf, renderRecord } from './record.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
 
@@ -99,6 +100,8 @@ export function renderPrBody(
     }),
     '',
     `**Total cost:** ${totalCost(cost)}`,
+    '',
+    renderRecord(recordOf(run, cost?.total_usd ?? null)), // for machines: the Action's verify mode reads it
   ]
   const extras: string[] = []
   for (const override of run.budget_overrides) {
