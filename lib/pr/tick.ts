@@ -9,14 +9,14 @@ import { type Context, context, nowIso, withContext } from '../ground/context.ts
 import { fail, toPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { pairLoopHome, prSnapshotPath } from '../ground/paths.ts'
-import { approvedTree, isActive, nextFields } from '../run/run-queries.ts'
+import { afterUnapprovedHead, approvedTree, isActive, nextFields, prRounds } from '../run/run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run/run-access.ts'
 import type { RunState } from '../run/state.ts'
 import { parseJson, validate } from '../ground/validate.ts'
 import { collectSnapshot } from './collect.ts'
 import { applyTick, expectPr, recordTickError, watchOf } from './moves.ts'
-import { reducePr, type Decision, type PrResult } from './reduce.ts'
+import { MAX_FIX_ATTEMPTS, reducePr, type Decision, type PrResult } from './reduce.ts'
 import { Snapshot } from '../run/pr-schema.ts'
 
 export interface TickOptions {
@@ -94,18 +94,25 @@ async function tickOnce(run: RunState, options: TickOptions) {
           pairLoopHome(),
         )
       : null
-  const result = await changeRun(run.run_id, (state) => {
+  const ticked = await changeRun(run.run_id, (state) => {
     const { watch, result } = reducePr(snapshot, watchOf(state), {
       now: options.now ?? nowIso(), // the tick is at --now
       bots: options.config.pair_loop.pr_bots,
       action_reviews: options.config.pair_loop.pr_action_reviews,
       shipped,
+      pr_rounds: prRounds(state),
     })
-    const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
+    const headNext = unapprovedHeadNext(state, shipped, result)
+    // an unreviewed push names what changed, so the agent can hand exactly that over
+    const step = applyTick(state, {
+      watch: { ...watch, snapshot_path: path, head_next: headNext },
+      result: { ...result, ...(headNext ? { changed_paths: shipped!.paths } : {}), headNext },
+    })
     writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
     return step
   })
   const stopped = watchOf(run)?.stopped ?? null
+  const { headNext, ...result } = ticked
   return {
     run_id: run.run_id,
     ...result,
@@ -115,15 +122,32 @@ async function tickOnce(run: RunState, options: TickOptions) {
     ...(isActive(run)
       ? nextFields(run)
       : {
-          next: stopped ? null : nextAfter(result.decision),
-          ...(!stopped && result.decision === 'escalate' ? { ask: askPrEscalated() } : {}),
+          next: stopped ? null : nextAfter(result.decision, headNext),
+          ...(!stopped && result.decision === 'escalate' && !headNext ? { ask: askPrEscalated() } : {}),
         }),
   }
 }
 
-/** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */
-const nextAfter = (decision: Decision) =>
-  decision === 'keep_going' ? 'pr-check' : decision === 'escalate' ? 'ask-user' : null
+/**
+ * keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person, unless
+ * the head is what stands in the way (`push` the newest approved tree, or `coder-done` to have a pushed change reviewed).
+ */
+const nextAfter = (decision: Decision, headNext: 'push' | 'coder-done' | null) =>
+  decision === 'keep_going' ? 'pr-check' : decision === 'escalate' ? (headNext ?? 'ask-user') : null
+
+/**
+ * The head is not the newest approved tree, on an open PR whose fix attempts are not used up: the way on is the agent's
+ * (`push` an approved tree it has not pushed, else `coder-done` then `review`), not the person's. Null otherwise.
+ */
+function unapprovedHeadNext(
+  run: RunState,
+  shipped: { matches: boolean; head_tree: string } | null,
+  result: PrResult,
+): 'push' | 'coder-done' | null {
+  if (!shipped || shipped.matches || result.pr.state !== 'OPEN') return null
+  if (result.recurrence.fix_attempts >= MAX_FIX_ATTEMPTS) return null
+  return afterUnapprovedHead(run, shipped.head_tree)
+}
 
 /** The snapshot the last pr-check wrote beside the state (what pr-reply and pr-flag take ids from); none is `usage`. */
 export function lastSnapshot(run: RunState): Snapshot {

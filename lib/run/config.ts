@@ -64,6 +64,8 @@ const PairLoopSection = v.strictObject({
   pr_bots: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
   pr_action_reviews: v.optional(v.array(ActionReview)),
   pr_final_round: v.optional(v.boolean()),
+  pr_max_rounds: v.optional(PositiveInt),
+  stalemate_rounds: v.optional(PositiveInt),
 })
 
 const BudgetSection = v.strictObject({
@@ -115,6 +117,10 @@ export const Config = v.object({
     pr_action_reviews: v.optional(v.array(ActionReview), () => []),
     /** `review --pr`: one more review of the pushed PR diff, posted as one PR review. */
     pr_final_round: v.optional(v.boolean(), false),
+    /** Review rounds after the PR opened (fixes in the PR phase) before asking the person; apart from max_rounds. */
+    pr_max_rounds: v.optional(PositiveInt, 3),
+    /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
+    stalemate_rounds: v.optional(PositiveInt, 2),
   }),
   budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
   pricing: v.record(v.string(), ModelPrice),
@@ -138,6 +144,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     pr_bots: [...DEFAULT_PR_BOTS],
     pr_action_reviews: [],
     pr_final_round: false,
+    pr_max_rounds: 3,
+    stalemate_rounds: 2,
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
   pricing: {},
