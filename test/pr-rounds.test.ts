@@ -1,8 +1,8 @@
 // Fixes after the PR are rounds (issue 36): a run whose PR is open takes coder-done and review again, an approval moves
 // the approved tree on, the agent pushes, and pr-check / verify compare the PR head with the newest approved tree. The
 // fake gh answers from the repository (fixtures/gh); the trees expected come from git itself, never from pair-loop.
-import { join } from 'node:path'
-import { writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { git, githubWithPrs, sandbox, tempDir } from './_helpers.ts'
 import { expectError, expectOk, startRun } from './_expect.ts'
@@ -63,11 +63,11 @@ describe('fixes after the PR', () => {
     expect(expectOk(await t.cli(['status'])).next).toBe('push')
     const state = t.sb.state(t.runId)
     expect(state.phase).toBe('finished')
-    expect(state.outcome.verdict).toBe('APPROVED')
-    expect(state.approved_trees.map((entry: { round: number }) => entry.round)).toEqual([1, 2])
+    expect(state.outcome?.verdict).toBe('APPROVED')
+    expect(state.approved_trees?.map((entry) => entry.round)).toEqual([1, 2])
 
     commit(t.sb, 'the reviewed fix')
-    expect(state.approved_trees[1].tree).toBe(headTree(t.sb)) // what was approved is what git holds
+    expect(state.approved_trees?.[1]?.tree).toBe(headTree(t.sb)) // what was approved is what git holds
     t.setWorld('SUCCESS') // the agent's push: GitHub's head is the new commit, and CI passes on it
     const after = expectOk(await t.cli(['pr-check']))
     expect(after).toMatchObject({ decision: 'success', next: null })
@@ -128,5 +128,31 @@ describe('fixes after the PR', () => {
     expect(status.ask.choices.map((c: { command: string }) => c.command)).toContain(
       'pair-loop coder-done --over-cap --summary-file -',
     )
+  })
+})
+
+describe('a stalemate through the CLI', () => {
+  /** Round 1 asks for changes on src/a.ts and src/a.test.ts; the coder answers, edits `edited`, hands over again. */
+  async function secondReview(edited: string) {
+    const sb = sandbox()
+    await startRun(sb)
+    expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+    expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:changes']))
+    for (const id of ['1.1', '1.2'])
+      expectOk(await sb.cli(['reply', '--finding', id, '--disposition', 'fixed', '--body-file', '-'], { input: 'ok' }))
+    mkdirSync(dirname(join(sb.repo, edited)), { recursive: true })
+    writeFileSync(join(sb.repo, edited), 'export const touched = 2\n')
+    expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
+    return expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:changes']))
+  }
+
+  it('asks the person when the same findings come back and no file they name changed', async () => {
+    const second = await secondReview('unrelated.ts')
+    expect(second).toMatchObject({ verdict: 'CHANGES_REQUESTED', next: 'ask-user', ask: { reason: 'stalemate' } })
+  })
+
+  it('goes on with reply when a file a finding names changed', async () => {
+    const second = await secondReview('src/a.ts')
+    expect(second).toMatchObject({ verdict: 'CHANGES_REQUESTED', next: 'reply' })
   })
 })

@@ -25,7 +25,7 @@ export function lastReview(run: RunState) {
  */
 export function approvedTrees(run: RunState): ApprovedTree[] {
   if (run.approved_trees) return run.approved_trees
-  const round = run.rounds.at(-1)
+  const round = [...run.rounds].reverse().find((each) => each.reviewer) // a round handed over is not reviewed yet
   const review = round?.reviewer
   return review?.verdict === 'APPROVED' && review.tree
     ? [{ tree: review.tree, round: round!.n, reviewer: review.tool, at: review.at }]
