@@ -2,7 +2,7 @@
 // built by code: no process, no disk.
 import * as v from 'valibot'
 import { describe, expect, it } from 'vitest'
-import { PairLoopError } from '../lib/ground/errors.ts'
+import type { PairLoopError } from '../lib/ground/errors.ts'
 import type { ParsedFinding } from '../lib/run/grammar.ts'
 import type { Config } from '../lib/run/config.ts'
 import { RunState } from '../lib/run/state.ts'
@@ -181,10 +181,7 @@ describe('a round after the PR', () => {
     expect(parsed.approved_trees).toBeUndefined()
     expect(approvedTree(parsed)).toBe(TREE(1))
     expect(approvedTree(round(parsed, TREE(2), 'APPROVED', 4))).toBe(TREE(2))
-    expect(round(parsed, TREE(2), 'APPROVED', 4).approved_trees?.map((entry) => entry.tree)).toEqual([
-      TREE(1),
-      TREE(2),
-    ])
+    expect(round(parsed, TREE(2), 'APPROVED', 4).approved_trees?.map((entry) => entry.tree)).toEqual([TREE(1), TREE(2)])
   })
 })
 

@@ -88,8 +88,9 @@ describe('fixes after the PR', () => {
     expect(expectOk(await t.cli(['status'])).next).toBe('coder-done')
     const error = expectError(await t.cli(['verify']), 'head_not_approved')
     expect(error).toMatchObject({ next: 'coder-done', paths: ['app.ts'] })
-    expect(expectError(await t.cli(['finish', '--verdict', 'APPROVED', '--pr', String(error.pr)]), 'head_not_approved'))
-      .toMatchObject({ next: 'coder-done', paths: ['app.ts'] })
+    expect(
+      expectError(await t.cli(['finish', '--verdict', 'APPROVED', '--pr', String(error.pr)]), 'head_not_approved'),
+    ).toMatchObject({ next: 'coder-done', paths: ['app.ts'] })
     // and the way on works: hand it over, have it reviewed, and the same head is approved
     expectOk(await t.cli(['coder-done', '--summary', 'the pushed change, for review']))
     expectOk(await t.cli(['review', ...APPROVE]))

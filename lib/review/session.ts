@@ -118,7 +118,10 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
           }).state,
           result: { tooLate: state.phase },
         }
-      : applyReview(state, { pid: context().pid, review: withUnchangedKeys(state, reviewInputOf(choice, conducted, job.over_budget)) }),
+      : applyReview(state, {
+          pid: context().pid,
+          review: withUnchangedKeys(state, reviewInputOf(choice, conducted, job.over_budget)),
+        }),
   )
   if ('tooLate' in recorded)
     throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: recorded.tooLate, next: null })

@@ -189,9 +189,7 @@ function prPhaseStep(run: RunState): NextStep {
 }
 
 export const roundsLeft = (run: RunState) =>
-  prRoundOpen(run)
-    ? Math.max(0, prMaxRounds(run) - prRounds(run))
-    : Math.max(0, run.max_rounds - run.rounds.length)
+  prRoundOpen(run) ? Math.max(0, prMaxRounds(run) - prRounds(run)) : Math.max(0, run.max_rounds - run.rounds.length)
 
 /** The round being worked on: in `coding` it is the next one, otherwise the latest. */
 export const currentRound = (run: RunState) =>

@@ -98,7 +98,12 @@ export function checkCanOpenRound(run: RunState, overCap: boolean, changedSinceR
       fail(
         'round_cap',
         `run ${run.run_id} has used its ${prMaxRounds(run)} rounds after the PR (pr_max_rounds); ask the person, then pass --over-cap to go on`,
-        { run_id: run.run_id, pr_max_rounds: prMaxRounds(run), pr_rounds: prRounds(run), ...askingFor(askPrRoundCap()) },
+        {
+          run_id: run.run_id,
+          pr_max_rounds: prMaxRounds(run),
+          pr_rounds: prRounds(run),
+          ...askingFor(askPrRoundCap()),
+        },
       )
     return
   }
@@ -177,8 +182,7 @@ export function applyReview(run: RunState, input: { review: ReviewInput; pid: nu
       { tree: input.review.tree, round: round.n, reviewer: input.review.tool, at: input.review.at },
     ]
   // a PR-phase round: approved, the run is back in the PR phase (the agent pushes); else its own cap, pr_max_rounds
-  if (round.pr_phase)
-    next.phase = approved ? 'finished' : prRounds(next) >= prMaxRounds(next) ? 'capped' : 'coding'
+  if (round.pr_phase) next.phase = approved ? 'finished' : prRounds(next) >= prMaxRounds(next) ? 'capped' : 'coding'
   else next.phase = approved ? 'approved' : next.rounds.length >= next.max_rounds ? 'capped' : 'coding'
   return changed(next, next)
 }
