@@ -13,10 +13,11 @@ export async function expectApprovedHead(
   pr: number | null,
   { home, details = {} }: { home: string; details?: Record<string, unknown> },
 ): Promise<ShipCheck> {
+  // a PR's head the reviewer did not see: push the newest approved tree, or have the pushed change reviewed first
   const wayOn = (check: ShipCheck) => ({ next: afterUnapprovedHead(run, check.head_tree), ...details })
   if (pr === null) {
     const local = await checkLocalHead(run, approved, home)
-    if (!local.matches) headNotApproved(local, null, { source: 'local', ...wayOn(local) })
+    if (!local.matches) headNotApproved(local, null, { source: 'local', ...details })
     return local
   }
   const shipped = await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, home)

@@ -92,6 +92,12 @@ export function newRun({ now, ...input }: NewRunInput): RunState {
  */
 export function checkCanOpenRound(run: RunState, overCap: boolean, changedSinceReview = false): void {
   const again: Phase[] = run.phase === 'finished' && inPrPhase(run) ? ['finished'] : ['approved']
+  if (run.phase === 'finished' && inPrPhase(run) && !changedSinceReview)
+    fail(
+      'wrong_phase',
+      `coder-done has nothing to hand over: run ${run.run_id}'s PR is open and the working tree is its newest approved tree; make the fix, then run coder-done again`,
+      { run_id: run.run_id, phase: run.phase, changed_since_review: false, ...nextFields(run) },
+    )
   expectPhase(run, changedSinceReview ? ['coding', 'capped', ...again] : ['coding', 'capped'], 'coder-done')
   if (isPrRound(run)) {
     if (prRounds(run) + 1 > prMaxRounds(run) && !overCap)
