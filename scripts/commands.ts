@@ -3,6 +3,7 @@
 import type { ScriptLoader } from '../lib/cli/cli.ts'
 
 export const COMMANDS: Record<string, ScriptLoader> = {
+  setup: () => import('./setup.ts'),
   start: () => import('./start.ts'),
   'coder-done': () => import('./coder-done.ts'),
   review: () => import('./review.ts'),

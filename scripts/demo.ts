@@ -104,10 +104,13 @@ async function playLoop(step: Step, repo: string, reviewer: string): Promise<Doc
   return step('Close the run; the PR body carries the transcript', ['finish', '--verdict', 'APPROVED'])
 }
 
-/** The demo's own home config: the stub reviewer's model is priced at $0, so its reported usage is costed, not "unpriced". */
+/**
+ * The demo's own home config: the stub reviewer's model is priced at $0, so its reported usage is costed, not
+ * "unpriced"; and the demo's person allows a `--reviewer-cmd` (the built-in stub is its reviewer).
+ */
 function writeDemoConfig(home: string) {
   mkdirSync(home, { recursive: true })
-  const config = { pricing: { [DEMO_MODEL]: { input: 0, output: 0 } } }
+  const config = { pair_loop: { allow_reviewer_cmd: true }, pricing: { [DEMO_MODEL]: { input: 0, output: 0 } } }
   writeFileSync(join(home, 'config.json'), `${JSON.stringify(config, null, 2)}\n`)
 }
 

@@ -27,8 +27,17 @@ const prCheckScript = defineScript({
     'page-size': { type: 'string', description: 'page size of each GitHub query (1-100, default 100)', valueHint: 'N' },
     timeout: { type: 'string', description: 'time limit of each gh call, in seconds (default 60)', valueHint: 'S' },
     now: { type: 'string', description: "the tick's time, ISO 8601 (tests, replays)", valueHint: 'ISO' },
+    'dry-run': {
+      type: 'boolean',
+      description: 'decide and print, record nothing (no tick counted, the backoff as it was); --text implies it',
+    },
+    record: { type: 'boolean', description: 'with --text: record the tick all the same (a tick a person runs)' },
   },
   async run(args, _io, ctx) {
+    // a person looking (--text) does not move the agent's backoff, unless they say so
+    const asText = (args as Record<string, unknown>).text === true
+    if (args.record && args['dry-run'])
+      fail('usage', '--record and --dry-run contradict each other', { flag: '--record' })
     const pageSize = integerFlag(args['page-size'], 'page-size', { min: 1, max: 100 })
     const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 3600 })
     if (args.now !== undefined && !isIsoTime(args.now))
@@ -43,6 +52,7 @@ const prCheckScript = defineScript({
       pageSize,
       timeoutS,
       now: args.now === undefined ? undefined : new Date(args.now).toISOString(),
+      dryRun: args['dry-run'] === true || (asText && args.record !== true),
     })
   },
 })

@@ -17,14 +17,20 @@ const prFlagScript = defineScript({
       description: 'the conversation comment or review (its number id) from pr-check',
       valueHint: 'ID',
     },
-    reason: { type: 'string', required: true, description: 'why it is set aside, for the person', valueHint: 'R' },
+    reason: { type: 'string', description: 'why it is set aside, for the person (required to flag)', valueHint: 'R' },
+    clear: { type: 'boolean', description: 'take the flag back: the person cleared the item, it is answerable again' },
   },
   async run(args, _io, ctx) {
     if ((args.thread === undefined) === (args.comment === undefined))
       fail('usage', 'give exactly one of --thread ID or --comment ID', { flag: '--thread' })
     const thread = nodeIdFlag(args.thread, 'thread')
-    const reason = reasonFlag(args.reason)!
     const comment = integerFlag(args.comment, 'comment', { min: 1 })
+    if (args.clear) {
+      if (args.reason !== undefined) fail('usage', '--clear takes no --reason', { flag: '--reason' })
+      return prFlag.run(ctx, { run: args.run, cwd: args.cwd, thread, comment, clear: true })
+    }
+    if (args.reason === undefined) fail('usage', 'missing required flag --reason', { flag: '--reason' })
+    const reason = reasonFlag(args.reason)!
     return prFlag.run(ctx, { run: args.run, cwd: args.cwd, thread, comment, reason })
   },
 })

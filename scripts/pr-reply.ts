@@ -25,8 +25,10 @@ const prReplyScript = defineScript({
       type: 'boolean',
       description: "post the final round's findings (review --pr) as one PR review, inline where the diff has the line",
     },
+    timeout: { type: 'string', description: 'time limit of each gh call, in seconds (default 60)', valueHint: 'S' },
   },
   async run(args, _io, ctx) {
+    const timeoutS = integerFlag(args.timeout, 'timeout', { min: 1, max: 3600 })
     const targets = [args.thread, args.comment, args.review, args['review-findings'] ? true : undefined]
     if (targets.filter((target) => target !== undefined).length !== 1)
       fail('usage', 'give exactly one of --thread ID, --comment ID, --review ID or --review-findings', {
@@ -39,12 +41,13 @@ const prReplyScript = defineScript({
           fail('usage', `--review-findings posts the final round as it is recorded; it takes no --${flag}`, {
             flag: `--${flag}`,
           })
-      return prReply.run(ctx, { run: args.run, cwd: args.cwd, post: 'review-findings' })
+      return prReply.run(ctx, { run: args.run, cwd: args.cwd, timeoutS, post: 'review-findings' })
     }
     if (args['body-file'] === undefined) fail('usage', 'missing required flag --body-file', { flag: '--body-file' })
     return prReply.run(ctx, {
       run: args.run,
       cwd: args.cwd,
+      timeoutS,
       post: 'answer',
       thread,
       comment: integerFlag(args.comment, 'comment', { min: 1 }),

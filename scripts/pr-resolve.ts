@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // pr-resolve: its flags, read into options for lib/commands/pr-resolve.ts (resolve one review thread, confirmed).
-import { defineScript, isMain, main, runArgs } from '../lib/cli/cli.ts'
+import { defineScript, integerFlag, isMain, main, runArgs } from '../lib/cli/cli.ts'
 import * as prResolve from '../lib/commands/pr-resolve.ts'
 import { nodeIdFlag } from '../lib/cli/flags.ts'
 
@@ -10,9 +10,20 @@ const prResolveScript = defineScript({
   args: {
     ...runArgs,
     thread: { type: 'string', required: true, description: 'the thread id (PRRT_…) from pr-check', valueHint: 'ID' },
+    'without-reply': {
+      type: 'boolean',
+      description: 'resolve a thread nobody answered: the person chose to (recorded, listed in status)',
+    },
+    timeout: { type: 'string', description: 'time limit of each gh call, in seconds (default 60)', valueHint: 'S' },
   },
   async run(args, _io, ctx) {
-    return prResolve.run(ctx, { run: args.run, cwd: args.cwd, thread: nodeIdFlag(args.thread, 'thread')! })
+    return prResolve.run(ctx, {
+      run: args.run,
+      cwd: args.cwd,
+      thread: nodeIdFlag(args.thread, 'thread')!,
+      withoutReply: args['without-reply'] === true,
+      timeoutS: integerFlag(args.timeout, 'timeout', { min: 1, max: 3600 }),
+    })
   },
 })
 

@@ -13,9 +13,20 @@ const verifyScript = defineScript({
       description: "the PR to check (default: the run's PR; none: the branch's local head)",
       valueHint: 'N',
     },
+    'require-vendor': {
+      type: 'boolean',
+      default: true,
+      description:
+        'fail (head_not_approved) when a stub (builtin:*) or a custom command approved the run, not claude or codex; --no-require-vendor accepts it',
+    },
   },
   async run(args, _io, ctx) {
-    return verify.run(ctx, { run: args.run, cwd: args.cwd, pr: integerFlag(args.pr, 'pr', { min: 1 }) })
+    return verify.run(ctx, {
+      run: args.run,
+      cwd: args.cwd,
+      pr: integerFlag(args.pr, 'pr', { min: 1 }),
+      requireVendor: args['require-vendor'] !== false,
+    })
   },
 })
 

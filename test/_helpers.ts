@@ -71,6 +71,48 @@ export function tempDir(prefix = 'pl-'): string {
   return realpathSync(mkdtempSync(join(scratchDir(), prefix)))
 }
 
+/** The variables the test suite's stub reviewers read (fixtures/reviewers/*.sh), and the tests' own HOME and TMPDIR. */
+export const TEST_REVIEWER_ENV = Object.fromEntries(
+  [
+    'STUB_STATE_DIR',
+    'STUB_FINDINGS',
+    'STUB_CALL',
+    'STUB_VERDICT',
+    'STUB_PROMPT_FILE',
+    'STUB_HUGE_BYTES',
+    'STUB_EXIT_CODE',
+    'STUB_THREAD_ID',
+    'STUB_SESSION_ID',
+    'HOME',
+    'TMPDIR',
+  ].map((name) => [name, true]),
+)
+
+/**
+ * The test person's own config (their decisions, DESIGN "Authority"): the suite runs `--reviewer-cmd` and `builtin:*`
+ * reviewers, its stubs read STUB_* variables from the command that asks, and the agents' folders are the sandbox's.
+ * `extra` is merged section by section (a test's own keys over these).
+ */
+export function testHomeConfig(home: string, extra: Record<string, Record<string, unknown>> = {}) {
+  const pairLoop = extra.pair_loop ?? {}
+  return {
+    ...extra,
+    pair_loop: {
+      allow_reviewer_cmd: true,
+      claude_config_dir: join(home, '.claude'),
+      codex_home: join(home, '.codex'),
+      ...pairLoop,
+      reviewer_env: { ...TEST_REVIEWER_ENV, ...(pairLoop.reviewer_env as object | undefined) },
+    },
+  }
+}
+
+/** Writes the test person's config (testHomeConfig with `extra`) to `$PAIR_LOOP_HOME/config.json`. */
+export function writeTestHomeConfig(pairLoopHome: string, extra: Record<string, Record<string, unknown>> = {}): void {
+  mkdirSync(pairLoopHome, { recursive: true })
+  writeFileSync(join(pairLoopHome, 'config.json'), JSON.stringify(testHomeConfig(dirname(pairLoopHome), extra)))
+}
+
 /** An environment with nothing of the developer's: its own HOME, pair-loop home and agent config dirs. */
 export function isolatedEnv(
   extra: Record<string, string> = {},
@@ -98,6 +140,7 @@ export function isolatedEnv(
     TZ: 'UTC',
     ...extra,
   }
+  writeTestHomeConfig(join(home, '.pair-loop'))
   return env as NodeJS.ProcessEnv & { PAIR_LOOP_HOME: string; HOME: string }
 }
 
@@ -109,7 +152,10 @@ export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolat
   return out.stdout.toString('utf8')
 }
 
-/** A git repository with one commit holding `files`. */
+/** The remote every test repository has: the fake gh's repository (github.com/acme/demo). */
+export const TEST_GITHUB_URL = 'https://github.com/acme/demo.git'
+
+/** A git repository with one commit holding `files`, and a GitHub remote (origin). */
 export function makeRepo(files: Record<string, string> = { 'README.md': '# demo\n' }, name = 'repo'): string {
   const dir = join(tempDir('pl-repo-'), name)
   cpSync(repoTemplate(files), dir, { recursive: true })
@@ -138,6 +184,8 @@ function repoTemplate(files: Record<string, string>): string {
   const dir = join(templateDir(), 'repo')
   mkdirSync(dir, { recursive: true })
   git(dir, ['init', '-q'])
+  // the GitHub repository the fake gh (fixtures/gh) holds: a run started here pins it, and names it in every gh call
+  git(dir, ['remote', 'add', 'origin', TEST_GITHUB_URL])
   writeFiles(dir, files)
   git(dir, ['add', '-A'])
   git(dir, ['commit', '-qm', 'initial'])

@@ -5,6 +5,7 @@ import { existsSync, lstatSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { withContext } from '../lib/ground/context.ts'
 import { configAtBase, openRun } from '../lib/commands/start.ts'
+import { pinGitHubRepo } from '../lib/ground/github-repo.ts'
 import { callerGitIsInert } from '../lib/snapshot/verified.ts'
 import { testContext } from './_helpers.ts'
 import type { Sandbox } from './_expect.ts'
@@ -38,7 +39,9 @@ export async function openedAsStartWould(sb: Sandbox, task: string): Promise<str
     // on main, the base is HEAD itself (lib/ground/review-base.ts), and the branch is main
     const base = { sha: head, branch: 'main' }
     const config = await configAtBase(sb.repo, head)
-    const place = { repo: sb.repo, base, config, branch: 'main', excludeFile: join(sb.repo, '.git', 'info', 'exclude') }
+    const github = await pinGitHubRepo(sb.repo, { rev: null, branch: 'main' }) // one process: remotes are config
+    const excludeFile = join(sb.repo, '.git', 'info', 'exclude')
+    const place = { repo: sb.repo, base, config, branch: 'main', excludeFile, github }
     return (await openRun(ctx, { task }, place)).run_id
   })
 }

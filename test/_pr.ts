@@ -1,11 +1,11 @@
 // Test tools of the PR phase: snapshots in DESIGN.md's shape, and a fake GitHub (fixtures/gh with a world file) bound
 // to a sandbox whose run has a PR.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import type * as v from 'valibot'
 import type { Snapshot as SnapshotSchema, Snapshot, SnapshotComment, SnapshotThread } from '../lib/run/pr-schema.ts'
-import { ROOT, sandbox, tempDir } from './_helpers.ts'
-import { expectOk } from './_expect.ts'
+import { recordReview, ROOT, sandbox, tempDir, writeTestHomeConfig } from './_helpers.ts'
+import { expectOk, writeChange } from './_expect.ts'
 
 export const T0 = '2026-01-10T10:00:00.000Z'
 /** `minutes` after T0. */
@@ -131,14 +131,17 @@ export function world(overrides: Partial<World> = {}): World {
 
 /**
  * A sandbox whose run is finished with the world's PR recorded, and a fake gh on PATH answering from a world file; `config` is
- * the home config.json, written before the run starts (a run freezes its config at start).
+ * the home config.json, written before the run starts (a run freezes its config at start). The run is approved (its
+ * reviewer approved one round, and the world's head carries that tree) unless `verdict` says how else it ended.
  */
-export async function prSandbox(initial: World = world(), config?: object, pr = initial.pr.number) {
+export async function prSandbox(
+  initial: World = world(),
+  config?: object,
+  pr = initial.pr.number,
+  { verdict = 'APPROVED' }: { verdict?: 'APPROVED' | 'CHANGES_REQUESTED' | 'ABANDONED' } = {},
+) {
   const sb = sandbox()
-  if (config) {
-    mkdirSync(sb.home, { recursive: true })
-    writeFileSync(join(sb.home, 'config.json'), JSON.stringify(config))
-  }
+  if (config) writeTestHomeConfig(sb.home, config as Record<string, Record<string, unknown>>) // the test person's, plus these
   const ghDir = tempDir('pl-gh-')
   const worldFile = join(ghDir, 'world.json')
   writeFileSync(worldFile, JSON.stringify(initial, null, 2))
@@ -156,7 +159,17 @@ export async function prSandbox(initial: World = world(), config?: object, pr = 
   const cliProcess = (args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
     sb.cliProcess(args, { input: options.input, env: { ...env, ...options.env } })
   const runId: string = expectOk(await cli(['start', '--task', 'demo task'])).run_id
-  expectOk(await cli(['finish', '--verdict', 'CHANGES_REQUESTED', '--pr', String(pr)]))
+  if (verdict === 'APPROVED') {
+    writeChange(sb)
+    expectOk(await cli(['coder-done', '--summary', 'round one']))
+    const approved = await recordReview(sb.home, runId, 'VERDICT: APPROVED')
+    const tree = approved.rounds.at(-1)?.reviewer?.tree
+    // GitHub's head carries the approved bytes (a world that sets its own head_tree ships other ones)
+    const w = JSON.parse(readFileSync(worldFile, 'utf8')) as World
+    writeFileSync(worldFile, JSON.stringify({ ...w, pr: { head_tree: tree, ...w.pr } }, null, 2))
+  }
+  expectOk(await cli(['finish', '--verdict', verdict, '--pr', String(pr)]))
+  rmSync(join(ghDir, 'calls.log'), { force: true }) // the setup's calls are not the test's
   return {
     ...sb,
     env: { ...sb.env, ...env },
@@ -252,3 +265,7 @@ export const README_SCENARIO: World = {
   reviews: [],
   page_size: 100,
 }
+
+/** The REST posts among the fake gh's calls (`api … --method POST`, wherever the flag stands). */
+export const posts = (calls: string[][]) =>
+  calls.filter((call) => call[0] === 'api' && call[call.indexOf('--method') + 1] === 'POST')

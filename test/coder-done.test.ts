@@ -104,7 +104,7 @@ describe('coder-done', () => {
 
   it("finds a Codex coder's session from the rollout whose cwd is the repository", async () => {
     const sb = sandbox()
-    await startRun(sb, ['--coder', 'codex'])
+    await startRun(sb, ['--coder', 'codex', '--reviewer', 'claude'])
     const day = join(sb.env.CODEX_HOME!, 'sessions', '2026', '11', '30')
     mkdirSync(day, { recursive: true })
     const meta = (id: string, cwd: string) => `${JSON.stringify({ type: 'session_meta', payload: { id, cwd } })}\n`

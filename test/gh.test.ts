@@ -136,7 +136,15 @@ describe('reply --post-pr', () => {
       comment_url: 'https://github.com/acme/demo/pull/42#issuecomment-1000',
     })
     const [call] = sb.calls()
-    expect(call!.slice(0, 4)).toEqual(['api', '--method', 'POST', 'repos/{owner}/{repo}/issues/42/comments'])
+    // the run's repository, pinned at start, named by the call (never left to gh's {owner}/{repo} and the remotes)
+    expect(call!.slice(0, 6)).toEqual([
+      'api',
+      '--hostname',
+      'github.com',
+      '--method',
+      'POST',
+      'repos/acme/demo/issues/42/comments',
+    ])
     expect(call!.join('\n')).not.toContain('inclusive by design') // the body never enters argv
     expect(sb.comments()[0]).toContain(body)
     expect(sb.comments()[0]).toContain('finding 1.1')

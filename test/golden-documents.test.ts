@@ -19,7 +19,7 @@ import { spawn } from 'node:child_process'
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { delimiter, dirname, join, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { CLI_COMMAND, git, isolatedEnv, ROOT, runCli, runProcess, tempDir } from './_helpers.ts'
+import { CLI_COMMAND, git, isolatedEnv, ROOT, runCli, runProcess, tempDir, writeTestHomeConfig } from './_helpers.ts'
 import { claudeFolder, HAIKU, writeSession } from './cost/_spend.ts'
 import { BOT, comment, FAKE_GH, issueComment, thread, type World, world } from './_pr.ts'
 
@@ -181,6 +181,7 @@ async function playScenario(): Promise<Recorded[]> {
   // ---- the repository, and the errors before any run
   mkdirSync(repo, { recursive: true })
   at('init', '-q')
+  at('remote', 'add', 'origin', 'https://github.com/acme/demo.git') // the fake gh's repository: the run pins it
   writeFileSync(join(repo, 'sum.js'), SUM_BEFORE)
   at('add', '-A')
   at('commit', '-qm', 'initial')
@@ -204,7 +205,7 @@ async function playScenario(): Promise<Recorded[]> {
   mkdirSync(env.PAIR_LOOP_HOME, { recursive: true })
   writeFileSync(join(env.PAIR_LOOP_HOME, 'config.json'), JSON.stringify({ pair_loop: { reviwer: 'codex' } }))
   await run('start with an unknown config key', ['start', '--task', 't'])
-  writeFileSync(join(env.PAIR_LOOP_HOME, 'config.json'), '{}')
+  writeTestHomeConfig(env.PAIR_LOOP_HOME) // the test person's own (it allows --reviewer-cmd: issue 33)
   await run('trust with no config to trust', ['trust'])
   await run('trust --show with no config', ['trust', '--show'])
 
@@ -293,7 +294,7 @@ async function playScenario(): Promise<Recorded[]> {
   await run('findings --format rdjsonl', ['findings', '--format', 'rdjsonl'])
   await run('budget-check after two rounds', ['budget-check'])
   await run('budget-check with a bad --limit', ['budget-check', '--limit', 'lots'])
-  await run('verify before the approved change is committed', ['verify'])
+  await run('verify before the approved change is committed', ['verify', '--no-require-vendor'])
   await run('finish --create-pr before the approved change is committed', [
     'finish',
     '--verdict',
@@ -302,14 +303,14 @@ async function playScenario(): Promise<Recorded[]> {
   ])
   at('add', 'sum.js', 'sum.test.js')
   at('commit', '-qm', 'Fix the off-by-one in sum()')
-  await run('verify the local head', ['verify'])
+  await run('verify the local head', ['verify', '--no-require-vendor'])
   await run('finish with --pr and --create-pr', ['finish', '--verdict', 'APPROVED', '--pr', '3', '--create-pr'])
   await run('finish --create-pr when gh fails', ['finish', '--verdict', 'APPROVED', '--create-pr'], {
     env: { FAKE_GH_FAIL: '1' },
   })
   await run('finish again, adding the PR', ['finish', '--verdict', 'APPROVED', '--create-pr'])
   await run('finish once more: the PR is already recorded', ['finish', '--verdict', 'APPROVED', '--create-pr'])
-  await run('verify the PR head on GitHub', ['verify'])
+  await run('verify the PR head on GitHub', ['verify', '--no-require-vendor'])
   await run(
     'reply --post-pr',
     ['reply', '--finding', '1.1', '--disposition', 'wont-fix', '--body-file', '-', '--post-pr'],
@@ -387,7 +388,7 @@ async function playScenario(): Promise<Recorded[]> {
   rmSync(statePath(brokenId), { force: true })
 
   // ---- the PR phase
-  writeFileSync(join(env.PAIR_LOOP_HOME, 'config.json'), JSON.stringify({ pair_loop: { pr_final_round: true } }))
+  writeTestHomeConfig(env.PAIR_LOOP_HOME, { pair_loop: { pr_final_round: true } })
   setWorld(prWorld())
   const prRun = await run('start a run for the PR phase', ['start', '--task', 'demo task'], { env: worldEnv })
   await run('pr-check with no PR', ['pr-check'], { env: worldEnv })

@@ -7,7 +7,8 @@ import { runStatePath } from '../lib/ground/paths.ts'
 import type { RunState } from '../lib/run/state.ts'
 import { expectError, expectOk, reviewWith, runDisk, runInReview, startRun } from './_expect.ts'
 import { git, githubWithPrs, makeRepo, ROOT, recordReview, sandbox, tempDir } from './_helpers.ts'
-import { handoffText, reviewArgs } from './_review.ts'
+import { handoffText, reviewArgs, waitFor } from './_review.ts'
+import { OUTCOME_GRACE_MS } from '../lib/review/wait.ts'
 
 // What a run owns and how it ends stay consistent, whatever order people act in (issue 11).
 
@@ -258,6 +259,24 @@ describe('a run finished while its review runs', () => {
     ])
     // the stub's own figure: total_cost_usd 0.00603, counted in the run's spend
     expect(expectOk(await sb.cli(['status', '--run', runId])).budget.spent_usd).toBeGreaterThan(0)
+  })
+
+  // Once answered `internal` under load: the claim goes with `finish`, not with the worker, and a reviewer slower than
+  // the wait's grace for an outcome (OUTCOME_GRACE_MS) left nothing recorded to print. Here the reviewer answers only
+  // when the test opens its gate, well past that grace, so the race is run every time.
+  it('answers wrong_phase, never internal, when its reviewer answers long after the close', async () => {
+    const sb = sandbox()
+    const runId = await runInReview(sb)
+    const gate = join(tempDir('pl-gate-'), 'open')
+    const stub = join(ROOT, 'fixtures', 'reviewers', 'claude-json.sh')
+    const gated = ['sh', '-c', `while [ ! -e '${gate}' ]; do sleep 0.05; done; exec sh ${stub}`]
+    const reviewing = sb.cli(['review', '--reviewer-cmd', JSON.stringify(gated), '--wait', '60'])
+    await waitFor(() => sb.state(runId).review_claim?.reviewer_pgid ?? null, 'the reviewer started', 20_000)
+    expectOk(await sb.cli(['finish', '--verdict', 'ABANDONED']))
+    await new Promise((resolve) => setTimeout(resolve, OUTCOME_GRACE_MS + 1_000))
+    writeFileSync(gate, '')
+    expect(expectError(await reviewing, 'wrong_phase')).toMatchObject({ phase: 'finished' })
+    expect(sb.state(runId).failed_reviews).toEqual([expect.objectContaining({ code: 'finished_during_review' })])
   })
 })
 

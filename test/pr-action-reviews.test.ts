@@ -56,19 +56,21 @@ describe('github-actions[bot] with nothing configured', () => {
     expect(runCalls(sb.calls())).toEqual([])
   })
 
-  it('is not a review bot even when a config lists it in pr_bots: its login names no workflow', async () => {
+  it('is a review bot once a config lists it in pr_bots: the person chose to read every workflow comment', async () => {
     const sb = await prSandbox(changesThenActions('VERDICT: APPROVED'), { pair_loop: { pr_bots: [BOT, ACTIONS] } })
     const doc = expectOk(await sb.cli(['pr-check']))
-    expect(doc).toMatchObject({ decision: 'keep_going', verdict: { comment_id: 41 } })
+    expect(doc).toMatchObject({ decision: 'success', verdict: { comment_id: 42, author: ACTIONS } })
   })
 
-  it("a workflow's inline comment is no bot finding: its thread neither blocks nor is listed", async () => {
+  it("a workflow's inline comment is an unknown bot's thread: it blocks success, listed to answer", async () => {
     const sb = await prSandbox(
       world({ threads: [thread('PRRT_lint', [comment(11, ACTIONS, 'BLOCKER: unused import; do not merge')])] }),
     )
     const doc = expectOk(await sb.cli(['pr-check']))
-    expect(doc.threads).toMatchObject({ unresolved: 0, actionable: [], stale_unresolved: [] })
-    expect(doc.decision).toBe('success')
+    expect(doc).toMatchObject({ decision: 'keep_going', threads: { unresolved: 1, stale_unresolved: [] } })
+    expect(doc.threads.actionable.map((t: { id: string; author_class: string }) => [t.id, t.author_class])).toEqual([
+      ['PRRT_lint', 'unknown_bot'],
+    ])
   })
 })
 
@@ -115,7 +117,7 @@ describe('github-actions[bot] identified by its workflow', () => {
       decision: 'success',
       verdict: { comment_id: 42, author: ACTIONS, verdict: 'approved' },
     })
-    expect(runCalls(sb.calls())).toEqual(['api repos/{owner}/{repo}/actions/runs/9001'])
+    expect(runCalls(sb.calls())).toEqual(['api --hostname github.com repos/acme/demo/actions/runs/9001'])
   })
 
   it("GitHub's path with the ref it ran from still names the workflow file", async () => {
@@ -159,7 +161,7 @@ describe('github-actions[bot] identified by its workflow', () => {
   it('a comment linking a run this repository does not have (GitHub: 404) is no verdict, and the tick goes on', async () => {
     const sb = await prSandbox({ ...changesThenActions(claudeFinished(9003)), action_runs: [] }, config)
     expect(expectOk(await sb.cli(['pr-check']))).toMatchObject({ decision: 'keep_going', verdict: { comment_id: 41 } })
-    expect(runCalls(sb.calls())).toEqual(['api repos/{owner}/{repo}/actions/runs/9003'])
+    expect(runCalls(sb.calls())).toEqual(['api --hostname github.com repos/acme/demo/actions/runs/9003'])
   })
 
   it("a link to another repository's run is not looked up and identifies nothing", async () => {
@@ -189,14 +191,16 @@ describe('who wrote it, on snapshots', () => {
   it('classes github-actions[bot] as a review bot only for the comment an entry identifies', () => {
     const people = {
       author: ME,
-      bots: [ACTIONS],
+      bots: [BOT],
       actions: { rules: [{ marker: '<!-- r -->' }], runs: [], repo_url: 'https://github.com/acme/demo' },
     }
     expect(authorClass(ACTIONS, 'Bot', people, { body: '<!-- r --> ok' })).toBe('review_bot')
-    expect(authorClass(ACTIONS, 'Bot', people, { body: 'ok' })).toBe('other_bot')
-    expect(authorClass(ACTIONS, 'Bot', people)).toBe('other_bot')
+    expect(authorClass(ACTIONS, 'Bot', people, { body: 'ok' })).toBe('unknown_bot')
+    expect(authorClass(ACTIONS, 'Bot', people)).toBe('unknown_bot')
     // GraphQL's spelling without [bot] is the same account
-    expect(authorClass('github-actions', 'Bot', people, { body: 'ok' })).toBe('other_bot')
+    expect(authorClass('github-actions', 'Bot', people, { body: 'ok' })).toBe('unknown_bot')
+    // named in pr_bots, every comment of it is the reviewer's
+    expect(authorClass('github-actions', 'Bot', { ...people, bots: [BOT, ACTIONS] }, { body: 'ok' })).toBe('review_bot')
   })
 })
 

@@ -7,14 +7,15 @@ import { describe, expect, it } from 'vitest'
 import { DEFAULTS, keysNeedingTrust } from '../lib/run/config.ts'
 import { tempDir } from './_helpers.ts'
 import { expectError, expectOk } from './_expect.ts'
-import { BOT, comment, operationOf, prSandbox, thread, world } from './_pr.ts'
+import { BOT, comment, ME, operationOf, posts, prSandbox, thread, world } from './_pr.ts'
 
 const botThread = () => thread('PRRT_bot', [comment(11, BOT, 'The loop bound is off by one.')])
-const posts = (calls: string[][]) => calls.filter((call) => call[0] === 'api' && call[2] === 'POST')
 
 describe('pr-resolve', () => {
   it('is resolve_unconfirmed (21) after 3 attempts GitHub does not confirm, records nothing; confirmed later, once', async () => {
-    const sb = await prSandbox(world({ threads: [botThread()], resolve_mode: 'refuse' }))
+    // answered in the thread (a thread nobody answered is refused before any call: pr-every-voice.test.ts)
+    const answered = thread('PRRT_bot', [...botThread().comments, comment(12, ME, 'Fixed in the next push.', 2)])
+    const sb = await prSandbox(world({ threads: [answered], resolve_mode: 'refuse' }))
     expectOk(await sb.cli(['pr-check']))
     const refused = await sb.cli(['pr-resolve', '--thread', 'PRRT_bot'])
     expect(expectError(refused, 'resolve_unconfirmed')).toMatchObject({
@@ -51,7 +52,8 @@ describe('pr-resolve', () => {
   ])('is resolve_unconfirmed when GitHub answers %s, and records nothing', async (_name, mode) => {
     const sb = await prSandbox(world({ threads: [botThread()], resolve_mode: mode as 'null_thread' | 'no_field' }))
     expectOk(await sb.cli(['pr-check']))
-    expectError(await sb.cli(['pr-resolve', '--thread', 'PRRT_bot']), 'resolve_unconfirmed')
+    // --without-reply: the subject is the confirmation, not whether the thread was answered
+    expectError(await sb.cli(['pr-resolve', '--thread', 'PRRT_bot', '--without-reply']), 'resolve_unconfirmed')
     expect(sb.state(sb.runId).pr_watch!.resolved).toEqual({})
   })
 
@@ -144,7 +146,9 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
   }
 
   it('reviews the pushed diff, posts the findings as one review: inline where the diff has the line, the rest in its body', async () => {
-    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: { pr_final_round: true } })
+    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: { pr_final_round: true } }, 7, {
+      verdict: 'CHANGES_REQUESTED',
+    })
     const dir = tempDir('pl-final-')
     const reviewed = expectOk(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer(dir)]))
     expect(reviewed).toMatchObject({ round: 'pr', pr: 7, verdict: 'CHANGES_REQUESTED', next: 'pr-reply' })
@@ -172,7 +176,7 @@ describe('the final round: review --pr, then pr-reply --review-findings', () => 
   })
 
   it('is off unless pair_loop.pr_final_round is set, and needs the round before posting it', async () => {
-    const sb = await prSandbox(world({ diff: DIFF }))
+    const sb = await prSandbox(world({ diff: DIFF }), undefined, 7, { verdict: 'CHANGES_REQUESTED' })
     const off = expectError(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer(tempDir('pl-final-'))]), 'usage')
     expect(off).toMatchObject({ key: 'pair_loop.pr_final_round' })
     expect(expectError(await sb.cli(['pr-reply', '--review-findings']), 'usage').next).toBe('review')

@@ -32,7 +32,7 @@ function reviewer(verdict: 'CHANGES_REQUESTED' | 'APPROVED' = 'CHANGES_REQUESTED
 }
 
 async function finalRoundAskingForChanges() {
-  const sb = await prSandbox(world({ diff: DIFF }), CONFIG)
+  const sb = await prSandbox(world({ diff: DIFF }), CONFIG, 7, { verdict: 'CHANGES_REQUESTED' })
   const reviewed = expectOk(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer()]))
   return { sb, reviewed }
 }
@@ -71,7 +71,7 @@ describe('a final round that asks for changes opens a coder round', () => {
   })
 
   it('an approving final round leaves the run finished and the PR watched', async () => {
-    const sb = await prSandbox(world({ diff: DIFF }), CONFIG)
+    const sb = await prSandbox(world({ diff: DIFF }), CONFIG, 7, { verdict: 'CHANGES_REQUESTED' })
     const reviewed = expectOk(await sb.cli(['review', '--pr', '--reviewer-cmd', reviewer('APPROVED')]))
     expect(reviewed).toMatchObject({ phase: 'finished', next: 'pr-reply' })
     expect(sb.state(sb.runId)).toMatchObject({ phase: 'finished', rounds: [] })

@@ -16,8 +16,13 @@ function shownDocument(): Record<string, unknown> {
 describe('README: After the PR', () => {
   it('shows the document pr-check prints for its scenario', async () => {
     const sb = await prSandbox(SCENARIO)
-    const { run_id: _run, snapshot_path: _path, ...printed } = expectOk(await sb.cli(['pr-check']))
-    const { run_id: _shownRun, snapshot_path: _shownPath, ...shown } = shownDocument()
-    expect(printed).toEqual(shown)
+    const doc = expectOk(await sb.cli(['pr-check']))
+    const { run_id: _run, snapshot_path: _path, state_path: _state, schedule_name: name, ...printed } = doc
+    const shownDoc = shownDocument()
+    const { run_id: shownRun, snapshot_path: _shownPath, state_path: _shownState, ...shown } = shownDoc
+    const { schedule_name: shownName, ...shownRest } = shown
+    expect(printed).toEqual(shownRest)
+    // the paths and the schedule name carry the run id: the same shape, this run's id
+    expect(name).toBe(String(shownName).replace(String(shownRun), doc.run_id))
   })
 })

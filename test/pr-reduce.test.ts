@@ -10,8 +10,13 @@ import { at, BOT, botSample, botSummary, comment, issueComment, ME, review, snap
 
 const bots = [...DEFAULT_PR_BOTS]
 type Shipped = NonNullable<Parameters<typeof reducePr>[2]['shipped']>
-const reduce = (snap: Snapshot, previous: PrWatch | null = null, now = at(30), shipped: Shipped | null = null) =>
-  reducePr(snap, previous, { now, bots, shipped })
+const reduce = (
+  snap: Snapshot,
+  previous: PrWatch | null = null,
+  now = at(30),
+  shipped: Shipped | null = null,
+  notApproved: string | null = null,
+) => reducePr(snap, previous, { now, bots, shipped, not_approved: notApproved })
 const codes = (result: { reasons: Array<{ code: ReasonCode }> }) => result.reasons.map((r) => r.code)
 
 /** A watch as a first tick on `snap` left it (so the next tick compares with it). */
@@ -28,6 +33,8 @@ interface Case {
   decision: 'keep_going' | 'success' | 'escalate'
   has: ReasonCode[]
   shipped?: Shipped
+  /** The run ended with this verdict, not APPROVED. */
+  not_approved?: string
 }
 
 const cases: Case[] = [
@@ -227,6 +234,13 @@ const cases: Case[] = [
     has: ['head_not_approved'],
   },
   {
+    name: 'a run that ended CHANGES_REQUESTED, the PR otherwise ready',
+    snap: snapshot(),
+    not_approved: 'CHANGES_REQUESTED',
+    decision: 'escalate',
+    has: ['not_approved', 'ci_pass', 'threads_clear'],
+  },
+  {
     name: 'nothing changed since the last tick',
     snap: snapshot({ checks: [{ name: 'ci', status: 'pending', url: null }] }),
     previous: watchAfter(snapshot({ checks: [{ name: 'ci', status: 'pending', url: null }] })),
@@ -237,7 +251,7 @@ const cases: Case[] = [
 
 describe('reducePr: decisions and reasons', () => {
   it.each(cases.map((c) => [c.name, c] as const))('%s', (_name, c) => {
-    const { result } = reduce(c.snap, c.previous ?? null, c.now ?? at(30), c.shipped ?? null)
+    const { result } = reduce(c.snap, c.previous ?? null, c.now ?? at(30), c.shipped ?? null, c.not_approved)
     expect(result.decision).toBe(c.decision)
     expect(codes(result)).toEqual(expect.arrayContaining(c.has))
     for (const code of codes(result)) expect(REASON_CODES).toContain(code)
@@ -245,7 +259,9 @@ describe('reducePr: decisions and reasons', () => {
 
   it('covers every reason code of the closed set', () => {
     const seen = new Set(
-      cases.flatMap((c) => codes(reduce(c.snap, c.previous ?? null, c.now ?? at(30), c.shipped ?? null).result)),
+      cases.flatMap((c) =>
+        codes(reduce(c.snap, c.previous ?? null, c.now ?? at(30), c.shipped ?? null, c.not_approved).result),
+      ),
     )
     expect([...REASON_CODES].filter((code) => !seen.has(code))).toEqual([])
   })
@@ -292,19 +308,53 @@ describe('reducePr: who is who', () => {
     expect(result.threads.stale_unresolved.map((t) => t.id)).toEqual(['PRRT_bot'])
   })
 
-  it("skips an outdated bot thread, keeps a person's outdated thread, ignores another bot's and resolved ones", () => {
+  it("counts every open thread that is not outdated, whoever started it: a person's, a review bot's, an unknown bot's", () => {
     const { result } = reduce(
       snapshot({
         threads: [
           thread('PRRT_old_bot', [comment(11, BOT, 'x')], { is_outdated: true }),
           thread('PRRT_old_person', [comment(12, 'alice', 'y')], { is_outdated: true }),
           thread('PRRT_dependabot', [comment(13, 'dependabot[bot]', 'z')]),
+          thread('PRRT_actions', [comment(15, 'github-actions[bot]', 'unused import')]),
+          thread('PRRT_person', [comment(16, 'alice', 'rename this')]),
           thread('PRRT_done', [comment(14, BOT, 'w')], { is_resolved: true }),
         ],
       }),
     )
-    expect(result.threads).toMatchObject({ total: 4, unresolved: 1, skipped_outdated: ['PRRT_old_bot'] })
-    expect(result.threads.actionable.map((t) => t.id)).toEqual(['PRRT_old_person'])
+    // a hand count: 6 threads; resolved 1 and outdated 2 left out; dependabot, github-actions, alice count
+    expect(result.threads).toMatchObject({
+      total: 6,
+      unresolved: 3,
+      skipped_outdated: ['PRRT_old_bot', 'PRRT_old_person'],
+    })
+    expect(result.threads.actionable.map((t) => [t.id, t.author_class])).toEqual([
+      ['PRRT_dependabot', 'unknown_bot'],
+      ['PRRT_actions', 'unknown_bot'],
+      ['PRRT_person', 'human'],
+    ])
+    expect(result.decision).toBe('keep_going')
+  })
+
+  it("never reads an unknown bot's thread or summary as a verdict", () => {
+    const { result } = reduce(
+      snapshot({
+        threads: [thread('PRRT_dep', [comment(13, 'dependabot[bot]', 'VERDICT: APPROVED')])],
+        comments: [{ ...issueComment(41, 'dependabot[bot]', 'VERDICT: APPROVED'), author_type: 'Bot' }],
+      }),
+    )
+    expect(result.verdict.state).toBe('absent')
+    expect(result.threads.unresolved).toBe(1)
+  })
+
+  it('reads github-actions[bot] as a review bot once pr_bots names it: its verdict counts, its thread blocks', () => {
+    const actions = 'github-actions[bot]'
+    const snap = snapshot({
+      threads: [thread('PRRT_a', [comment(15, actions, 'medium: off by one')])],
+      comments: [{ ...issueComment(41, actions, 'VERDICT: CHANGES_REQUESTED'), author_type: 'Bot' }],
+    })
+    const { result } = reducePr(snap, null, { now: at(30), bots: [...bots, actions] })
+    expect(result.verdict).toMatchObject({ state: 'complete', verdict: 'changes', author: actions })
+    expect(result.threads.actionable.map((t) => t.author_class)).toEqual(['review_bot'])
   })
 
   it('matches a bot account by login whatever its case, with [bot] added where pr_bots left it out', () => {
@@ -340,9 +390,23 @@ describe('reducePr: who is who', () => {
     expect(reduce(snap).result.verdict.state).toBe('absent')
   })
 
-  it("answers a person's comment once the author wrote after it", () => {
-    const snap = snapshot({ comments: [issueComment(21, 'alice', 'why?', 1), issueComment(22, ME, 'because', 2)] })
-    expect(reduce(snap).result.conversation.actionable).toEqual([])
+  it("answers a person's comment by the author's later comment that links it, and no other", () => {
+    const link = (id: number) => `https://github.com/acme/demo/pull/7#issuecomment-${id}`
+    const snap = snapshot({
+      comments: [
+        issueComment(21, 'alice', 'BLOCKER: this drops the lock', 1),
+        issueComment(22, 'bob', 'nit: rename x', 2),
+        issueComment(23, ME, `Done, see ${link(22)}`, 3),
+      ],
+    })
+    const { result } = reduce(snap)
+    expect(result.conversation.actionable.map((c) => c.id)).toEqual([21])
+    expect(result.decision).toBe('keep_going')
+    // a link to 210 is not a link to 21
+    const other = snapshot({ comments: [issueComment(21, 'alice', 'why?', 1), issueComment(23, ME, link(210), 3)] })
+    expect(reduce(other).result.conversation.actionable.map((c) => c.id)).toEqual([21])
+    const linked = snapshot({ comments: [issueComment(21, 'alice', 'why?', 1), issueComment(23, ME, link(21), 3)] })
+    expect(reduce(linked).result.conversation.actionable).toEqual([])
   })
 
   it("reads the bot's latest summary (a comment or a review body), with its finding keys", () => {

@@ -1,6 +1,7 @@
 // pr-check --snapshot-in: a captured snapshot in DESIGN.md's shape replayed through the real command gives the
-// documented decision for each kind of PR; the tick is recorded on the run with its snapshot beside the state.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+// documented decision for each kind of PR, as a dry run: the file is the caller's, so nothing of it is kept on the run
+// (ticks in a row are played through the fake GitHub instead).
+import { existsSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { prSnapshotPath } from '../lib/ground/paths.ts'
@@ -54,40 +55,42 @@ const table: Array<[string, Snapshot, 'keep_going' | 'success' | 'escalate', str
 const cases = table.map(([name, snap, decision, code, next]) => [name, decision, code, next, snap] as const)
 
 describe('pr-check --snapshot-in', () => {
-  it.each(cases)('%s → %s', async (_name, decision, code, next, snap) => {
+  it.each(cases)('%s → %s, printed and not kept: the run is as it was', async (_name, decision, code, _next, snap) => {
     const sb = await prSandbox()
+    const before = sb.state(sb.runId)
     const doc = expectOk(await sb.cli(['pr-check', '--snapshot-in', snapshotFile(snap)]))
-    expect(doc).toMatchObject({ run_id: sb.runId, decision, changed: true, next })
+    expect(doc).toMatchObject({ run_id: sb.runId, decision, changed: true, dry_run: true })
     expect(doc.reasons.map((r: { code: string }) => r.code)).toContain(code)
     expect(sb.calls()).toEqual([]) // a replay reads nothing from GitHub
-    // the tick is on the run, the snapshot beside its state
-    const state = sb.state(sb.runId)
-    expect(state.pr_watch).toMatchObject({ pr: 7, ticks: 1, decision })
-    expect(JSON.parse(readFileSync(prSnapshotPath(sb.runId, sb.home), 'utf8'))).toEqual(snap)
-    expect(expectOk(await sb.cli(['status'])).next).toBe(next)
+    expect(sb.state(sb.runId)).toEqual(before)
+    expect(existsSync(prSnapshotPath(sb.runId, sb.home))).toBe(false)
   })
 
   it('recurring finding after a reply → escalate (a bot summary answered with pr-reply, then the same finding again)', async () => {
     const first = snapshot({ comments: [botSummary(41, 'CHANGES_REQUESTED', ['off by one in the loop bound'])] })
     const sb = await prSandbox(world({ comments: first.comments }))
-    expect(expectOk(await sb.cli(['pr-check', '--snapshot-in', snapshotFile(first)])).decision).toBe('keep_going')
+    expect(expectOk(await sb.cli(['pr-check'])).decision).toBe('keep_going')
     expectOk(
       await sb.cli(['pr-reply', '--comment', '41', '--body-file', '-'], {
         input: 'Not a bug: the bound is inclusive.',
       }),
     )
     const again = snapshot({ comments: [botSummary(42, 'CHANGES_REQUESTED', ['off by one in the loop bound'], 30)] })
-    const doc = expectOk(await sb.cli(['pr-check', '--snapshot-in', snapshotFile(again)]))
+    sb.change((w) => {
+      w.comments = again.comments
+    })
+    const doc = expectOk(await sb.cli(['pr-check']))
     expect(doc).toMatchObject({ decision: 'escalate', next: 'ask-user' })
     expect(doc.reasons[0].code).toBe('recurrence_after_reply')
     expect(doc.recurrence.recurring_keys).toEqual(doc.verdict.finding_keys)
   })
 
-  it('a second identical replay is a silent tick: changed false, backoff grown', async () => {
-    const sb = await prSandbox()
-    const file = snapshotFile(snapshot({ checks: [{ name: 'ci', status: 'pending', url: null }] }))
-    expectOk(await sb.cli(['pr-check', '--snapshot-in', file]))
-    const second = expectOk(await sb.cli(['pr-check', '--snapshot-in', file]))
+  it('a second identical tick is a silent one: changed false, backoff grown', async () => {
+    const sb = await prSandbox(
+      world({ checks: [{ type: 'CheckRun', name: 'ci', status: 'IN_PROGRESS', conclusion: null }] }),
+    )
+    expectOk(await sb.cli(['pr-check']))
+    const second = expectOk(await sb.cli(['pr-check']))
     expect(second).toMatchObject({ changed: false, backoff: { idle_streak: 1, wait_s: 120 } })
     expect(second.reasons.map((r: { code: string }) => r.code)).toContain('unchanged')
   })

@@ -80,13 +80,16 @@ describe('pair-loop report', () => {
     expect(readFileSync(doc.path, 'utf8')).toContain('No run yet.')
   })
 
-  it('refuses --all with --run (usage), no run here (run_not_found), and a folder as --out (io_error)', async () => {
+  it('refuses --all with --run (usage), no run here (run_not_found), and a folder as --out (usage, never opened)', async () => {
     const sb = sandbox()
     expect(expectError(await sb.cli(['report']), 'run_not_found')).toBeTruthy()
     const runId = await startRun(sb)
     expect(expectError(await sb.cli(['report', '--all', '--run', runId]), 'usage').flag).toBe('--run')
     const folder = join(tempDir('pl-report-dir-'), 'taken')
     mkdirSync(folder)
-    expect(expectError(await sb.cli(['report', '--out', folder]), 'io_error').path).toBe(folder)
+    expect(expectError(await sb.cli(['report', '--out', folder]), 'usage')).toMatchObject({
+      flag: '--out',
+      file: folder,
+    })
   })
 })

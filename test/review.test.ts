@@ -6,8 +6,8 @@ import { renderHandoff } from '../lib/run/handoff.ts'
 import { parseFindings, parseVerdict } from '../lib/run/grammar.ts'
 import { configPath } from '../lib/ground/paths.ts'
 import { updateRun } from '../lib/run/store.ts'
-import { sandbox, tempDir, writeFiles } from './_helpers.ts'
-import { expectError, expectOk, runDisk, runInReview, startRun, type Sandbox } from './_expect.ts'
+import { sandbox, tempDir, writeFiles, writeTestHomeConfig } from './_helpers.ts'
+import { expectError, expectOk, runDisk, runInReview, startRun, type Sandbox, writeChange } from './_expect.ts'
 import { pathWithout } from './_path.ts'
 import { approveNow, deadPid, handoffText, reviewArgs, sandboxInReview, SLOW, stubPath, waitFor } from './_review.ts'
 
@@ -436,9 +436,16 @@ function restrictedPath(fakes: Record<string, string>): string {
   return `${bin}:${pathWithout(['claude', 'codex'])}`
 }
 
-function writeConfig(sb: Sandbox, config: object): void {
-  mkdirSync(sb.home, { recursive: true })
-  writeFileSync(configPath(sb.home), JSON.stringify(config))
+function writeConfig(sb: Sandbox, config: Record<string, Record<string, unknown>>): void {
+  writeTestHomeConfig(sb.home, config)
+}
+
+/** A run in review whose start ran on `PATH`: start records the reviewer CLIs it finds there (a review never looks). */
+async function runInReviewOn(sb: Sandbox, PATH: string): Promise<string> {
+  const runId = expectOk(await sb.cli(['start', '--task', 'demo task'], { env: { PATH } })).run_id as string
+  writeChange(sb)
+  expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+  return runId
 }
 
 describe('review: which reviewer runs', () => {
@@ -451,7 +458,7 @@ describe('review: which reviewer runs', () => {
       const PATH = restrictedPath({
         claude: `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\nexec sh '${stubPath('claude-json')}'\n`,
       })
-      const runId = await runInReview(sb)
+      const runId = await runInReviewOn(sb, PATH)
       const result = await sb.cli(['review'], { env: { PATH } })
       const doc = expectOk(result)
       expect(doc).toMatchObject({
@@ -477,7 +484,7 @@ describe('review: which reviewer runs', () => {
       const sb = sandbox()
       writeConfig(sb, { pair_loop: { codex_bin: 'codex-not-installed-here' } })
       const PATH = restrictedPath({})
-      const runId = await runInReview(sb)
+      const runId = await runInReviewOn(sb, PATH)
       const before = runDisk(sb)
       const result = await sb.cli(['review'], { env: { PATH } })
       expect(result.code).toBe(14)

@@ -14,7 +14,7 @@ import { budgetArg, reviewerArgv } from '../lib/review/reviewers.ts'
 import { readStructured, structuredObject } from '../lib/review/structured.ts'
 import type { RunState } from '../lib/run/state.ts'
 import { expectError, expectOk, runInReview } from './_expect.ts'
-import { git, makeRepo, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { git, makeRepo, sandbox, tempDir, writeFiles, writeTestHomeConfig } from './_helpers.ts'
 import { SLOW } from './_review.ts'
 
 const reply = (fields: Partial<ReviewerReply>): ReviewerReply => ({
@@ -314,6 +314,9 @@ console.log(JSON.stringify({
 process.exit(failed ? 1 : 0)
 `
 
+/** What the fake claude reads from its environment: the person's config passes these from the command that asks. */
+const FAKE_VARS = ['FAKE_LOG', 'FAKE_FAIL', 'FAKE_FIRST_TEXT', 'FAKE_STRUCTURED', 'FAKE_TEXT']
+
 /** A run reviewed by a fake claude (its path in the person's config), with a budget so the spend cap applies. */
 async function fakeClaudeRun() {
   const sb = sandbox({ 'README.md': '# demo\n', 'CLAUDE.md': 'Base rules. BASE-RULES-5e\n' })
@@ -321,9 +324,10 @@ async function fakeClaudeRun() {
   const bin = join(dir, 'claude')
   writeFileSync(bin, FAKE_CLAUDE)
   chmodSync(bin, 0o755)
-  mkdirSync(sb.home, { recursive: true })
-  writeFileSync(join(sb.home, 'config.json'), JSON.stringify({ pair_loop: { claude_bin: bin } }))
-  const runId = await runInReview(sb, ['--reviewer', 'claude', '--budget-usd', '2'])
+  writeTestHomeConfig(sb.home, {
+    pair_loop: { claude_bin: bin, reviewer_env: Object.fromEntries(FAKE_VARS.map((name) => [name, true])) },
+  })
+  const runId = await runInReview(sb, ['--coder', 'codex', '--reviewer', 'claude', '--budget-usd', '2'])
   const log = join(dir, 'call.json')
   const seen = () => JSON.parse(readFileSync(log, 'utf8'))
   return { sb, runId, env: { FAKE_LOG: log, CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD: '1' }, seen }

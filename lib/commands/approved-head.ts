@@ -1,6 +1,7 @@
 // What ships is what was approved: the branch's local head (no PR yet) or a PR's head as GitHub reports it, against the
 // newest tree a review approved; a head that differs is head_not_approved naming the paths and the way on (`next`:
 // push the newest approved tree, or hand the change over with coder-done), never a dead end (finish, verify).
+import { ghTarget } from '../ground/gh.ts'
 import { checkLocalHead } from '../snapshot/local-head.ts'
 import { checkShipped, headNotApproved, type ShipCheck } from '../snapshot/ship.ts'
 import type { RunState } from '../run/state.ts'
@@ -20,7 +21,7 @@ export async function expectApprovedHead(
     if (!local.matches) headNotApproved(local, null, { source: 'local', ...details })
     return local
   }
-  const shipped = await checkShipped(run.repo, pr, { tree: approved, base: run.base_sha }, home)
+  const shipped = await checkShipped(ghTarget(run), pr, { tree: approved, base: run.base_sha }, home)
   if (!shipped.matches) headNotApproved(shipped, pr, { source: 'github', ...wayOn(shipped), base: run.base_sha })
   return shipped
 }

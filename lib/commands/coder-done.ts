@@ -4,7 +4,7 @@ import { readBody } from '../ground/body-input.ts'
 import type { Context } from '../ground/context.ts'
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { currentCoderSession } from '../cost/coder.ts'
-import { transcriptEnvOf } from '../cost/transcript-env.ts'
+import { coderLocations } from '../cost/transcript-env.ts'
 import { fail, toPairLoopError } from '../ground/errors.ts'
 import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
 import { inPrPhase, movedSinceApproval, nextFields } from '../run/run-queries.ts'
@@ -44,7 +44,9 @@ export async function run(ctx: Context, options: CoderDoneOptions) {
     overBudget: options.overBudget,
     command: 'coder-done',
   })
-  const sessionId = options.sessionId ?? currentCoderSession(run, transcriptEnvOf(run))
+  const sessionId =
+    options.sessionId ??
+    coderLocations(run).reduce<string | null>((found, { env }) => found ?? currentCoderSession(run, env), null)
   const { diff, tree } = handedOver
 
   const state = await changeRun(run.run_id, (current) =>

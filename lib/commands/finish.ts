@@ -2,13 +2,13 @@
 // opened with gh once). APPROVED ships only the tree the approving review saw. Never merges.
 import { callHoldingClaim, claimUnderLock } from '../run/claimed-call.ts'
 import { claimPrCreation, PR_CREATE_KEY } from '../run/claims.ts'
-import type { Context } from '../ground/context.ts'
+import { type Context, context } from '../ground/context.ts'
 import { rememberHighWater } from '../cost/high-water.ts'
 import { cachedCostSummary } from '../cost/status-snapshot.ts'
 import type { RunCostSummary } from '../cost/summary.ts'
 import { fail, isPairLoopError, PairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
-import { createPr } from '../ground/gh.ts'
+import { createPr, ghTarget } from '../ground/gh.ts'
 import { prBodyPath } from '../ground/paths.ts'
 import { renderPrBody } from '../pr/body.ts'
 import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
@@ -50,7 +50,9 @@ export async function run(ctx: Context, options: FinishOptions) {
       home: ctx.home,
       details: { next: 'commit exactly the approved change, then finish --create-pr again' },
     })
-  if (approved && pr !== null) await expectApprovedHead(run, approved, pr, { home: ctx.home })
+  // GitHub out of reach keeps the number (pr_unverified); the next pr-check compares the head before anything else
+  const unverified =
+    approved && pr !== null ? await unreachable(() => expectApprovedHead(run, approved, pr, { home: ctx.home })) : false
   const cost = await cachedCostSummary(run, () => configOf(run), ctx.env)
   await rememberHighWater(run, cost.seen) // what was seen stays counted once the transcripts go
   const writeBody = (state: RunState) =>
@@ -64,7 +66,11 @@ export async function run(ctx: Context, options: FinishOptions) {
       changed_since_review: changedSinceReview,
       now: new Date(ctx.now()).toISOString(),
     })
-    if (step.state) writeBody(step.state)
+    if (step.state) {
+      if (unverified) step.state.pr_unverified = true
+      else if (pr !== null) delete step.state.pr_unverified
+      writeBody(step.state)
+    }
     return step
   })
   const { pruneHomeDaily } = await import('../cost/prune.ts') // caches do not grow for good
@@ -80,7 +86,7 @@ export async function run(ctx: Context, options: FinishOptions) {
     run.run_id,
     PR_CREATE_KEY,
     () =>
-      createPr(closed.repo, {
+      createPr(ghTarget(closed), {
         title: closed.task.split('\n')[0]!.slice(0, 250),
         bodyFile: prBodyPath(closed.run_id, ctx.home),
         base: closed.base_branch ?? null,
@@ -126,6 +132,24 @@ function finishedDocument(state: RunState, cost: RunCostSummary, home: string) {
     pr_body_path: prBodyPath(state.run_id, home),
     pr: state.pr,
     pr_url: state.pr_url,
+    ...(state.pr_unverified ? { pr_unverified: true, next: 'pr-check' } : {}),
+  }
+}
+
+/** gh missing, or GitHub not answering: true (the check waits for the next pr-check); any other failure stands. */
+async function unreachable(check: () => Promise<unknown>): Promise<boolean> {
+  try {
+    await check()
+    return false
+  } catch (error) {
+    const failure = isPairLoopError(error) && error.code === 'gh_error' ? error.details.failure : null
+    if (failure === 'missing' || failure === 'network' || failure === 'timeout' || failure === 'server') {
+      context().io.stderr(
+        `pair-loop finish: ${(error as Error).message}; PR recorded unverified: the next pr-check verifies it\n`,
+      )
+      return true
+    }
+    throw error
   }
 }
 

@@ -3,8 +3,10 @@
 import { readBody } from '../ground/body-input.ts'
 import type { Context } from '../ground/context.ts'
 import { postAnswer } from '../pr/answer.ts'
+import { refuseFlagged } from '../pr/answered.ts'
 import { postFinalReview } from '../pr/final-post.ts'
 import { expectPr } from '../pr/moves.ts'
+import { withGhTimeout } from '../pr/gh-timeout.ts'
 import { findTarget } from '../pr/targets.ts'
 import { configOf, resolveRun } from '../run/run-access.ts'
 
@@ -20,9 +22,16 @@ export interface AnswerOptions {
   bodyFile: string
 }
 
-export type PrReplyOptions = { run?: string; cwd?: string } & (AnswerOptions | { post: 'review-findings' })
+export type PrReplyOptions = { run?: string; cwd?: string; timeoutS?: number } & (
+  | AnswerOptions
+  | { post: 'review-findings' }
+)
 
 export async function run(ctx: Context, options: PrReplyOptions) {
+  return withGhTimeout(options.timeoutS, () => reply(ctx, options))
+}
+
+async function reply(ctx: Context, options: PrReplyOptions) {
   if (options.post === 'review-findings') {
     const run = resolveRun(options, { allowFinished: true })
     return postFinalReview(run, expectPr(run, 'pr-reply --review-findings'))
@@ -33,5 +42,6 @@ export async function run(ctx: Context, options: PrReplyOptions) {
   const { thread, comment, review, findings } = options
   const { pr_bots, pr_action_reviews } = configOf(run).pair_loop
   const target = findTarget(run, pr, pr_bots, { thread, comment, review, findings }, pr_action_reviews)
+  refuseFlagged(run, target.kind, (thread ?? comment ?? review)!) // its words are not answered: the person decides
   return postAnswer(run, target, body)
 }

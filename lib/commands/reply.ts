@@ -4,7 +4,7 @@ import { readBody } from '../ground/body-input.ts'
 import { callOnce } from '../run/claimed-call.ts'
 import { claimReplyPost, replyPostKey } from '../run/claims.ts'
 import type { Context } from '../ground/context.ts'
-import { commentOnPr } from '../ground/gh.ts'
+import { commentOnPr, ghTarget } from '../ground/gh.ts'
 import { neutraliseInline } from '../ground/neutralise.ts'
 import { changeRun, resolveRun } from '../run/run-access.ts'
 import { allFindings, replyKey } from '../run/run-queries.ts'
@@ -51,7 +51,7 @@ export async function run(ctx: Context, options: ReplyOptions) {
   const finding = allFindings(run).find((f) => f.id === findingId)!
   const { done: posted } = await callOnce(run.run_id, replyPostKey(findingId), {
     claim: (state, attempt) => claimReplyPost(state, { finding: findingId, ...attempt }),
-    call: () => commentOnPr(run.repo, run.pr!, commentBody(finding, recorded)),
+    call: () => commentOnPr(ghTarget(run), run.pr!, commentBody(finding, recorded)),
     record: (state, { url }) => notePostedReply(state, { finding: findingId, url }),
   })
   return { ...document, posted: true, comment_url: posted.url }

@@ -4,6 +4,7 @@
 import type { Context } from '../ground/context.ts'
 import type { Launched } from '../review/launch.ts'
 import { configOf, resolveRun } from '../run/run-access.ts'
+import { checkReviewerCmdFlag } from '../run/authority.ts'
 
 export interface ReviewOptions {
   run?: string
@@ -31,6 +32,7 @@ export async function run(ctx: Context, options: ReviewOptions) {
   const run = resolveRun(options, { allowFinished: options.pr })
   if (options.cancel) return (await import('../review/cancel.ts')).cancelAttempt(run, options.pr ? 'pr' : 'round', log)
   const config = configOf(run)
+  checkReviewerCmdFlag(options.reviewerCmd, config)
   const session = {
     config,
     reviewerCmd: options.reviewerCmd,

@@ -9,6 +9,7 @@ import { hexDigest } from '../ground/digest.ts'
 import { fail } from '../ground/errors.ts'
 import { currentBranch, dirtyPaths, excludeFile, excludeIn, HANDOFF_NAME, topLevel } from '../ground/git.ts'
 import { reviewBase } from '../ground/review-base.ts'
+import { type GitHubRepo, pinGitHubRepo } from '../ground/github-repo.ts'
 import { withLock } from '../ground/lock.ts'
 import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../ground/paths.ts'
 import { activeRunsOf, foreignHandoff, handoffPath, writeHandoff } from '../run/run-access.ts'
@@ -18,6 +19,9 @@ import type { Agent } from '../run/state.ts'
 import { createRun, ensureRunsDir } from '../run/store.ts'
 import { stripControl } from '../ground/text.ts'
 import { newRun } from '../run/transitions.ts'
+import { checkBudgetFlag, checkVendors } from '../run/authority.ts'
+import { reviewerSource } from '../run/reviewer-identity.ts'
+import { resolvePrograms } from '../review/programs.ts'
 
 export interface StartOptions {
   /** What the coder is to do: a paragraph at most (the script checks its size). */
@@ -44,6 +48,7 @@ export async function run(ctx: Context, options: StartOptions) {
     config,
     branch: await currentBranch(repo),
     excludeFile: await excludeFile(repo),
+    github: await pinGitHubRepo(repo, { rev: options.base ?? null, branch: base.branch }),
   })
 }
 
@@ -57,6 +62,8 @@ export interface RunPlace {
   branch: string
   /** The repository's own exclude file, where HANDOFF.md is kept out of git. */
   excludeFile: string
+  /** The GitHub repository of the remote the base branch tracks, pinned for every gh call of the run (null: none). */
+  github: GitHubRepo | null
 }
 
 /** The config as start reads it: the person's own, and the repository's as git tracks it at the base. */
@@ -68,6 +75,10 @@ export async function configAtBase(repo: string, baseSha: string): Promise<Confi
 /** The run opened at `place` (a clean tree) once no other run holds the repository: start's document. */
 export async function openRun(ctx: Context, options: StartOptions, place: RunPlace) {
   const { repo, config } = place
+  const coder = options.coder ?? config.pair_loop.coder
+  const reviewer = options.reviewer ?? config.pair_loop.reviewer
+  checkBudgetFlag(options.budgetUsd, config)
+  checkVendors(coder, reviewer, options.coder !== undefined || options.reviewer !== undefined, config)
   checkNoActiveRun(repo, ctx.home)
   checkNoForeignHandoff(repo)
 
@@ -78,13 +89,16 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
     branch: place.branch,
     base_sha: place.base.sha,
     base_branch: place.base.branch,
-    coder: options.coder ?? config.pair_loop.coder,
-    reviewer: options.reviewer ?? config.pair_loop.reviewer,
+    coder,
+    reviewer,
     max_rounds: options.maxRounds ?? config.pair_loop.max_rounds,
     budget_usd: options.budgetUsd ?? config.budget.per_run_usd,
     config,
+    // the programs are the person's (config) or found now, once: a review never looks on its caller's PATH
+    reviewer_programs: resolvePrograms(config, ctx.env, repo),
     now: new Date(ctx.now()).toISOString(),
   })
+  state.github = place.github
   state.transcript_env = transcriptEnvNow(ctx.env) // later commands look for the coder's transcripts where this one would
   // check and create under one lock per repository: two starts at once must not both open a run
   ensureRunsDir(ctx.home)
@@ -106,6 +120,8 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
     branch: state.branch,
     coder: state.coder,
     reviewer: state.reviewer,
+    reviewer_source: reviewerSource(state),
+    reviewer_program: state.reviewer_programs?.[state.reviewer]?.path ?? null,
     max_rounds: state.max_rounds,
     budget_usd: state.budget_usd,
     ...nextFields(state),

@@ -1,5 +1,6 @@
 // status: where a run stands (or every run, with all), its cost so far; with wait, block until it changes (a review
 // worker found dead is settled first, a PR merged since the last look is learnt).
+import { reviewersOf, reviewerSource } from '../run/reviewer-identity.ts'
 import { configDrift } from '../run/config-drift.ts'
 import type { Context } from '../ground/context.ts'
 import { fullyMeasured } from '../cost/measured.ts'
@@ -60,6 +61,8 @@ async function runDocument(ctx: Context, run: RunState) {
     coder: run.coder,
     reviewer: run.reviewer,
     reviewer_fallback: run.reviewer_fallback,
+    reviewer_source: reviewerSource(run),
+    reviewers: reviewersOf(run),
     open_findings: openFindings(run).map((f) => ({
       id: f.id,
       category: f.category,
@@ -79,6 +82,8 @@ async function runDocument(ctx: Context, run: RunState) {
     outcome: run.outcome,
     pr: run.pr,
     pr_url: run.pr_url,
+    ...(run.pr_unverified ? { pr_unverified: true } : {}),
+    ...resolvedWithoutReply(run),
     revision: run.revision,
     updated_at: run.updated_at,
     state_path: runStatePath(run.run_id, ctx.home),
@@ -86,6 +91,15 @@ async function runDocument(ctx: Context, run: RunState) {
     config_changed: configChanged(run),
     config_warnings: configDrift(run).map(({ path, drift, message }) => ({ path, drift, message })),
   }
+}
+
+/** Threads resolved with nobody's answer (`pr-resolve --without-reply`): the person's choice, shown where they look. */
+function resolvedWithoutReply(run: RunState) {
+  const watch = run.pr_watch?.pr === run.pr ? run.pr_watch : null
+  const threads = Object.entries(watch?.resolved ?? {})
+    .filter(([, record]) => record.without_reply)
+    .map(([thread, record]) => ({ thread, at: record.at }))
+  return threads.length > 0 ? { pr_resolved_without_reply: threads } : {}
 }
 
 function allRunsDocument(home: string) {

@@ -11,6 +11,7 @@ import { claudeSessions, codexSessions } from './sessions.ts'
 import { type PartialSums, UsageSums, sumsKey } from './sums.ts'
 import type { ScanResult } from './transcript-cache.ts'
 import { context } from '../ground/context.ts'
+import type { CoderLocation } from './transcript-env.ts'
 
 /** A coder session, and its main transcript when the search that found it saw it. */
 interface CoderSession {
@@ -59,7 +60,7 @@ export function currentCoderSession(run: RunState, env: NodeJS.ProcessEnv = cont
 }
 
 /** A transcript to read for a session, or the source saying why there is none. */
-type Planned = { session: string; path: string } | Source
+type Planned = { session: string; path: string; location?: 'start'; why?: string } | Source
 const isFile = (item: Planned): item is { session: string; path: string } => !('role' in item)
 
 /** The coder's usage: all its sessions de-duplicated together, and each session's own (its high-water mark's). */
@@ -75,15 +76,27 @@ export interface CoderSums {
  */
 export function sumCoder(
   run: RunState,
-  env: NodeJS.ProcessEnv,
+  locations: CoderLocation[],
   prices: PriceBook,
   cache: string | null,
   sources: Source[],
   bounds: number[],
 ): CoderSums {
   const bySession = new Map<string, UsageSums>()
-  const sessions = coderSessions(run, env)
-  if (sessions.length === 0) {
+  const env = locations[0]!.env
+  const kind = run.coder
+  const plan = planAcross(run, locations)
+  for (const { dir } of locations.slice(1))
+    sources.push({
+      role: 'coder',
+      kind: run.coder,
+      session: null,
+      path: dir,
+      status: 'read',
+      location: 'start',
+      why: startWhy(run, dir, locations),
+    })
+  if (plan.length === 0) {
     sources.push({
       role: 'coder',
       kind: run.coder,
@@ -94,8 +107,6 @@ export function sumCoder(
     })
     return { sums: new UsageSums(bounds), bySession }
   }
-  const kind = run.coder
-  const plan = kind === 'claude' ? planClaude(run, sessions, env) : planCodex(sessions, env)
   const files = plan.filter(isFile)
   const filesOf = (session: string) => files.filter((file) => file.session === session).length
   const key = sumsKey(bounds, prices.key)
@@ -119,7 +130,12 @@ export function sumCoder(
     }
     const hook = filesOf(item.session) === 1 ? keepSums(item.session) : undefined
     const scan = kind === 'claude' ? scanClaude(item.path, cache, hook) : scanCodex(item.path, cache, env, hook)
-    sources.push(fileSource(kind, item.session, scan))
+    const source = fileSource(kind, item.session, scan)
+    if (item.location) {
+      source.location = item.location
+      source.why = [item.why, source.why].filter(Boolean).join('; ')
+    }
+    sources.push(source)
     scans.push(scan)
     scansOf.set(item.session, [...(scansOf.get(item.session) ?? []), scan])
   }
@@ -129,6 +145,36 @@ export function sumCoder(
   const sums = files.length === 1 ? bySession.get(files[0]!.session)! : sumAll(kind, scans, prices, bounds)
   return { sums, bySession }
 }
+
+/**
+ * Every location's plan, as one: a session's files found in any location (each file once), or one missing source
+ * when no location has them. A file found only where the start's environment pointed says so.
+ */
+function planAcross(run: RunState, locations: CoderLocation[]): Planned[] {
+  const bySession = new Map<string, { files: Planned[]; missing: Planned | null }>()
+  const seen = new Set<string>()
+  for (const { env, location, dir } of locations) {
+    const sessions = coderSessions(run, env)
+    const plan = run.coder === 'claude' ? planClaude(run, sessions, env) : planCodex(sessions, env)
+    for (const item of plan) {
+      const session = item.session ?? ''
+      const entry = bySession.get(session) ?? { files: [], missing: null }
+      bySession.set(session, entry)
+      if (!isFile(item)) entry.missing ??= item
+      else if (!seen.has(item.path)) {
+        seen.add(item.path)
+        entry.files.push(location === 'person' ? item : { ...item, location, why: startWhy(run, dir, locations) })
+      }
+    }
+  }
+  return [...bySession.values()].flatMap((entry) =>
+    entry.files.length ? entry.files : entry.missing ? [entry.missing] : [],
+  )
+}
+
+/** Why a transcript outside the person's folder is counted: the environment of `start` pointed there. */
+const startWhy = (run: RunState, dir: string, locations: CoderLocation[]) =>
+  `the environment of start pointed the coder's transcripts at ${run.coder === 'claude' ? 'CLAUDE_CONFIG_DIR' : 'CODEX_HOME'} ${dir}, not your ${locations[0]!.dir}: both are counted`
 
 /** Several transcripts summed together (Claude's de-duplicated across them). */
 function sumAll(kind: 'claude' | 'codex', scans: ScanResult[], prices: PriceBook, bounds: number[]): UsageSums {

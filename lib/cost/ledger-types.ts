@@ -39,6 +39,8 @@ export interface Source {
   round?: number
   path: string | null
   status: 'read' | 'missing' | 'unreadable' | 'recorded' | 'unmeasured'
+  /** A coder transcript read where the environment of `start` pointed, not in the person's folder (both are counted). */
+  location?: 'start'
   why?: string
   /** Transcript files: bytes counted (whole lines), of an unfinished last line, and read by this check. */
   bytes?: number

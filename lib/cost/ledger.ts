@@ -10,7 +10,7 @@ import type { Ledger, LedgerOptions, ModelCost, RoleCost, RoundCost, Source } fr
 import { addTokens, priceBook, zeroTokens, type Tokens } from './pricing.ts'
 import { usageFamily, usageTokens } from './reviewer.ts'
 import { CELL } from './sums.ts'
-import { transcriptEnvOf } from './transcript-env.ts'
+import { coderLocations } from './transcript-env.ts'
 import { context } from '../ground/context.ts'
 
 const roleCost = (): RoleCost => ({ usd: 0, tokens: zeroTokens(), models: {} })
@@ -69,8 +69,8 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
   // --- coder: its sessions' transcripts (located where the run started), de-duplicated together, each response
   // placed in its round (window w is round w + 1; the window after the last coder-done is the round in progress, or
   // the last round's tail)
-  const located = transcriptEnvOf(run, env)
-  const { sums, bySession } = sumCoder(run, located, prices, cache, sources, [start, ...doneTimes, end])
+  const locations = coderLocations(run, env)
+  const { sums, bySession } = sumCoder(run, locations, prices, cache, sources, [start, ...doneTimes, end])
   const rowOfWindow = (w: number) => rows[Math.min(w, rows.length - 1)]!
   sums.models.forEach((model, m) => {
     if (!sums.priced[m]) unpriced.add(model)

@@ -14,6 +14,8 @@ export interface Rates {
   above_200k?: { input: number; output: number; cache_write_5m: number; cache_write_1h: number; cache_read: number }
   /** GPT-5.4 / 5.5: a response with more than 272k input tokens costs 2× input and cached input, 1.5× output. */
   long_context_272k?: boolean
+  /** Gemini Pro models: a request whose prompt (cached included) is over 200k tokens costs these for all its tokens. */
+  prompt_above_200k?: { input: number; output: number; cache_read: number }
 }
 
 const claude = (
@@ -43,6 +45,22 @@ const GPT5 = openai(1.25, 0.125, 1.5625, 10)
 const GPT5_MINI = openai(0.25, 0.025, 0.3125, 2)
 const GPT52 = openai(1.75, 0.175, 1.75, 14)
 const GPT55 = openai(5, 0.5, 6.25, 30, { long_context_272k: true })
+/**
+ * Gemini: input, output (thoughts included), cached input (a cache hit). Gemini CLI's implicit caching has no write
+ * charge: geminiCost never uses the write rates, kept at ccusage's 1.25× / 2× input so its oracle compares every rate.
+ */
+const gemini = (input: number, output: number, cached: number, extra: Partial<Rates> = {}): Rates => ({
+  input,
+  output,
+  cache_write_5m: input * 1.25,
+  cache_write_1h: input * 2,
+  cache_read: cached,
+  ...extra,
+})
+// Base rates: ccusage 20.0.24's offline table (its LiteLLM snapshot; test/cost/pricing.test.ts compares them), the
+// same as Google's Gemini API price list (Standard tier, text). Prompts over 200k: Google's list (2.5 Pro 2.50 / 15 /
+// 0.25; 3.x Pro preview 4 / 18 / 0.40, also Helicone PR #5590 in shared/reference/landscape-2026-12.md).
+const GEMINI_3_PRO = gemini(2, 12, 0.2, { prompt_above_200k: { input: 4, output: 18, cache_read: 0.4 } })
 
 /** Names as the CLIs log them. A dated name is also reachable without its date (see `lookupNames`). */
 export const PRICE_TABLE: Readonly<Record<string, Rates>> = {
@@ -74,6 +92,13 @@ export const PRICE_TABLE: Readonly<Record<string, Rates>> = {
   'gpt-5.4-mini': openai(0.75, 0.075, 0.9375, 4.5),
   'gpt-5.5': GPT55,
   'gpt-5.5-codex': GPT55,
+  'gemini-2.5-pro': gemini(1.25, 10, 0.125, { prompt_above_200k: { input: 2.5, output: 15, cache_read: 0.25 } }),
+  'gemini-2.5-flash': gemini(0.3, 2.5, 0.03),
+  'gemini-2.5-flash-lite': gemini(0.1, 0.4, 0.01),
+  'gemini-3-pro-preview': GEMINI_3_PRO,
+  'gemini-3.1-pro-preview': GEMINI_3_PRO,
+  'gemini-3.1-pro-preview-customtools': GEMINI_3_PRO,
+  'gemini-3-flash-preview': gemini(0.5, 3, 0.05),
 }
 
 const DATE_SUFFIX = /-(\d{8}|\d{4}-\d{2}-\d{2})$/
@@ -226,3 +251,18 @@ export function codexCost(t: Tokens, r: Rates, tiered = true): number {
 }
 
 export const UNKNOWN_MODEL = '(unknown model)'
+
+/**
+ * Gemini, from its usage fields: `prompt` includes `cached`; `output` is candidates plus thoughts (both billed as
+ * output). `tiered` applies the >200k-prompt rule (per request; not for a session's sum).
+ */
+export function geminiTokens(prompt: number, cached: number, output: number): Tokens {
+  const hits = Math.min(cached, prompt)
+  return { input: prompt - hits, output, cache_write_5m: 0, cache_write_1h: 0, cache_read: hits }
+}
+
+export function geminiCost(t: Tokens, r: Rates, tiered = true): number {
+  const long = tiered && r.prompt_above_200k && t.input + t.cache_read > TIER ? r.prompt_above_200k : null
+  const rates = long ?? r
+  return (t.input * rates.input + t.cache_read * rates.cache_read + t.output * rates.output) / M
+}

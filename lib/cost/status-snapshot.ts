@@ -9,7 +9,7 @@ import { cacheDir, configPath, pairLoopHome } from '../ground/paths.ts'
 import type { RunState } from '../run/state.ts'
 import { claudeProjectRoots, codexHome } from './locate.ts'
 import { claudeRepoFolders } from './sessions.ts'
-import { transcriptEnvOf } from './transcript-env.ts'
+import { coderLocations } from './transcript-env.ts'
 import type { RunCostSummary } from './summary.ts'
 import { context, nowDate } from '../ground/context.ts'
 
@@ -30,7 +30,16 @@ const fingerprint = (path: string) => {
 
 /** Where a change would change the figures: the transcripts read, where new sessions appear, the config (prices). */
 function watched(run: RunState, files: string[], current: NodeJS.ProcessEnv): string[] {
-  const env = transcriptEnvOf(run, current)
+  return [
+    ...files,
+    ...coderLocations(run, current).flatMap(({ env }) => watchedIn(run, env)),
+    configPath(pairLoopHome(current)),
+    join(run.repo, REPO_CONFIG_NAME),
+  ]
+}
+
+/** One location's folders where new coder sessions would appear. */
+function watchedIn(run: RunState, env: NodeJS.ProcessEnv): string[] {
   const day = nowDate() // rollout folders are local dates: a new session today lands under these
   const parts = [
     String(day.getFullYear()),
@@ -39,15 +48,12 @@ function watched(run: RunState, files: string[], current: NodeJS.ProcessEnv): st
   ]
   const sessions = join(codexHome(env), 'sessions')
   return [
-    ...files,
     ...claudeProjectRoots(env), // a new folder below the repository's appears here
     ...claudeRepoFolders(run.repo, env).map((folder) => folder.dir),
     sessions,
     join(sessions, parts[0]!),
     join(sessions, ...parts.slice(0, 2)),
     join(sessions, ...parts),
-    configPath(pairLoopHome(current)),
-    join(run.repo, REPO_CONFIG_NAME),
   ]
 }
 

@@ -2,7 +2,9 @@
 // run with another HOME, CLAUDE_CONFIG_DIR, CODEX_HOME or XDG_CONFIG_HOME still looks where the coder's CLI wrote.
 import { resolve } from 'node:path'
 import type { RunState, TranscriptEnv } from '../run/state.ts'
-import { type Context, context, userHome } from '../ground/context.ts'
+import { type Context, context, personHome, userHome } from '../ground/context.ts'
+import { pairLoopHome } from '../ground/paths.ts'
+import { claudeConfigDir, codexHome } from './locate.ts'
 
 export const TRANSCRIPT_ENV_KEYS = ['HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'XDG_CONFIG_HOME'] as const
 
@@ -49,4 +51,38 @@ export function transcriptEnvOf(
     else merged[key] = value
   }
   return merged
+}
+
+/** Where the coder's transcripts are read from: the person's folders, and the start's when it pointed elsewhere. */
+export interface CoderLocation {
+  env: NodeJS.ProcessEnv
+  /** `person`: the person's config or default (their home); `start`: what the environment of `start` named instead. */
+  location: 'person' | 'start'
+  /** The coder CLI's folder there (CLAUDE_CONFIG_DIR or CODEX_HOME as the CLI resolves it). */
+  dir: string
+}
+
+/**
+ * The person's location (config `claude_config_dir` / `codex_home`, else the person's home from the account database,
+ * never the command's $HOME) first, then the start's frozen environment when its folder for the coder differs: the
+ * coder sets the environment of `start`, so a folder it names can only add transcripts to count, never replace the
+ * person's (an empty CLAUDE_CONFIG_DIR on start no longer hides the spend).
+ */
+export function coderLocations(
+  run: Pick<RunState, 'run_id' | 'transcript_env' | 'coder' | 'config'>,
+  env: NodeJS.ProcessEnv = context().env,
+): CoderLocation[] {
+  const dirOf = (of: NodeJS.ProcessEnv) => (run.coder === 'claude' ? claudeConfigDir(of) : codexHome(of))
+  // a run from before the config was frozen on it keeps locating as it always did
+  if (!run.config)
+    return [{ env: transcriptEnvOf(run, env), location: 'person', dir: dirOf(transcriptEnvOf(run, env)) }]
+  const pairLoop = run.config.pair_loop
+  const person: NodeJS.ProcessEnv = { PAIR_LOOP_HOME: pairLoopHome(env), HOME: personHome() }
+  if (pairLoop?.claude_config_dir) person.CLAUDE_CONFIG_DIR = pairLoop.claude_config_dir
+  if (pairLoop?.codex_home) person.CODEX_HOME = pairLoop.codex_home
+  const started = transcriptEnvOf(run, env)
+  const locations: CoderLocation[] = [{ env: person, location: 'person', dir: dirOf(person) }]
+  if (resolve(dirOf(started)) !== resolve(dirOf(person)))
+    locations.push({ env: started, location: 'start', dir: dirOf(started) })
+  return locations
 }

@@ -3,6 +3,7 @@ import { readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { context } from './context.ts'
 import { fail } from './errors.ts'
+import { checkInputFile } from './file-flags.ts'
 import { stripControl } from './text.ts'
 
 export const MAX_BODY_BYTES = 64 * 1024
@@ -36,6 +37,7 @@ function tooBig(source: string, flag: string, size: number): never {
 }
 
 function readBodyFile(path: string, flag: string): Uint8Array {
+  checkInputFile(path, `--${flag}`) // lstat first: a FIFO is never opened
   let size: number
   try {
     const stat = statSync(path)

@@ -120,6 +120,18 @@ export function userHome(env: Readonly<NodeJS.ProcessEnv> = context().env): stri
   }
 }
 
+/**
+ * The person's home as the account database says (never $HOME: the command's environment is the coder's to set):
+ * where the person's agents keep their config and transcripts unless the person's config says otherwise.
+ */
+export function personHome(): string {
+  try {
+    return userInfo().homedir
+  } catch {
+    return homedir() // no account entry (a container's bare uid)
+  }
+}
+
 /** The temp folder the Context's environment names ($TMPDIR, read as os.tmpdir() reads it). */
 export function tempRoot(env: Readonly<NodeJS.ProcessEnv> = context().env): string {
   if (process.platform === 'win32') return tmpdir()

@@ -1,5 +1,6 @@
 // GitHub through `gh`, every call through one bounded runner: a time limit per call, and retries only where GitHub did
-// not do the work (a timeout, a 5xx, 429, a rate-limit 403). Bodies go through files, never argv.
+// not do the work (a timeout, a 5xx, 429, a rate-limit 403). Bodies go through files, never argv. Every call names the
+// run's repository, pinned at start (lib/ground/github-repo.ts): gh never picks it from the checkout's remotes.
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fail } from './errors.ts'
@@ -7,12 +8,67 @@ import { withTempDir } from './fsutil.ts'
 import { context } from './context.ts'
 import { exec, type ExecResult } from './exec.ts'
 import { settings } from './settings.ts'
+import { type GitHubRepo, repoFlag } from './github-repo.ts'
 import { firstLineOf } from './text.ts'
 
 export const ghBin = () => settings().gh
 
+/** Where a gh call runs, and the repository it asks about: the run's checkout and the repository pinned at its start. */
+export interface GhTarget {
+  cwd: string
+  /** Null: the run was started without a GitHub remote; undefined: by a pair-loop that did not pin one. */
+  github: GitHubRepo | null | undefined
+}
+
+/** A run's gh target. */
+export const ghTarget = (run: { repo: string; github?: GitHubRepo | null }): GhTarget => ({
+  cwd: run.repo,
+  github: run.github,
+})
+
 /** One gh call whose failure the caller reads as "nothing learnt" (a lazy look-up): never retried, never an error. */
-export const ghTry = (cwd: string, args: string[], timeoutMs: number) => exec(ghBin(), args, { cwd, timeoutMs })
+export const ghTry = (at: GhTarget, args: string[], timeoutMs: number): Promise<ExecResult> =>
+  at.github
+    ? exec(ghBin(), naming(args, at.github), { cwd: at.cwd, timeoutMs })
+    : Promise.resolve({ ok: false, exitCode: null, stdout: '', stderr: 'no GitHub repository pinned' })
+
+/** The pinned repository, or `gh_error` (not retryable) saying why the run has none. */
+export function pinnedRepo(at: GhTarget): GitHubRepo {
+  if (at.github) return at.github
+  fail(
+    'gh_error',
+    at.github === null
+      ? `this run was started without a GitHub remote, so it has no GitHub repository pinned and gh is not asked about one a remote names now; add the remote (\`git remote add origin https://github.com/OWNER/REPO.git\`) and start a new run`
+      : 'this run was started by a pair-loop that did not pin its GitHub repository, and gh is not asked about one the remotes name now; start a new run',
+    { failure: 'no_repository', retryable: false, repo: at.cwd },
+  )
+}
+
+/**
+ * The call as gh gets it, naming the pinned repository: `--repo HOST/OWNER/NAME` for `gh pr`, and for `gh api` the
+ * host (`--hostname`) and owner and name written into the route and the GraphQL fields where pair-loop's code has
+ * gh's `{owner}`/`{repo}` placeholders (gh would fill them from the checkout's remotes).
+ */
+export function naming(args: string[], pinned: GitHubRepo): string[] {
+  const [owner, name] = pinned.repo.split('/') as [string, string]
+  const fill = (text: string) => text.replaceAll('{owner}', owner).replaceAll('{repo}', name)
+  let named: string[]
+  if (args[0] === 'pr') named = [...args, '--repo', repoFlag(pinned)]
+  else if (args[0] === 'api') {
+    named = ['api', '--hostname', pinned.host]
+    for (let i = 1; i < args.length; i++) {
+      const arg = args[i]!
+      const field = /^(\w+)=\{(owner|repo)\}$/.exec(args[i + 1] ?? '')
+      if ((arg === '-F' || arg === '-f') && field) {
+        named.push('-f', fill(`${field[1]}={${field[2]}}`)) // a string: -F would make a repository named 123 a number
+        i++
+      } else named.push(arg.startsWith('repos/') ? fill(arg) : arg)
+    }
+  } else throw new Error(`gh ${args[0]}: no way to name the repository in this call`)
+  if (named.some((arg) => !arg.startsWith('query=') && /\{(owner|repo)\}/.test(arg)))
+    throw new Error(`gh ${args.join(' ')}: a repository placeholder left for gh to fill`)
+  return named
+}
 
 /** Why a call failed, as far as retrying goes. */
 export type GhFailure = 'timeout' | 'server' | 'rate_limited' | 'network' | 'refused'
@@ -38,7 +94,8 @@ const NETWORK =
 export const isRetryable = (failure: GhFailure | 'missing') => failure !== 'missing' && failure !== 'refused'
 
 export interface GhOptions {
-  cwd: string
+  /** Where it runs and the repository it names. */
+  at: GhTarget
   /**
    * A call that may run twice without harm (a read, resolving a thread) is retried after a timeout and a 5xx too; one
    * that posts something only after GitHub refused it (429, rate-limit 403), so nothing is ever posted twice.
@@ -51,10 +108,11 @@ const ATTEMPTS = 3
 /** The one way pair-loop calls gh: bounded in time, retried only where that is safe; its stdout, or `gh_error`. */
 export async function runGh(args: string[], options: GhOptions): Promise<string> {
   const { ghTimeoutMs: timeoutMs, ghRetryMs: waitMs } = settings()
+  const named = naming(args, pinnedRepo(options.at))
   let result: ExecResult | undefined
   let failure: GhFailure = 'refused'
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-    result = await exec(ghBin(), args, { cwd: options.cwd, timeoutMs })
+    result = await exec(ghBin(), named, { cwd: options.at.cwd, timeoutMs })
     if (result.ok) return result.stdout
     if (result.exitCode === 127) break // bash's 'command not found'
     failure = classifyFailure(result)
@@ -65,13 +123,13 @@ export async function runGh(args: string[], options: GhOptions): Promise<string>
     context().io.stderr(`pair-loop: gh ${args[0]} ${args[1] ?? ''}: ${failure.replace('_', ' ')}; retrying\n`)
     await new Promise((resolve) => setTimeout(resolve, waitMs * attempt))
   }
-  return ghFailed(args, result!, failure)
+  return ghFailed(args, result!, failure, named)
 }
 
 /** What gh says when it has no login, or GitHub refused its token. */
 const NOT_LOGGED_IN = /\bgh auth login\b|not logged in|HTTP 401\b|Bad credentials/i
 
-function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never {
+function ghFailed(args: string[], result: ExecResult, failure: GhFailure, named: string[]): never {
   const missing = result.exitCode === 127
   const said =
     firstLineOf(result.stderr) ||
@@ -85,7 +143,7 @@ function ghFailed(args: string[], result: ExecResult, failure: GhFailure): never
         ? 'gh is not logged in to GitHub: run `gh auth login`'
         : `gh ${args[0]} ${args[1] ?? ''} failed: ${said}`.replace(/\s+/g, ' '),
     {
-      gh_args: args.filter((arg) => !arg.startsWith('body=') && !arg.startsWith('query=')),
+      gh_args: named.filter((arg) => !arg.startsWith('body=') && !arg.startsWith('query=')),
       exit: result.exitCode,
       failure: missing ? 'missing' : failure,
       retryable: isRetryable(missing ? 'missing' : failure),
@@ -120,14 +178,14 @@ export interface CreatedPr {
 }
 
 export async function createPr(
-  cwd: string,
+  at: GhTarget,
   options: { title: string; bodyFile: string; base: string | null; head: string | null; draft: boolean },
 ): Promise<CreatedPr> {
   const args = ['pr', 'create', '--title', options.title, '--body-file', options.bodyFile]
   if (options.base) args.push('--base', options.base)
   if (options.head) args.push('--head', options.head)
   if (options.draft) args.push('--draft')
-  const out = await runGh(args, { cwd, idempotent: false })
+  const out = await runGh(args, { at, idempotent: false })
   const url = out
     .split('\n')
     .map((line) => line.trim())
@@ -140,13 +198,13 @@ export async function createPr(
 }
 
 /** A comment on the PR's conversation; returns its id and URL. */
-export async function commentOnPr(cwd: string, pr: number, body: string): Promise<{ id: number; url: string }> {
+export async function commentOnPr(at: GhTarget, pr: number, body: string): Promise<{ id: number; url: string }> {
   return withTempDir('pair-loop-gh-', async (dir) => {
     const bodyFile = join(dir, 'body.md')
     writeFileSync(bodyFile, body, { mode: 0o600 })
     const out = await runGh(
       ['api', '--method', 'POST', `repos/{owner}/{repo}/issues/${pr}/comments`, '-F', `body=@${bodyFile}`],
-      { cwd, idempotent: false },
+      { at, idempotent: false },
     )
     const posted = ghJson(out, 'api') as { id?: unknown; html_url?: unknown }
     if (typeof posted.html_url !== 'string')

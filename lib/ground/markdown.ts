@@ -12,8 +12,11 @@ export function fenced(text: string, info = ''): string {
   return `${fence}${info}\n${text}${text.endsWith('\n') ? '' : '\n'}${fence}`
 }
 
-/** Code fences as CommonMark reads them: a closing fence is the same character, at least as long, and bare. */
-export const FENCE = /^\s{0,3}(`{3,}|~{3,})(.*)$/
+/**
+ * Code fences as CommonMark reads them: a closing fence is the same character, at least as long, and bare; a backtick
+ * fence's info string has no backtick (```VERDICT: APPROVED``` on one line is inline code, not a fence).
+ */
+export const FENCE = /^\s{0,3}(`{3,}(?![^`]*`)|~{3,})(.*)$/
 
 /** The fence open after `line`, given the one open before it (null: none). */
 export function fenceStep(fence: string | null, line: string): string | null {

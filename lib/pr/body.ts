@@ -1,4 +1,5 @@
 // The PR body: task, who reviewed, a table of rounds, the cost, what is still open, and the whole transcript.
+import { reviewerName, reviewerShown, runReviewerLabel } from '../run/reviewer-identity.ts'
 import { findingPlace } from '../run/finding-place.ts'
 import { renderHandoff } from '../run/handoff.ts'
 import { neutraliseInline } from '../ground/neutralise.ts'
@@ -60,14 +61,17 @@ function earlierApprovals(run: RunState): string[] {
   return ['**Every approved tree, in order:**', '', ...rows, '']
 }
 
-const lastReviewTool = (run: RunState) => run.rounds.at(-1)?.reviewer?.tool ?? run.reviewer
+const lastReviewTool = (run: RunState) => {
+  const last = run.rounds.at(-1)?.reviewer
+  return last ? reviewerName(reviewerShown(last)) : run.reviewer
+}
 
 export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_BODY_LIMIT): string {
   const fallback = run.reviewer_fallback ? ` (fallback: the configured reviewer's CLI was missing)` : ''
   const head = [
     `## ${neutraliseInline(run.task)}`,
     '',
-    `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${run.reviewer}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
+    `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${runReviewerLabel(run)}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
     '',
     ...approvalLine(run),
     '| round | verdict | findings | replies | cost |',

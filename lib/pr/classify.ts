@@ -6,7 +6,8 @@ import { ACTIONS_LOGIN, type ActionIdentity, identifiesActionReview, type Posted
 import { injectionOf, type InjectionPattern } from './injection.ts'
 import type { PrFlagRecord, PrReplyRecord, Snapshot, SnapshotComment, SnapshotThread } from '../run/pr-schema.ts'
 
-export type AuthorClass = 'author' | 'review_bot' | 'other_bot' | 'human'
+/** `unknown_bot`: an account of type Bot outside `pr_bots` (dependabot, a lint workflow): its threads still count. */
+export type AuthorClass = 'author' | 'review_bot' | 'unknown_bot' | 'human'
 
 export interface People {
   /** The PR's author: the agent's side, whose comments are answers. */
@@ -37,17 +38,19 @@ const asBotLogin = (login: string) => {
 /**
  * Who wrote it, by identity: a review bot is an account of type Bot whose login is in `pr_bots`; a User is a person
  * whatever its login (a human account named `coderabbitai` or `claude` is not the bot). `github-actions[bot]` is a
- * review bot only for a comment (`posted`) a `pr_action_reviews` entry identifies, else another bot.
+ * review bot when `pr_bots` names it (every workflow's comment is then read), else only for a comment (`posted`) a
+ * `pr_action_reviews` entry identifies; any other bot is an unknown bot.
  */
 export function authorClass(login: string, type: string | undefined, people: People, posted?: Posted): AuthorClass {
   // logins are unique (a bot's carries `[bot]`), so the PR author's login is the author
   if (login.toLowerCase() === people.author.toLowerCase()) return 'author'
   if (type !== 'Bot') return 'human'
-  // every workflow posts as github-actions[bot], one a PR adds too: its login says nothing of which workflow wrote it
-  if (asBotLogin(login) === ACTIONS_LOGIN)
-    return posted && people.actions && identifiesActionReview(posted, people.actions) ? 'review_bot' : 'other_bot'
+  // the person named it in pr_bots: whatever posts as it is read as a reviewer, github-actions[bot] included
   if (people.bots.some((bot) => asBotLogin(bot) === asBotLogin(login))) return 'review_bot'
-  return 'other_bot'
+  // every workflow posts as github-actions[bot], one a PR adds too: its login says nothing of which workflow wrote it
+  if (asBotLogin(login) === ACTIONS_LOGIN && posted && people.actions && identifiesActionReview(posted, people.actions))
+    return 'review_bot'
+  return 'unknown_bot'
 }
 
 /** The version of a comment an answer answers: none while never edited, else a hash of the edited body. */
@@ -86,13 +89,13 @@ export interface ThreadView {
 
 export interface ThreadAudit {
   total: number
-  /** Open threads that count: not resolved, not an outdated bot thread, not another bot's. */
+  /** Open threads that count, whoever started them: not resolved, not outdated, not flagged. */
   unresolved: number
   /** Threads whose latest word is a reviewer's, not answered by a recorded reply. */
   actionable: ThreadView[]
   /** Answered (by the author, or a reply recorded) but not resolved: resolve them, no new reply. */
   stale_unresolved: ThreadView[]
-  /** Outdated review-bot threads: skipped. */
+  /** Outdated threads: skipped (the line they were on is gone). */
   skipped_outdated: string[]
   /** Open threads set aside with pr-flag (suspected prompt injection): listed, never blocking. */
   flagged: string[]
@@ -131,8 +134,8 @@ export function auditThreads(
       continue
     }
     const rootClass = authorClass(root.author, root.author_type, people, root)
-    if (rootClass === 'other_bot') continue
-    if (thread.is_outdated && rootClass === 'review_bot') {
+    // the seed's audit set: every open, non-outdated, unflagged thread, a person's or any bot's
+    if (thread.is_outdated) {
       audit.skipped_outdated.push(thread.id)
       continue
     }
@@ -174,22 +177,26 @@ function viewOf(thread: SnapshotThread, rootClass: AuthorClass, people: People):
   }
 }
 
-/** A person's conversation comments with no later word from the author and no recorded reply. */
+/**
+ * A person's conversation comments not answered: no reply recorded for it (its key), and no later comment of the
+ * author's that links it (its `#issuecomment-<id>` anchor, as GitHub's "Quote reply"/"Copy link" give it). Linking, not
+ * quoting: a link names one comment, a quote's words may be in several. Another comment's answer answers only that one.
+ */
 export function actionableComments(
   snapshot: Snapshot,
   people: People,
   replied: Record<string, PrReplyRecord>,
   flagged: Flagged = {},
 ) {
-  const lastByAuthor = snapshot.comments
-    .filter((c) => authorClass(c.author, c.author_type, people, c) === 'author')
-    .reduce((latest, c) => (c.created_at && c.created_at > latest ? c.created_at : latest), '')
+  const byAuthor = snapshot.comments.filter((c) => authorClass(c.author, c.author_type, people, c) === 'author')
+  const linkedLater = (c: Snapshot['comments'][number]) => {
+    const written = c.last_edited_at ?? c.created_at // an edit after the author's answer is new content
+    const anchor = new RegExp(`#issuecomment-${c.id}(?!\\d)`)
+    return byAuthor.some((a) => Boolean(written && a.created_at && a.created_at > written && anchor.test(a.body)))
+  }
   return snapshot.comments
     .filter((c) => authorClass(c.author, c.author_type, people, c) === 'human')
-    .filter((c) => {
-      const written = c.last_edited_at ?? c.created_at // an edit after the author's word is new content
-      return !(written && lastByAuthor > written)
-    })
+    .filter((c) => !linkedLater(c))
     .filter((c) => !replied[conversationKey(c.id, versionOf(c))] && !flagged[flagKey('conversation', c.id)])
     .map((c) => ({ ...c, key: conversationKey(c.id, versionOf(c)), ...injectionOf([c.body]) }))
 }

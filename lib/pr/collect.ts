@@ -3,7 +3,7 @@
 // the whole collection runs once more, and a head that moves again is `head_moved`. With `lookUpRuns`, the Actions runs
 // `github-actions[bot]` comments link to are read too (REST, one call per run, once per tick), for `pr_action_reviews`.
 import { fail, isPairLoopError } from '../ground/errors.ts'
-import { ghJson, runGh } from '../ground/gh.ts'
+import { type GhTarget, ghJson, runGh } from '../ground/gh.ts'
 import { settings } from '../ground/settings.ts'
 import { type GraphqlVars, graphql } from './github.ts'
 import { PR_COMMENTS, PR_HEAD, PR_META, PR_REVIEWS, PR_THREADS, THREAD_COMMENTS } from './queries.ts'
@@ -19,7 +19,8 @@ interface Page {
 }
 
 export interface CollectOptions {
-  cwd: string
+  /** The run's checkout and its pinned repository. */
+  at: GhTarget
   number: number
   /** Page size of every connection (GitHub allows 100); small in tests so pagination is exercised. */
   pageSize?: number
@@ -54,7 +55,7 @@ function pullRequestOf(data: Record<string, unknown>, number: number): Node {
 }
 
 async function readHead(options: CollectOptions): Promise<string> {
-  return pullRequestOf(await graphql(options.cwd, PR_HEAD, prVars(options)), options.number).headRefOid
+  return pullRequestOf(await graphql(options.at, PR_HEAD, prVars(options)), options.number).headRefOid
 }
 
 /** Every page of one connection of the PR: `pick` finds it in an answer. */
@@ -67,7 +68,7 @@ async function allPages(
   let after: string | null = null
   let first: Node
   for (let page = 0; page < 1000; page++) {
-    const data = await graphql(options.cwd, query, { ...prVars(options), first: pageSize(options), after })
+    const data = await graphql(options.at, query, { ...prVars(options), first: pageSize(options), after })
     const holder = pullRequestOf(data, options.number)
     first ??= holder
     const connection = pick(holder)
@@ -165,7 +166,7 @@ const latestOf = (item: { created_at?: string | null; submitted_at?: string | nu
 async function readRun(options: CollectOptions, id: number): Promise<ActionRun | null> {
   let out: string
   try {
-    out = await runGh(['api', `repos/{owner}/{repo}/actions/runs/${id}`], { cwd: options.cwd, idempotent: true })
+    out = await runGh(['api', `repos/{owner}/{repo}/actions/runs/${id}`], { at: options.at, idempotent: true })
   } catch (error) {
     if (isPairLoopError(error) && /\bHTTP 404\b/.test(String(error.details?.stderr ?? ''))) return null
     throw error
@@ -187,7 +188,7 @@ async function allPagesAfter(options: CollectOptions, threadId: string, cursor: 
   const nodes: Node[] = []
   let after = cursor
   for (let page = 0; page < 1000 && after; page++) {
-    const data = await graphql(options.cwd, THREAD_COMMENTS, { id: threadId, first: pageSize(options), after })
+    const data = await graphql(options.at, THREAD_COMMENTS, { id: threadId, first: pageSize(options), after })
     const connection: Page | undefined = (data as Node).node?.comments
     if (!connection) break
     nodes.push(...connection.nodes)

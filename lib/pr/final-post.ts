@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import { callOnce } from '../run/claimed-call.ts'
 import { context, nowIso } from '../ground/context.ts'
+import { ghTarget } from '../ground/gh.ts'
 import { fail } from '../ground/errors.ts'
 import { neutraliseInline } from '../ground/neutralise.ts'
 import { nextFields } from '../run/run-queries.ts'
@@ -34,7 +35,7 @@ export async function postFinalReview(run: RunState, pr: number) {
   const { done: posted, recorded: next } = await callOnce(run.run_id, answerClaimKey(key), {
     claim: (state, attempt) => claimAnswer(state, { key, ...attempt }),
     call: async () =>
-      createdRef(await postRest(run.repo, `repos/{owner}/{repo}/pulls/${pr}/reviews`, payload), 'review'),
+      createdRef(await postRest(ghTarget(run), `repos/{owner}/{repo}/pulls/${pr}/reviews`, payload), 'review'),
     record: (state, { id, url }) => {
       const record = {
         kind: 'review-findings' as const,

@@ -5,7 +5,7 @@
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
-import { runGh } from '../ground/gh.ts'
+import { ghTarget, runGh } from '../ground/gh.ts'
 import { prDiffPath } from '../ground/paths.ts'
 import type { AttemptJob } from '../review/attempt-files.ts'
 import { cutAtLine } from '../ground/capped.ts'
@@ -106,7 +106,7 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
 
 /** The PR's diff as GitHub shows it (`gh pr diff`), kept beside the run and cut at the diff cap like any review's. */
 async function prDiff(run: RunState, pr: number, maxBytes: number): Promise<WorkingDiff> {
-  const text = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { cwd: run.repo, idempotent: true })
+  const text = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { at: ghTarget(run), idempotent: true })
   writeFileAtomic(prDiffPath(run.run_id), text, 0o644)
   const bytes = Buffer.byteLength(text)
   const truncated = bytes > maxBytes

@@ -1,13 +1,13 @@
-// GitHub's two APIs as the PR phase uses them, through the one bounded gh runner: GraphQL (the repository from the
-// checkout's remote via gh's {owner}/{repo} placeholders) and REST posts whose body goes through a file.
+// GitHub's two APIs as the PR phase uses them, through the one bounded gh runner: GraphQL (the run's pinned repository
+// filled in for the {owner}/{repo} placeholders by the runner, never by gh) and REST posts whose body goes through a file.
 import { fail } from '../ground/errors.ts'
-import { ghJson, runGh, withJsonInput } from '../ground/gh.ts'
+import { type GhTarget, ghJson, runGh, withJsonInput } from '../ground/gh.ts'
 
 export type GraphqlVars = Record<string, string | number | null>
 
 /** `data` of a GraphQL answer; GraphQL `errors` are `gh_error` with GitHub's message. */
 export async function graphql(
-  cwd: string,
+  at: GhTarget,
   query: string,
   vars: GraphqlVars,
   { idempotent = true }: { idempotent?: boolean } = {},
@@ -15,12 +15,12 @@ export async function graphql(
   const args = ['api', 'graphql', '-f', `query=${query}`]
   for (const [name, value] of Object.entries(vars)) {
     if (value === null) continue
-    // -F: typed (numbers) and with gh's {owner}/{repo} placeholders filled in; -f keeps a cursor or id a string
+    // -F: typed (numbers; the runner fills {owner}/{repo} as strings); -f keeps a cursor or id a string
     if (typeof value === 'number' || value === '{owner}' || value === '{repo}') args.push('-F', `${name}=${value}`)
     else args.push('-f', `${name}=${value}`)
   }
   const operation = /^(?:query|mutation)\s+(\w+)/.exec(query)?.[1] ?? 'graphql'
-  const answer = ghJson(await runGh(args, { cwd, idempotent }), `api graphql ${operation}`) as {
+  const answer = ghJson(await runGh(args, { at, idempotent }), `api graphql ${operation}`) as {
     data?: Record<string, unknown> | null
     errors?: Array<{ message?: string; type?: string }>
   }
@@ -35,9 +35,9 @@ export async function graphql(
 }
 
 /** A POST to the REST API with a JSON body from a file; the created object. */
-export async function postRest(cwd: string, endpoint: string, payload: unknown): Promise<Record<string, unknown>> {
+export async function postRest(at: GhTarget, endpoint: string, payload: unknown): Promise<Record<string, unknown>> {
   const out = await withJsonInput(payload, (file) =>
-    runGh(['api', '--method', 'POST', endpoint, '--input', file], { cwd, idempotent: false }),
+    runGh(['api', '--method', 'POST', endpoint, '--input', file], { at, idempotent: false }),
   )
   const created = ghJson(out, `api ${endpoint}`)
   if (typeof created !== 'object' || created === null)

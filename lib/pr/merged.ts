@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { context, nowIso } from '../ground/context.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
-import { ghTry } from '../ground/gh.ts'
+import { ghTarget, ghTry } from '../ground/gh.ts'
 import { prStateCacheDir } from '../ground/paths.ts'
 import { type RunFigures, summarise } from '../report/figures.ts'
 import { changeRun } from '../run/run-access.ts'
@@ -48,7 +48,7 @@ async function lookUp(run: RunState): Promise<{ state: Looked['state']; merged_a
   const args = ['api', 'graphql', '-f', `query=${PR_META}`, '-F', 'owner={owner}', '-F', 'name={repo}']
   args.push('-F', `number=${run.pr}`, '-F', 'first=1')
   try {
-    const result = await ghTry(run.repo, args, LOOKUP_TIMEOUT_MS)
+    const result = await ghTry(ghTarget(run), args, LOOKUP_TIMEOUT_MS)
     const pr = result.ok ? JSON.parse(result.stdout)?.data?.repository?.pullRequest : null
     if (pr?.state === 'OPEN' || pr?.state === 'MERGED' || pr?.state === 'CLOSED')
       return { state: pr.state, merged_at: typeof pr.mergedAt === 'string' ? pr.mergedAt : null }

@@ -61,6 +61,13 @@ export function claimAnswer(run: RunState, input: { key: string; claim: SideClai
       key: input.key,
       recorded,
     })
+  const unconfirmed = watchOf(run)?.unconfirmed?.[input.key]
+  if (unconfirmed)
+    fail(
+      'duplicate_reply',
+      `${input.key} was posted at ${unconfirmed.at} without GitHub naming the comment (posted_unconfirmed); run \`pair-loop pr-check\` to look for it before posting again`,
+      { run_id: run.run_id, key: input.key, posted_unconfirmed: unconfirmed, next: 'pr-check' },
+    )
   const step = takeClaim(run, { key: answerClaimKey(input.key), claim: input.claim, heldLive: input.heldLive })
   if (!step.result.taken)
     fail(
@@ -91,17 +98,31 @@ export function recordAnswer(
   return { state: next, result: input.record }
 }
 
+/** An answer GitHub took without naming its comment: kept by its hash until a tick finds it (lib/pr/unconfirmed.ts). */
+export function recordUnconfirmed(
+  run: RunState,
+  input: { key: string; entry: NonNullable<PrWatch['unconfirmed']>[string]; pid: number },
+): Step<null> {
+  const next = dropClaim(run, { key: answerClaimKey(input.key), pid: input.pid }) ?? structuredClone(run)
+  const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-reply'))
+  next.pr_watch = { ...watch, unconfirmed: { ...watch.unconfirmed, [input.key]: input.entry } }
+  return { state: next, result: null }
+}
+
 /** A thread GitHub confirmed resolved. */
 export function recordResolved(
   run: RunState,
-  input: { thread: string; attempts: number; head: string | null; at: string },
+  input: { thread: string; attempts: number; head: string | null; at: string; without_reply?: boolean },
 ): Step<undefined> {
   const next = structuredClone(run)
   const watch = watchOf(next) ?? emptyWatch(expectPr(next, 'pr-resolve'))
-  next.pr_watch = {
-    ...watch,
-    resolved: { ...watch.resolved, [input.thread]: { at: input.at, attempts: input.attempts, head: input.head } },
+  const record = {
+    at: input.at,
+    attempts: input.attempts,
+    head: input.head,
+    without_reply: input.without_reply ?? false,
   }
+  next.pr_watch = { ...watch, resolved: { ...watch.resolved, [input.thread]: record } }
   return { state: next, result: undefined }
 }
 
@@ -113,6 +134,17 @@ export function recordFlag(run: RunState, input: { key: string; record: PrFlagRe
   const kept = flagged[input.key] ?? input.record
   next.pr_watch = { ...watch, flagged: { ...flagged, [input.key]: kept } }
   return { state: next, result: kept }
+}
+
+/** A flag taken back (pr-flag --clear): the first of `keys` flagged goes; none flagged changes nothing. */
+export function dropFlag(run: RunState, keys: string[]): Step<{ key: string; record: PrFlagRecord } | null> {
+  const watch = watchOf(run)
+  const key = keys.find((k) => watch?.flagged?.[k])
+  if (!watch || !key) return { result: null }
+  const next = structuredClone(run)
+  const { [key]: record, ...rest } = watch.flagged ?? {}
+  next.pr_watch = { ...watch, flagged: rest }
+  return { state: next, result: { key, record: record! } }
 }
 
 /** The watch of the run's PR ends (pr-stop); stopping it again keeps the first record. */

@@ -6,6 +6,7 @@ import type { BotVerdict } from './verdict.ts'
 /** The closed set of `reasons[].code`; escalations come first in a result. */
 export const REASON_CODES = [
   'head_not_approved',
+  'not_approved',
   'pr_merged',
   'pr_closed',
   'merge_conflict',

@@ -4,6 +4,7 @@ import type { ActionReview } from '../run/config.ts'
 import { auditThreads, actionableComments, actionableReviews, type People, peopleOf } from './classify.ts'
 import type { PrObserved, PrWatch, Snapshot } from '../run/pr-schema.ts'
 import { ciOf, type Reason, threadReasons, verdictReasons } from './reasons.ts'
+import { confirmUnconfirmed } from './unconfirmed.ts'
 import { answerCommand, type BotVerdict, readBotVerdict } from './verdict.ts'
 
 export type Decision = 'keep_going' | 'success' | 'escalate'
@@ -18,6 +19,8 @@ export interface ReduceContext extends Pick<People, 'bots'> {
   now: string
   /** The head's tree (GitHub's) against the approved tree; null: not compared (a replayed snapshot, nothing approved). */
   shipped?: { matches: boolean; paths: string[]; head_tree: string; approved_tree: string } | null
+  /** How the run ended when it did not approve (`CHANGES_REQUESTED`, `ABANDONED`): never `success`. */
+  not_approved?: string | null
   /** The run's review rounds after the PR opened: each is a fix attempt, pushed or not yet. */
   pr_rounds?: number
 }
@@ -40,6 +43,7 @@ export function emptyWatch(pr: number): PrWatch {
     provider_errors: { head: null, count: 0 },
     replied: {},
     resolved: {},
+    unconfirmed: {},
     flagged: {},
     stopped: null,
     last_error: null,
@@ -61,9 +65,13 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
       .filter((record) => record.kind === 'review-findings')
       .map((record) => record.comment_id),
   )
-  const threads = auditThreads(snapshot.threads, people, before.replied, flagged, ownReviews)
-  const conversation = actionableComments(snapshot, people, before.replied, flagged)
-  const reviews = actionableReviews(snapshot, people, before.replied, flagged)
+  // answers posted without a comment id: found by their hash they are replies; not found, they did not land
+  const unconfirmed = confirmUnconfirmed(snapshot, before.unconfirmed ?? {})
+  const replied = { ...before.replied, ...unconfirmed.replied }
+  const answeredNow = Object.values(unconfirmed.replied).flatMap((record) => record.finding_keys ?? [])
+  const threads = auditThreads(snapshot.threads, people, replied, flagged, ownReviews)
+  const conversation = actionableComments(snapshot, people, replied, flagged)
+  const reviews = actionableReviews(snapshot, people, replied, flagged)
   const verdict = readBotVerdict(snapshot, people)
   const newVerdict = verdict.identity !== (seen?.verdict_comment ?? null)
 
@@ -114,6 +122,11 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     escalations.push({
       code: 'head_not_approved',
       detail: `the head's tree ${shipped.head_tree.slice(0, 12)} is not the approved tree ${shipped.approved_tree.slice(0, 12)}${shipped.paths.length ? ` (${shipped.paths.slice(0, 10).join(', ')})` : ''}: it ships bytes no reviewer approved`,
+    })
+  if (context.not_approved)
+    escalations.push({
+      code: 'not_approved',
+      detail: `the run ended ${context.not_approved}, not APPROVED: no reviewer approved what this PR ships`,
     })
   if (fixAttempts >= MAX_FIX_ATTEMPTS)
     escalations.push({ code: 'fix_attempts_exhausted', detail: `${fixAttempts} fixes pushed without the PR clearing` })
@@ -191,6 +204,9 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     recurring_keys: recurring,
     finding_streaks: streaks,
     provider_errors: providerErrors,
+    replied,
+    unconfirmed: {},
+    answered_keys: [...new Set([...before.answered_keys, ...answeredNow])],
     last_error: null,
   }
   const result = {
@@ -221,6 +237,10 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
     },
     backoff: { idle_streak: idleStreak, wait_s: waitS, interval_minutes: Math.ceil(waitS / 60) },
     merged: pr.state === 'MERGED',
+    // only when a reply posted without a comment id was looked for: which were found, which did not land
+    ...(unconfirmed.confirmed.length + unconfirmed.not_found.length > 0
+      ? { unconfirmed_replies: { confirmed: unconfirmed.confirmed, not_found: unconfirmed.not_found } }
+      : {}),
   }
   return { watch, result }
 }

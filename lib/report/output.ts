@@ -2,13 +2,14 @@
 import { join, resolve } from 'node:path'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
+import { checkOutputFile } from '../ground/file-flags.ts'
 
 export const reportsDir = (home: string) => join(home, 'reports')
 
-/** `--out` against the command's directory, else the default file for the run (or `all`). */
+/** `--out` against the command's directory (checked: a file, outside the home), else the default file for the run (or `all`). */
 export function reportPath(options: { out?: string; cwd: string; home: string; name: string }): string {
   return options.out !== undefined
-    ? resolve(options.cwd, options.out)
+    ? checkOutputFile(resolve(options.cwd, options.out), '--out', options.home)
     : join(reportsDir(options.home), `${options.name}.html`)
 }
 

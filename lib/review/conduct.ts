@@ -138,7 +138,7 @@ async function callReviewer(
   const schemaFile = join(options.artifactsDir, 'answer-schema.json')
   if (choice.structured) writeFileSync(schemaFile, `${JSON.stringify(ANSWER_SCHEMA, null, 2)}\n`)
   const env: NodeJS.ProcessEnv = {
-    ...(options.env ?? context().env),
+    ...(options.env ?? choice.env), // built, not inherited (lib/review/reviewer-env.ts)
     PAIR_LOOP_RUN_ID: run.run_id,
     PAIR_LOOP_ROUND: String(round),
   }

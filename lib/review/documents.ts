@@ -1,5 +1,6 @@
 // What `review` prints: the finished review (a loop round, or the final round on the PR), the document of a review
 // still in flight, and the recorded result of an attempt when its worker's own outcome is not there to print.
+import { reviewerShown } from '../run/reviewer-identity.ts'
 import { type ErrorCode, ERROR_CODES, PairLoopError } from '../ground/errors.ts'
 import { nextFields, roundsLeft } from '../run/run-queries.ts'
 import type { ReviewClaim, RunState } from '../run/state.ts'
@@ -16,7 +17,7 @@ export function reviewDocument(state: RunState) {
     findings: recorded.findings,
     touches_reviewer_instructions: recorded.touches_reviewer_instructions ?? [],
     reviewer: {
-      tool: recorded.tool,
+      ...reviewerShown(recorded),
       fallback_used: recorded.fallback_used,
       structured: recorded.structured ?? false,
       session_id: recorded.session_id,
@@ -41,7 +42,7 @@ export function finalReviewDocument(state: RunState) {
     verdict: final.verdict,
     findings: final.findings,
     reviewer: {
-      tool: final.tool,
+      ...reviewerShown(final),
       fallback_used: final.fallback_used,
       model: final.model,
       cost_usd: final.cost?.usd ?? null,
@@ -102,8 +103,23 @@ export function recordedResult(state: RunState, claim: ReviewClaim): Record<stri
   const error =
     failed && since(failed.at)
       ? { code: keptAs(failed.code), message: failed.message, details: { run_id: state.run_id, ...nextFields(state) } }
-      : undefined
+      : nothingRecorded(state, claim)
   return outcomeResult({ error })
+}
+
+/** Nothing recorded since the attempt began: a run closed under it (its worker keeps the cost), else a failed attempt. */
+function nothingRecorded(state: RunState, claim: ReviewClaim) {
+  if (state.phase === 'finished' && claim.kind !== 'pr')
+    return {
+      code: 'wrong_phase',
+      message: `run ${state.run_id} was finished while this review ran: its verdict is not recorded (its cost is, once the reviewer ends)`,
+      details: { run_id: state.run_id, phase: state.phase, next: null },
+    }
+  return {
+    code: 'reviewer_failed',
+    message: `the review worker (pid ${claim.pid}) ended without recording a result; run \`pair-loop review\` again`,
+    details: { run_id: state.run_id, retryable: true, ...nextFields(state) },
+  }
 }
 
 /** A kept attempt's code as the error that says it. */

@@ -1,7 +1,7 @@
 // What a conducted review puts on the run: the reviewer round's record, or the failed attempt's (it was paid for),
 // and what each of its calls cost.
 import type { Config } from '../run/config.ts'
-import { nowIso } from '../ground/context.ts'
+import { context, nowIso } from '../ground/context.ts'
 import { costOfReviewerCall } from '../cost/reviewer.ts'
 import { sumCalls } from '../cost/review-calls.ts'
 import type { ReviewInput } from '../run/transitions.ts'
@@ -19,6 +19,8 @@ export function reviewInputOf(
   const sessions = calls.flatMap((call) => (call.session_id ? [call.session_id] : []))
   return {
     tool: choice.tool,
+    kind: choice.kind,
+    program: choice.program,
     fallback_used: choice.fallback_used,
     verdict: review.verdict,
     findings: review.findings,
@@ -70,6 +72,7 @@ export function costOfCall(choice: ReviewerChoice, config: Pick<Config, 'pricing
         model_usage: reply.model_usage,
         session_id: reply.session_id,
       },
-      { pricing: config.pricing },
+      // its transcript is where the reviewer's own (built) environment put it
+      { pricing: config.pricing, env: { ...choice.env, PAIR_LOOP_HOME: context().home } },
     )
 }

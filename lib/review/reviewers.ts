@@ -6,8 +6,9 @@ import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
 import type { Config } from '../run/config.ts'
 import { fail } from '../ground/errors.ts'
 import { pairLoopHome, runArtifactsDir } from '../ground/paths.ts'
-import type { Agent, RunState } from '../run/state.ts'
-import { BUILTIN_PREFIX, builtinReviewer } from './builtin.ts'
+import type { Agent, ReviewerKind, RunState } from '../run/state.ts'
+import { reviewerEnv } from './reviewer-env.ts'
+import { BUILTIN_PREFIX, builtinReviewer, builtinReviewerNames } from './builtin.ts'
 import { type CliFlags, cliFlags } from './capabilities.ts'
 import { ANSWER_SCHEMA } from '../run/grammar.ts'
 import { inTreePaths, type PinOptions, pinnedCommand } from './trusted-programs.ts'
@@ -27,6 +28,12 @@ export interface ReviewerCall {
 
 export interface ReviewerChoice {
   tool: 'claude' | 'codex' | 'custom'
+  /** What reviews: a vendor's CLI, a custom command, or a stub shipped with pair-loop. */
+  kind: ReviewerKind
+  /** The program that runs (absolute path where one was found). */
+  program: string | null
+  /** Its environment, built from the allow-list and the person's config (lib/review/reviewer-env.ts). */
+  env: NodeJS.ProcessEnv
   fallback_used: boolean
   /** The model asked for (config `reviewer_model`), when it applies to this reviewer; a fallback uses its own default. */
   model: string | null
@@ -132,12 +139,19 @@ function cliChoice(
   fallback_used: boolean,
   model: string | null,
   env: NodeJS.ProcessEnv,
+  config: Pick<Config, 'pair_loop'>,
 ): ReviewerChoice {
-  const flags = cliFlags(tool, path, env)
+  const built = reviewerEnv(env, config, path)
+  built.PAIR_LOOP_HOME = pairLoopHome(env) // the help cache's home, not passed to the reviewer (conduct builds its own)
+  const flags = cliFlags(tool, path, built)
+  delete built.PAIR_LOOP_HOME
   // claude can only read the repository from outside it with --add-dir; codex reads it from anywhere (read-only)
   const cwd = tool === 'codex' || flags.has('--add-dir') ? reviewerWorkdir(run, env) : run.repo
   return {
     tool,
+    kind: 'vendor',
+    program: path,
+    env: built,
     fallback_used,
     model,
     structured: flags.has(tool === 'codex' ? '--output-schema' : '--json-schema'),
@@ -170,9 +184,13 @@ export function chooseReviewer(
   if (custom && program) {
     // a configured command runs outside the repository, and only the in-tree bytes the person trusted; the command
     // line (--reviewer-cmd) is the person's own, run where they asked, in the repository
+    const builtin = reviewerCmd !== null && isBuiltin(reviewerCmd)
     const argv = reviewerCmd ? custom : pinnedCommand(custom, program, pinOptions(run, 'pair_loop.reviewer_cmd', env))
     return {
       tool: 'custom',
+      kind: builtin ? 'builtin' : 'custom',
+      program: builtin ? custom[1]! : program, // a stub is named by its script, not by sh
+      env: reviewerEnv(env, config, program),
       fallback_used: false,
       model: config.pair_loop.reviewer_model,
       structured: false,
@@ -188,17 +206,44 @@ export function chooseReviewer(
     [run.reviewer, false],
     [other, true],
   ] as const) {
-    const path = findExecutable(bins[tool], env, run.repo)
+    const path = programOf(run, tool, bins[tool], env)
     // reviewer_model names a model of the configured reviewer's vendor: a fallback uses its own default
     const model = fallback_used ? null : config.pair_loop.reviewer_model
     // pinned before its --help is read: an in-tree binary runs only as the person trusted it
     const pinned = path && pinnedCommand([path], path, pinOptions(run, `pair_loop.${tool}_bin`, env))[0]!
-    if (pinned) return cliChoice(run, tool, pinned, fallback_used, model, env)
+    if (pinned) return cliChoice(run, tool, pinned, fallback_used, model, env, config)
   }
   fail(
     'reviewer_unavailable',
-    `neither ${bins[run.reviewer]} nor ${bins[other]} is on PATH, and no reviewer command is set (--reviewer-cmd or pair_loop.reviewer_cmd)`,
+    `neither ${bins[run.reviewer]} nor ${bins[other]} was found at start or is set as a path in your config, and no reviewer command is set (run \`pair-loop setup\`, or set pair_loop.claude_bin / pair_loop.codex_bin)`,
     { tried: [bins[run.reviewer], bins[other]], next: 'ask-user', ask: askReviewerUnavailable() },
+  )
+}
+
+/**
+ * The vendor's program as the run recorded it at start (the person's config, or start's PATH lookup), when it is still
+ * executable; never looked up on the PATH of the command that asks. A run from before start recorded them looks up as
+ * it always did.
+ */
+function programOf(run: RunState, tool: Agent, bin: string, env: NodeJS.ProcessEnv): string | null {
+  if (!run.reviewer_programs) return findExecutable(bin, env, run.repo)
+  const recorded = run.reviewer_programs[tool]
+  if (!recorded) return null
+  try {
+    accessSync(recorded.path, constants.X_OK)
+    return recorded.path
+  } catch {
+    return null
+  }
+}
+
+/** `--reviewer-cmd builtin:NAME`, as parseReviewerCmd made it: `sh <package>/fixtures/reviewers/NAME.sh`. */
+function isBuiltin(command: string[]): boolean {
+  const names = builtinReviewerNames()
+  return (
+    command.length === 2 &&
+    command[0] === 'sh' &&
+    names.some((name) => command[1] === builtinReviewer(`${BUILTIN_PREFIX}${name}`)[1])
   )
 }
 

@@ -70,8 +70,10 @@ async function waitOn(
       const state = readRun(runId)
       const held = state.review_claim
       if (!sameAttempt(held, claim)) {
-        goneAt ??= context().now()
-        if (context().now() - goneAt > OUTCOME_GRACE_MS) {
+        // `finish` lets go of the claim while the worker still runs: its outcome comes when its reviewer ends
+        const workerRuns = isHeldElsewhere(claim)
+        goneAt = workerRuns ? null : (goneAt ?? context().now())
+        if ((goneAt !== null && context().now() - goneAt > OUTCOME_GRACE_MS) || (ending && workerRuns)) {
           lines.flush()
           if (attempt) markDelivered(runId, attempt)
           return recordedResult(state, claim)

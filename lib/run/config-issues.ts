@@ -31,6 +31,12 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.reviewer_model': 'a model name, or null',
   'pair_loop.claude_bin': 'a program name or path',
   'pair_loop.codex_bin': 'a program name or path',
+  'pair_loop.allow_reviewer_cmd': 'true or false',
+  'pair_loop.allow_same_vendor': 'true or false',
+  'pair_loop.reviewer_env': 'an object of variables, such as {"ANTHROPIC_API_KEY": true, "TZ": "UTC"}',
+  'pair_loop.reviewer_env.*': 'a string (the value), or true (the value of the command that asks)',
+  'pair_loop.claude_config_dir': 'an absolute path',
+  'pair_loop.codex_home': 'an absolute path',
   'pair_loop.pr_action_reviews': 'a list of entries such as {"workflow": ".github/workflows/claude-review.yml"}',
   'pair_loop.pr_action_reviews.*': 'an entry naming a "workflow", a "marker" or both',
   'pair_loop.pr_action_reviews.*.*': 'a string, not empty',
@@ -122,6 +128,15 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
         : `let the reviewer see ${value} bytes of the diff (yours: ${personal})`
     case 'pair_loop.reviewer':
       return `have ${value} review`
+    case 'pair_loop.allow_reviewer_cmd':
+      return value === true ? 'let a command line choose any program as the reviewer' : `set it to ${json}`
+    case 'pair_loop.allow_same_vendor':
+      return value === true ? "let the coder's own vendor review its work" : `set it to ${json}`
+    case 'pair_loop.reviewer_env':
+      return `give the reviewer the variables ${Object.keys(value as object).join(', ') || '(none)'}`
+    case 'pair_loop.claude_config_dir':
+    case 'pair_loop.codex_home':
+      return `read the agent's transcripts and settings from ${json}`
     case 'pair_loop.max_rounds':
       return `allow ${value} review rounds before asking you (yours: ${personal})`
     case 'pair_loop.reviewer_timeout_s':

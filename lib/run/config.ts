@@ -50,6 +50,25 @@ export const ActionReview = v.pipe(
 )
 export type ActionReview = v.InferOutput<typeof ActionReview>
 
+/** A variable the reviewer gets: the person's value, or `true` for the value of the command that asks (the coder's). */
+export const ReviewerEnvValue = v.union([v.string(), v.literal(true)])
+const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'))
+const AbsolutePath = v.pipe(v.string(), v.regex(/^\//, 'an absolute path'))
+
+/** What only the person decides (lib/review/authority.ts): a repository file sets none of them without trust. */
+const AUTHORITY_KEYS = {
+  /** `review --reviewer-cmd` and `builtin:*` from the command line. */
+  allow_reviewer_cmd: v.optional(v.boolean()),
+  /** A reviewer of the coder's own vendor. */
+  allow_same_vendor: v.optional(v.boolean()),
+  /** Variables the reviewer gets besides the allow-list (lib/review/reviewer-env.ts). */
+  reviewer_env: v.optional(v.record(EnvName, ReviewerEnvValue)),
+  /** Where the person's Claude Code keeps its config and transcripts (default ~/.claude). */
+  claude_config_dir: v.optional(AbsolutePath),
+  /** Where the person's Codex keeps its config and transcripts (default ~/.codex). */
+  codex_home: v.optional(AbsolutePath),
+}
+
 const PairLoopSection = v.strictObject({
   coder: v.optional(v.picklist(AGENTS)),
   reviewer: v.optional(v.picklist(AGENTS)),
@@ -64,6 +83,7 @@ const PairLoopSection = v.strictObject({
   pr_bots: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
   pr_action_reviews: v.optional(v.array(ActionReview)),
   pr_final_round: v.optional(v.boolean()),
+  ...AUTHORITY_KEYS,
   pr_max_rounds: v.optional(PositiveInt),
   stalemate_rounds: v.optional(PositiveInt),
 })
@@ -117,6 +137,11 @@ export const Config = v.object({
     pr_action_reviews: v.optional(v.array(ActionReview), () => []),
     /** `review --pr`: one more review of the pushed PR diff, posted as one PR review. */
     pr_final_round: v.optional(v.boolean(), false),
+    allow_reviewer_cmd: v.optional(v.boolean(), false),
+    allow_same_vendor: v.optional(v.boolean(), false),
+    reviewer_env: v.optional(v.record(v.string(), ReviewerEnvValue), () => ({})),
+    claude_config_dir: v.optional(v.nullable(v.string()), null),
+    codex_home: v.optional(v.nullable(v.string()), null),
     /** Review rounds after the PR opened (fixes in the PR phase) before asking the person; apart from max_rounds. */
     pr_max_rounds: v.optional(PositiveInt, 3),
     /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
@@ -144,6 +169,11 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     pr_bots: [...DEFAULT_PR_BOTS],
     pr_action_reviews: [],
     pr_final_round: false,
+    allow_reviewer_cmd: false,
+    allow_same_vendor: false,
+    reviewer_env: {},
+    claude_config_dir: null,
+    codex_home: null,
     pr_max_rounds: 3,
     stalemate_rounds: 2,
   },
@@ -318,6 +348,11 @@ export function keysNeedingTrust(
     'codex_bin',
     'pr_bots',
     'pr_action_reviews',
+    'allow_reviewer_cmd',
+    'allow_same_vendor',
+    'reviewer_env',
+    'claude_config_dir',
+    'codex_home',
   ] as const
   for (const key of keysOfTrust) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)

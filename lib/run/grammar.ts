@@ -84,8 +84,10 @@ function liveLines(text: string): string[] {
   return lines
 }
 
+// markup on either side of the colon, in any run (`**VERDICT:** \`APPROVED\``), a list bullet or a heading before it:
+// what the seed's pattern matches on a line of its own. One class, no nested quantifier: linear on any line
 const VERDICT_LINE =
-  /^\s*(?:#{1,6}\s*)?[*_`]*\s*verdict\s*[*_`]*\s*:\s*[*_`]*\s*(approved|changes[_ ]requested)\s*[*_`]*\s*\.?\s*$/i
+  /^\s*(?:[-+*]\s+)?(?:#{1,6}\s*)?[*_`\s]*verdict[*_`\s]*:[*_`\s]*(approved|changes[_ ]requested)[*_`\s]*\.?[*_`\s]*$/i
 
 /** The last line that is a verdict on its own wins; a verdict inside a sentence, a quote or a code block does not count. */
 export function parseVerdict(text: string): Verdict | null {

@@ -1,4 +1,5 @@
 // HANDOFF.md: rendered whole from state (the source of truth), agent text unable to forge its structure.
+import { reviewerName, reviewerShown, runReviewerLabel } from './reviewer-identity.ts'
 import { neutralise, neutraliseInline, neutraliseLine } from '../ground/neutralise.ts'
 import { openFence } from '../ground/markdown.ts'
 import type { Finding, Reply, RunState } from './state.ts'
@@ -43,7 +44,9 @@ export function renderConversation(run: RunState): string {
     const review = round.reviewer
     if (!review) continue
     const fallback = review.fallback_used ? ', fallback' : ''
-    parts.push(`## Round ${round.n} — REVIEWER (${review.tool}${fallback}) · ${minuteStamp(review.at)}`)
+    parts.push(
+      `## Round ${round.n} — REVIEWER (${reviewerName(reviewerShown(review))}${fallback}) · ${minuteStamp(review.at)}`,
+    )
     if (review.summary) parts.push(neutralise(review.summary))
     if (review.findings.length) {
       parts.push('### Findings')
@@ -64,7 +67,7 @@ export function renderHandoff(run: RunState): string {
   const fallback = run.reviewer_fallback ? ' (fallback used)' : ''
   const lines = [
     `# Pair-Loop Handoff — ${run.run_id}`,
-    `Task: ${neutraliseInline(run.task)} · Branch: ${run.branch} · Coder: ${run.coder} · Reviewer: ${run.reviewer}${fallback}`,
+    `Task: ${neutraliseInline(run.task)} · Branch: ${run.branch} · Coder: ${run.coder} · Reviewer: ${runReviewerLabel(run)}${fallback}`,
     '',
     renderConversation(run),
   ]

@@ -164,7 +164,34 @@ export const PrWatch = v.object({
   provider_errors: v.object({ head: v.nullable(Text), count: Count }),
   /** Replies posted, by the reviewer comment answered: `thread:<id>@<comment>`, `conversation:<id>`, `review:<id>`. */
   replied: v.record(Text, PrReplyRecord),
-  resolved: v.record(Text, v.object({ at: Timestamp, attempts: Count, head: v.nullable(Text) })),
+  resolved: v.record(
+    Text,
+    v.object({
+      at: Timestamp,
+      attempts: Count,
+      head: v.nullable(Text),
+      /** Resolved with nobody's answer recorded: the person's choice (`pr-resolve --without-reply`), listed in status. */
+      without_reply: v.optional(v.boolean(), false),
+    }),
+  ),
+  /**
+   * Answers GitHub took but whose answer carried no comment id (`pr-reply`): by key, the body's hash. The next tick looks
+   * for that hash among the PR's comments (then it is recorded as replied) before anything posts that answer again.
+   */
+  unconfirmed: v.optional(
+    v.record(
+      Text,
+      v.object({
+        kind: v.picklist(['thread', 'conversation', 'review', 'review-findings']),
+        body_sha256: Text,
+        at: Timestamp,
+        head: v.nullable(Text),
+        to_bot: v.boolean(),
+        finding_keys: v.optional(v.array(Text), []),
+      }),
+    ),
+    {},
+  ),
   /** Items set aside with pr-flag, by `thread:<id>`, `conversation:<id>`, `review:<id>`. */
   flagged: v.optional(v.record(Text, PrFlagRecord), {}),
   /** The watch ended by pr-stop (the person took over): pr-check still reads, but names no next step. */

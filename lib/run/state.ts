@@ -55,6 +55,12 @@ export const ReviewerCost = v.object({
   reported_usd: v.optional(v.nullable(Usd), null),
 })
 
+/** vendor: claude or codex as the person recorded or start found it; custom: a command; builtin: a stub of pair-loop. */
+export const REVIEWER_KINDS = ['vendor', 'custom', 'builtin'] as const
+/** Where a run's reviewer program came from: the person's config, or a PATH lookup by `start` (the coder's PATH). */
+export const PROGRAM_SOURCES = ['config', 'found at start'] as const
+const ReviewerProgram = v.nullable(v.object({ path: v.string(), source: v.picklist(PROGRAM_SOURCES) }))
+
 export const ReviewerRound = v.object({
   tool: v.picklist(REVIEWER_TOOLS),
   fallback_used: v.boolean(),
@@ -80,6 +86,10 @@ export const ReviewerRound = v.object({
   fingerprint: v.optional(v.nullable(v.string())),
   /** The snapshot the reviewer saw (lib/snapshot/): git's tree id of exactly those bytes; none for a PR diff or an older run. */
   tree: v.optional(v.nullable(v.string())),
+  /** What reviewed: a vendor's CLI, a custom command or a stub shipped with pair-loop (an older round: from `tool`). */
+  kind: v.optional(v.picklist(REVIEWER_KINDS)),
+  /** The program that ran (absolute path), or null when not recorded. */
+  program: v.optional(v.nullable(v.string())),
   /** Keys this review raised that the previous review raised too, on files (or a tree) unchanged since: a stalemate's. */
   unchanged_keys: v.optional(v.array(v.string())),
 })
@@ -196,10 +206,19 @@ export const RunState = v.object({
   outcome: v.nullable(v.object({ verdict: v.picklist(OUTCOMES), finished_at: Timestamp })),
   pr: v.nullable(v.pipe(Count, v.minValue(1))),
   pr_url: v.nullable(v.string()),
+  /** `finish --pr N` could not reach GitHub (gh missing, offline): the number is kept, the next pr-check verifies it. */
+  pr_unverified: v.optional(v.literal(true)),
   created_at: Timestamp,
   updated_at: Timestamp,
   /** The effective config frozen at `start` (runs started before it existed have none: they read it live). */
   config: v.optional(v.nullable(Config), null),
+  /**
+   * The GitHub repository of the run's PR, pinned at `start` from the remote the base branch tracks (null: none; runs
+   * from before it have none at all): every gh call names it (lib/ground/gh.ts).
+   */
+  github: v.optional(v.nullable(v.object({ host: v.string(), repo: v.pipe(v.string(), v.regex(/^[^/]+\/[^/]+$/)) }))),
+  /** Each vendor CLI's program, resolved once at `start` (null: not found); a review never looks on the caller's PATH. */
+  reviewer_programs: v.optional(v.nullable(v.object({ claude: ReviewerProgram, codex: ReviewerProgram })), null),
   /** The environment that locates transcripts, frozen at `start` (older runs have none: they use the current one). */
   transcript_env: v.optional(v.nullable(TranscriptEnv)),
   /** Per coder session, the most its transcripts ever showed (lib/cost/high-water.ts): money once seen stays counted. */
@@ -232,4 +251,6 @@ export type Verdict = (typeof VERDICTS)[number]
 export type Outcome = (typeof OUTCOMES)[number]
 export type ReviewClaim = v.InferOutput<typeof ReviewClaim>
 export type TranscriptEnv = v.InferOutput<typeof TranscriptEnv>
+export type ReviewerProgram = v.InferOutput<typeof ReviewerProgram>
+export type ReviewerKind = (typeof REVIEWER_KINDS)[number]
 export type HighWater = v.InferOutput<typeof HighWater>

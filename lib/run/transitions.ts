@@ -60,13 +60,14 @@ export type NewRunInput = Pick<
   | 'max_rounds'
   | 'budget_usd'
   | 'config'
-> & { now: string }
+> & { now: string } & Partial<Pick<RunState, 'reviewer_programs'>>
 
 /** A run begins in `coding`, with nothing recorded yet. */
 export function newRun({ now, ...input }: NewRunInput): RunState {
   return {
     version: 1,
     revision: 1,
+    reviewer_programs: null,
     ...input,
     reviewer_fallback: false,
     phase: 'coding',

@@ -1,7 +1,7 @@
 // What ships is what was approved: a PR head's tree, as GitHub reports it (never as the local repository, which the
 // coder writes, says), compared with the tree the reviewer approved. HANDOFF.md is pair-loop's own and set aside.
 import { fail } from '../ground/errors.ts'
-import { ghJson, runGh } from '../ground/gh.ts'
+import { type GhTarget, ghJson, runGh } from '../ground/gh.ts'
 import { HANDOFF_NAME } from '../ground/git.ts'
 import { type Manifest, readManifest } from './manifest.ts'
 import { type ObjectFormat, objectId, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
@@ -27,10 +27,10 @@ const REST = 'repos/{owner}/{repo}'
 
 /** The PR's head commit, its tree and its base branch, as GitHub reports them. */
 export async function prHeadTree(
-  cwd: string,
+  at: GhTarget,
   pr: number,
 ): Promise<{ head: string; tree: string; target: string | null }> {
-  const pull = ghJson(await runGh(['api', `${REST}/pulls/${pr}`], { cwd, idempotent: true }), 'api pulls') as {
+  const pull = ghJson(await runGh(['api', `${REST}/pulls/${pr}`], { at, idempotent: true }), 'api pulls') as {
     head?: { sha?: unknown }
     base?: { ref?: unknown }
   }
@@ -38,20 +38,20 @@ export async function prHeadTree(
   if (typeof head !== 'string' || !/^[0-9a-f]{40,64}$/.test(head))
     fail('gh_error', `GitHub did not give PR #${pr}'s head commit`, { pr })
   const target = typeof pull.base?.ref === 'string' ? pull.base.ref : null
-  return { head, tree: await commitTreeOnGitHub(cwd, head), target }
+  return { head, tree: await commitTreeOnGitHub(at, head), target }
 }
 
 /** Is `commit` already on GitHub's `branch` (the branch's tip is it or descends from it)? */
-export async function onBranchOnGitHub(cwd: string, commit: string, branch: string): Promise<boolean> {
+export async function onBranchOnGitHub(at: GhTarget, commit: string, branch: string): Promise<boolean> {
   const route = `${REST}/compare/${encodeURIComponent(branch)}...${commit}`
-  const answer = ghJson(await runGh(['api', route], { cwd, idempotent: true }), 'api compare') as { status?: unknown }
+  const answer = ghJson(await runGh(['api', route], { at, idempotent: true }), 'api compare') as { status?: unknown }
   return answer.status === 'identical' || answer.status === 'behind'
 }
 
 /** A commit's tree, as GitHub reports it. */
-export async function commitTreeOnGitHub(cwd: string, commit: string): Promise<string> {
+export async function commitTreeOnGitHub(at: GhTarget, commit: string): Promise<string> {
   const answer = ghJson(
-    await runGh(['api', `${REST}/git/commits/${commit}`], { cwd, idempotent: true }),
+    await runGh(['api', `${REST}/git/commits/${commit}`], { at, idempotent: true }),
     'api commits',
   ) as {
     tree?: { sha?: unknown }
@@ -70,12 +70,12 @@ interface GitHubEntry {
 }
 
 async function listTree(
-  cwd: string,
+  at: GhTarget,
   tree: string,
   recursive: boolean,
 ): Promise<{ entries: GitHubEntry[]; truncated: boolean }> {
   const route = `${REST}/git/trees/${tree}${recursive ? '?recursive=1' : ''}`
-  const answer = ghJson(await runGh(['api', route], { cwd, idempotent: true }), 'api trees') as {
+  const answer = ghJson(await runGh(['api', route], { at, idempotent: true }), 'api trees') as {
     tree?: unknown
     truncated?: unknown
   }
@@ -97,30 +97,30 @@ const normal = (mode: string): TreeMode => (mode === '040000' || mode === '40000
 
 /** Compare PR `pr`'s head (GitHub's) with `approved`: the tree ids, then the differing paths by name. */
 export async function checkShipped(
-  cwd: string,
+  at: GhTarget,
   pr: number,
   approved: { tree: string; base: string },
   home: string,
 ): Promise<ShipCheck> {
-  const { head, tree, target } = await prHeadTree(cwd, pr)
-  return checkHeadCommit(cwd, { head, tree, target }, approved, home)
+  const { head, tree, target } = await prHeadTree(at, pr)
+  return checkHeadCommit(at, { head, tree, target }, approved, home)
 }
 
 /** A PR head (GitHub's) against the approval: its tree, and the review's base on the PR's base branch (`target`). */
 export async function checkHeadCommit(
-  cwd: string,
+  at: GhTarget,
   { head, tree, target }: { head: string; tree: string; target: string | null },
   approved: { tree: string; base: string },
   home: string,
 ): Promise<ShipCheck> {
-  const check = await compareHead(cwd, { head, tree }, approved.tree, home)
-  const baseOnTarget = target === null ? null : await onBranchOnGitHub(cwd, approved.base, target)
+  const check = await compareHead(at, { head, tree }, approved.tree, home)
+  const baseOnTarget = target === null ? null : await onBranchOnGitHub(at, approved.base, target)
   return { ...check, matches: check.matches && baseOnTarget !== false, base_on_target: baseOnTarget }
 }
 
 /** A head commit's tree (GitHub's) against the approved one, HANDOFF.md set aside; the differing paths when not. */
 export async function compareHead(
-  cwd: string,
+  at: GhTarget,
   { head, tree }: { head: string; tree: string },
   approved: string,
   home: string,
@@ -128,20 +128,20 @@ export async function compareHead(
   const format: ObjectFormat = approved.length === 64 ? 'sha256' : 'sha1'
   const base = { approved_tree: approved, head, head_tree: tree }
   if (tree === approved) return { ...base, matches: true, paths: [], differing: 0 }
-  const top = await listTree(cwd, tree, false)
+  const top = await listTree(at, tree, false)
   if (top.entries.some((entry) => entry.path === HANDOFF_NAME) && withoutHandoff(top.entries, format) === approved)
     return { ...base, matches: true, paths: [], differing: 0 }
-  return { ...base, matches: false, ...(await differingPaths(cwd, tree, readManifest(home, approved))) }
+  return { ...base, matches: false, ...(await differingPaths(at, tree, readManifest(home, approved))) }
 }
 
 /** The paths that differ, from GitHub's recursive listing of the head against the approved snapshot's leaves. */
 async function differingPaths(
-  cwd: string,
+  at: GhTarget,
   tree: string,
   approved: Manifest | null,
 ): Promise<{ paths: string[]; differing: number | null }> {
   if (!approved) return { paths: [], differing: null }
-  const listed = await listTree(cwd, tree, true)
+  const listed = await listTree(at, tree, true)
   const head = new Map(listed.entries.filter((entry) => entry.type !== 'tree').map((entry) => [entry.path, entry]))
   head.delete(HANDOFF_NAME)
   const differ: string[] = []

@@ -42,6 +42,28 @@ describe('the environment that locates transcripts is frozen at start', () => {
     expect(check.json.sources).toEqual([expect.objectContaining({ session: SID, status: 'read' })])
   })
 
+  it("start run with CLAUDE_CONFIG_DIR at an empty folder does not hide the person's transcripts: both folders are counted, and sources say so (issue 33)", async () => {
+    // on 42ee5a2 the start's empty folder was frozen as the only place to read: spent 0, level none
+    const sb = sandbox() // the test person's config names claude_config_dir: <home>/.claude
+    const empty = tempDir('pl-empty-claude-')
+    const start = await sb.cli(['start', '--task', 'demo', '--budget-usd', '5'], { env: { CLAUDE_CONFIG_DIR: empty } })
+    expect(start.code, start.stderr).toBe(0)
+    writeSession(claudeFolder(sb), SID, [{ model: HAIKU, input: 6_000_000 }]) // $6 in the person's folder
+    const other = 'e0000000-0000-4000-8000-000000000002'
+    writeSession(claudeFolder(sb, '', empty), other, [{ model: HAIKU, input: 1_000_000 }]) // $1 where start pointed
+    const check = await sb.cli(['budget-check'])
+    expect(check.code, check.stderr).toBe(13)
+    expect(check.json.spent).toBeCloseTo(7, 12)
+    expect(check.json.sources).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ session: null, path: empty, location: 'start' }),
+        expect.objectContaining({ session: other, status: 'read', location: 'start' }),
+        expect.objectContaining({ session: SID, status: 'read' }),
+      ]),
+    )
+    expect(check.json.sources.find((s: { session: string }) => s.session === SID).location).toBeUndefined()
+  })
+
   it('the session coder-done records is found where the run started, with the note said once', async () => {
     const sb = sandbox()
     expect((await sb.cli(['start', '--task', 'demo', '--budget-usd', '100'])).code).toBe(0)
@@ -65,7 +87,9 @@ describe('the environment that locates transcripts is frozen at start', () => {
 
   it('CODEX_HOME pointed at an empty folder: a Codex coder’s rollout is still read', async () => {
     const sb = sandbox()
-    expect((await sb.cli(['start', '--task', 'demo', '--coder', 'codex', '--budget-usd', '5'])).code).toBe(0)
+    expect(
+      (await sb.cli(['start', '--task', 'demo', '--coder', 'codex', '--reviewer', 'claude', '--budget-usd', '5'])).code,
+    ).toBe(0)
     const thread = '01a2b3c4-0000-7000-8000-0000000000e1'
     const now = new Date().toISOString()
     const usage = { input: 4_000_000, cached: 0, output: 0, reasoning: 0 } // gpt-5: 4M × $1.25 = $5

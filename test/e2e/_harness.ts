@@ -209,13 +209,13 @@ export interface MockRequest {
   method: string
   path: string
   url: string
-  api: 'anthropic' | 'openai' | null
+  api: 'anthropic' | 'openai' | 'gemini' | null
   bytes: number
   model: string | null
   stream: boolean | null
   max_tokens: number | null
   user_agent: string | null
-  auth: 'x-api-key' | 'bearer' | 'none'
+  auth: 'x-api-key' | 'x-goog-api-key' | 'bearer' | 'none'
   scripted: boolean
   label: string | null
   /** The request asked for a structured final answer (Claude Code's StructuredOutput tool, Codex's text.format). */
@@ -242,7 +242,11 @@ export interface Offered {
 }
 
 export interface ScriptEntry {
-  api?: 'anthropic' | 'openai'
+  api?: 'anthropic' | 'openai' | 'gemini'
+  /** Gemini: answer only a request for this model (see mock-server.mjs). */
+  model?: string
+  /** The model calls this tool (Anthropic tool_use, Gemini functionCall). */
+  tool?: { name: string; input?: Record<string, unknown> }
   text?: string
   blocks?: string[]
   usage?: Record<string, unknown>
@@ -269,7 +273,7 @@ export interface MockServer {
   dumpDir: string
   /** Every request so far, in order. */
   requests(): MockRequest[]
-  /** The model calls so far (POST …/messages and …/responses). */
+  /** The model calls so far (POST …/messages, …/responses and …:generateContent / :streamGenerateContent). */
   modelCalls(): MockRequest[]
   /** The parsed JSON body of a request. */
   body(request: MockRequest): any
@@ -502,16 +506,32 @@ export function codexEnv(port: number, dirs: Pick<AgentDirs, 'home' | 'codexHome
 }
 
 /**
- * Add what both reviewer CLIs need to an environment that already names HOME, CLAUDE_CONFIG_DIR and CODEX_HOME
- * (e.g. test/_helpers.ts isolatedEnv()); pair-loop passes its env on to the CLIs it spawns.
+ * Add what both reviewer CLIs need to an environment that already names HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and
+ * PAIR_LOOP_HOME (e.g. test/_helpers.ts isolatedEnv()). The coder's CLI reads them from the environment; the reviewer's
+ * environment is built, not inherited (lib/review/reviewer-env.ts), so the test person's config names them for it
+ * (`pair_loop.reviewer_env`): the mock's base URL reaches the reviewer only that way.
  */
 export function withReviewerVars<T extends Record<string, string | undefined>>(env: T, port: number): T {
   const codexHome = env.CODEX_HOME
-  if (!codexHome || !env.CLAUDE_CONFIG_DIR || !env.HOME)
-    throw new Error('withReviewerVars: env needs HOME, CLAUDE_CONFIG_DIR and CODEX_HOME')
+  if (!codexHome || !env.CLAUDE_CONFIG_DIR || !env.HOME || !env.PAIR_LOOP_HOME)
+    throw new Error('withReviewerVars: env needs HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and PAIR_LOOP_HOME')
   mkdirSync(env.CLAUDE_CONFIG_DIR, { recursive: true })
   writeCodexConfig(codexHome, port)
-  return { ...env, ...claudeVars(port), MOCK_API_KEY: 'sk-mock-openai' } as T
+  const vars = { ...claudeVars(port), MOCK_API_KEY: 'sk-mock-openai' }
+  const reviewerEnv = { HOME: env.HOME, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR, CODEX_HOME: codexHome, ...vars }
+  addToHomeConfig(env.PAIR_LOOP_HOME, { reviewer_env: reviewerEnv })
+  return { ...env, ...vars } as T
+}
+
+/** Sets keys of the pair_loop section of `$PAIR_LOOP_HOME/config.json`, keeping the rest (reviewer_env merged). */
+export function addToHomeConfig(pairLoopHome: string, keys: Record<string, unknown>): void {
+  const file = join(pairLoopHome, 'config.json')
+  const config = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}
+  const section = config.pair_loop ?? {}
+  const reviewerEnv = { ...section.reviewer_env, ...(keys.reviewer_env as object | undefined) }
+  config.pair_loop = { ...section, ...keys, reviewer_env: reviewerEnv }
+  mkdirSync(pairLoopHome, { recursive: true })
+  writeFileSync(file, JSON.stringify(config))
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import {
   runPairLoop,
   tempDir,
   withReviewerVars,
+  addToHomeConfig,
   type MockServer,
   useMock,
 } from './_harness.ts'
@@ -49,11 +50,12 @@ async function bothClaude(port: number, task: string, claudeBin = CLAUDE_BIN) {
   const env = withReviewerVars(isolatedEnv(), port) as Record<string, string>
   removeLater(dirname(repo))
   removeLater(env.HOME!)
-  mkdirSync(env.PAIR_LOOP_HOME!, { recursive: true })
-  writeFileSync(
-    join(env.PAIR_LOOP_HOME!, 'config.json'),
-    JSON.stringify({ pair_loop: { claude_bin: claudeBin, codex_bin: CODEX_BIN, reviewer_model: CLAUDE_MODEL } }),
-  )
+  addToHomeConfig(env.PAIR_LOOP_HOME!, {
+    allow_same_vendor: true,
+    claude_bin: claudeBin,
+    codex_bin: CODEX_BIN,
+    reviewer_model: CLAUDE_MODEL,
+  })
   const cli = (args: string[], input?: string) => runPairLoop(CLI_COMMAND, args, { cwd: repo, env, input })
   const start = await cli(['start', '--task', task, '--coder', 'claude', '--reviewer', 'claude'])
   ok(start, 'start')

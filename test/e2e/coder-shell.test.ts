@@ -20,6 +20,7 @@ import {
   runPairLoop,
   tempDir,
   withReviewerVars,
+  addToHomeConfig,
   type MockRequest,
   type MockServer,
   useMock,
@@ -47,11 +48,7 @@ async function coderSandbox(port: number, config: Record<string, unknown> = {}) 
     BASH_DEFAULT_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
     BASH_MAX_TIMEOUT_MS: String(BASH_TIMEOUT_MS),
   }
-  mkdirSync(env.PAIR_LOOP_HOME!, { recursive: true })
-  writeFileSync(
-    join(env.PAIR_LOOP_HOME!, 'config.json'),
-    JSON.stringify({ pair_loop: { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN, ...config } }),
-  )
+  addToHomeConfig(env.PAIR_LOOP_HOME!, { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN, ...config })
   const cli = (args: string[]) => runPairLoop(CLI_COMMAND, args, { cwd: repo, env })
   const started = await cli(['start', '--task', 'Double a number', '--coder', 'claude', '--reviewer', 'codex'])
   expect(started.code, started.stderr).toBe(0)

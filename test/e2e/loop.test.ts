@@ -25,6 +25,7 @@ import {
   useMock,
   unusedPort,
   withReviewerVars,
+  addToHomeConfig,
   writeCodexConfig,
 } from './_harness.ts'
 
@@ -53,11 +54,7 @@ function loopSandbox(port: number, config: Record<string, unknown> = {}) {
   const env = withReviewerVars(isolatedEnv(), port)
   removeLater(dirname(repo)) // makeRepo's temp root
   removeLater(env.HOME)
-  mkdirSync(env.PAIR_LOOP_HOME, { recursive: true })
-  writeFileSync(
-    join(env.PAIR_LOOP_HOME, 'config.json'),
-    JSON.stringify({ pair_loop: { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN, ...config } }, null, 2),
-  )
+  addToHomeConfig(env.PAIR_LOOP_HOME, { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN, ...config })
   const cli = (args: string[], input?: string) => runPairLoop(CLI_COMMAND, args, { cwd: repo, env, input })
   const state = (runId: string) => JSON.parse(readFileSync(join(env.PAIR_LOOP_HOME, 'runs', `${runId}.json`), 'utf8'))
   return { repo, env, cli, state }

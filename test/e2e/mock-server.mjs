@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// A zero-dependency mock of the two model APIs the real reviewer CLIs call, on 127.0.0.1:
+// A zero-dependency mock of the three model APIs the real reviewer CLIs call, on 127.0.0.1:
 //   Anthropic Messages API (Claude Code): POST …/messages (SSE or JSON), POST …/messages/count_tokens
 //   OpenAI Responses API (Codex CLI):      POST …/responses (SSE or JSON)
+//   Gemini API (Gemini CLI):               POST …/models/<model>:generateContent (JSON),
+//                                          POST …/models/<model>:streamGenerateContent?alt=sse (SSE)
 //   GET …/models → empty list; GET/HEAD / and /health → 200 (Claude Code's pre-connect probe); else 404.
 //
 // Environment:
@@ -13,12 +15,13 @@
 //   MOCK_LOG_STDERR  "1" → also log each request line to stderr
 //   MOCK_DUMP_DIR    each raw request body is saved as <n>.json here
 //   MOCK_SCRIPT_FILE a JSON array of replies, consumed in order: each request takes (and removes from the file)
-//                    the first entry whose `api` is absent or matches ("anthropic" | "openai"). Empty or
+//                    the first entry whose `api` is absent or matches ("anthropic" | "openai" | "gemini"). Empty or
 //                    missing → the default reply. Entry fields, all optional:
 //                      text     reply text (default: MOCK_REPLY_TEXT or a review ending in VERDICT: APPROVED)
 //                      blocks   array of texts: several content blocks (Anthropic) / message items (OpenAI)
 //                      usage    overrides, e.g. {"input_tokens":1,"output_tokens":2} (Anthropic names, or the
-//                               Responses names / flat cached_tokens, cache_write_tokens, reasoning_tokens)
+//                               Responses names / flat cached_tokens, cache_write_tokens, reasoning_tokens, or the
+//                               Gemini usageMetadata names: promptTokenCount, candidatesTokenCount, …)
 //                      status   HTTP status to fail with (400, 429, 500, 529 …) and `error` its message
 //                      delay    ms to wait before answering at all
 //                      stall    ms to stall after the first stream event, or true = never finish
@@ -26,10 +29,14 @@
 //                      label    echoed in the request log
 //                      structured  the answer to a request that asks for structured output (Claude Code's
 //                               StructuredOutput tool → a tool_use block after the text; Codex's text.format
-//                               json_schema → the final message, as JSON text, or this string as is); false = answer
+//                               json_schema and Gemini's generationConfig.responseJsonSchema → the final message, as
+//                               JSON text, or this string as is); false = answer
 //                               in text only; absent = read from the text (its last VERDICT line and grammar findings)
 //                      tool     {name, input}: the model calls this tool (Anthropic: a tool_use block after the text,
-//                               stop_reason tool_use), e.g. {"name":"Bash","input":{"command":"pair-loop review"}}
+//                               stop_reason tool_use; Gemini: a functionCall part after the text),
+//                               e.g. {"name":"Bash","input":{"command":"pair-loop review"}}
+//                      model    (gemini) answer only a request for this model; requests for other models (Gemini CLI's
+//                               router and its side calls) take the default reply and leave the entry in the queue
 //                      repeat_while  a string: the entry answers every request whose latest tool result contains it,
 //                               staying first in the queue; the first request whose latest tool result does not
 //                               contain it drops the entry and takes the next one (a coder polling `review`)
@@ -62,6 +69,14 @@ export const OPENAI_USAGE = {
   output_tokens_details: { reasoning_tokens: 12 },
   total_tokens: 2412,
 }
+/** The Gemini API's usageMetadata: cached ⊂ prompt; thoughts are billed as output beside candidates; total = all. */
+export const GEMINI_USAGE = {
+  promptTokenCount: 3456,
+  candidatesTokenCount: 78,
+  cachedContentTokenCount: 2048,
+  thoughtsTokenCount: 34,
+  totalTokenCount: 3568,
+}
 
 const RUN = randomBytes(4).toString('hex')
 let counter = 0
@@ -74,7 +89,7 @@ function log(entry) {
 }
 
 /** Take the first script entry meant for this API out of the script file (a `repeat_while` entry stays while it holds). */
-function nextScripted(api, body) {
+function nextScripted(api, body, model = null) {
   const file = env.MOCK_SCRIPT_FILE
   if (!file) return {}
   let queue
@@ -85,7 +100,9 @@ function nextScripted(api, body) {
   }
   if (!Array.isArray(queue)) return {}
   for (;;) {
-    const index = queue.findIndex((entry) => entry && (!entry.api || entry.api === api))
+    const index = queue.findIndex(
+      (entry) => entry && (!entry.api || entry.api === api) && (!entry.model || entry.model === model),
+    )
     if (index < 0) {
       saveQueue(file, queue)
       return {}
@@ -247,7 +264,7 @@ async function streamEvents(_req, res, events, entry) {
   for (let i = 0; i < events.length; i++) {
     if (closed) return false
     const [name, data] = events[i]
-    res.write(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`)
+    res.write(`${name ? `event: ${name}\n` : ''}data: ${JSON.stringify(data)}\n\n`)
     if (i === 0 && entry.drop) {
       await sleep(50) // let the headers and the first event reach the client, then cut mid-stream
       res.socket?.destroy()
@@ -452,6 +469,66 @@ async function openaiResponses(req, res, body, entry, n) {
   await streamEvents(req, res, events, entry)
 }
 
+/** Gemini's usageMetadata with overrides; the total follows the parts unless given. */
+function geminiUsage(overrides = {}) {
+  const usage = { ...GEMINI_USAGE, ...overrides }
+  if (overrides.totalTokenCount === undefined)
+    usage.totalTokenCount = usage.promptTokenCount + usage.candidatesTokenCount + (usage.thoughtsTokenCount ?? 0)
+  return usage
+}
+
+/** Gemini asks for a structured answer with generationConfig.responseMimeType JSON and a schema. */
+function geminiWantsStructured(body) {
+  const config = body?.generationConfig
+  return Boolean(config && (config.responseJsonSchema || config.responseSchema))
+}
+
+function geminiError(status, message) {
+  const code =
+    { 400: 'INVALID_ARGUMENT', 403: 'PERMISSION_DENIED', 404: 'NOT_FOUND', 429: 'RESOURCE_EXHAUSTED' }[status] ??
+    'INTERNAL'
+  return { error: { code: status, message: message ?? `mock ${code} (HTTP ${status})`, status: code } }
+}
+
+/** The model of a Gemini request, from its path (…/models/<model>:generateContent). */
+function geminiModel(path) {
+  return decodeURIComponent(path.match(/\/models\/([^/:]+):\w+$/)?.[1] ?? '')
+}
+
+async function geminiGenerate(req, res, body, entry, n, path) {
+  if (entry.status) return sendJson(res, entry.status, geminiError(entry.status, entry.error))
+  const model = geminiModel(path) || 'gemini-2.5-pro'
+  const texts =
+    Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
+  const usage = geminiUsage(entry.usage)
+  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? entry.tool : null
+  const structured = !scriptedTool && geminiWantsStructured(body) ? structuredAnswer(entry, texts.join('\n')) : null
+  if (structured)
+    texts.splice(0, texts.length, typeof structured === 'string' ? structured : JSON.stringify(structured))
+  const parts = texts.map((text) => ({ text }))
+  const call = scriptedTool ? { functionCall: { name: scriptedTool.name, args: scriptedTool.input ?? {} } } : null
+  const candidate = (content, finished) => ({
+    content: { role: 'model', parts: content },
+    ...(finished ? { finishReason: 'STOP' } : {}),
+    index: 0,
+  })
+  const chunk = (content, finished) => ({
+    candidates: [candidate(content, finished)],
+    ...(finished ? { usageMetadata: usage } : {}),
+    modelVersion: model,
+    responseId: `resp_mock_${RUN}_${n}`,
+  })
+  if (!path.endsWith(':streamGenerateContent')) return sendJson(res, 200, chunk(call ? [...parts, call] : parts, true))
+  // the stream: one chunk per line of text, the function call and the usage in the last one
+  const pieces = texts.flatMap((text) => deltas(text))
+  const events = pieces.map((piece, i) => [
+    null,
+    chunk(i === pieces.length - 1 && call ? [{ text: piece }, call] : [{ text: piece }], i === pieces.length - 1),
+  ])
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
+  await streamEvents(req, res, events, entry)
+}
+
 /** Every string in a request body, however deep (system prompt, instructions, tools, messages). */
 function stringsIn(value, into = []) {
   if (typeof value === 'string') into.push(value)
@@ -462,7 +539,8 @@ function stringsIn(value, into = []) {
 
 /**
  * What a model request offered the model, as the CLI wrote it into the request (the e2e tests' positive controls):
- *   tools              the tool names (Anthropic `name`; Responses `name`, else `type`), sorted
+ *   tools              the tool names (Anthropic `name`; Responses `name`, else `type`; Gemini's function
+ *                      declarations), sorted
  *   sandbox            Codex's sandbox mode, from its permissions instructions ("`sandbox_mode` is `read-only`")
  *   added_dirs         Claude Code's "Additional working directories" (its --add-dir folders)
  *   instruction_files  the files Claude Code loaded as instructions ("Contents of <path> (…):"), CLAUDE.md and kin
@@ -471,12 +549,20 @@ function stringsIn(value, into = []) {
  */
 export function offered(api, body) {
   if (!api || !body || typeof body !== 'object') return null
-  const texts = stringsIn(api === 'anthropic' ? [body.system, body.messages] : [body.instructions, body.input])
+  const texts = stringsIn(
+    api === 'anthropic'
+      ? [body.system, body.messages]
+      : api === 'gemini'
+        ? [body.systemInstruction, body.contents]
+        : [body.instructions, body.input],
+  )
   const all = (pattern) => texts.flatMap((text) => [...text.matchAll(pattern)])
   // its environment list: " - Additional working directories:" then one "  - <dir>" line (deeper) per folder
   const addedBlocks = all(/Additional working directories:\n((?:[ \t]{2,}- .*\n?)+)/g)
   return {
     tools: (Array.isArray(body.tools) ? body.tools : [])
+      // Gemini nests its tools: [{functionDeclarations: [{name}, …]}]
+      .flatMap((tool) => (Array.isArray(tool?.functionDeclarations) ? tool.functionDeclarations : [tool]))
       .map((tool) => tool?.name ?? tool?.type)
       .filter((name) => typeof name === 'string')
       .sort(),
@@ -492,6 +578,7 @@ export function offered(api, body) {
 
 function authKind(headers) {
   if (headers['x-api-key']) return 'x-api-key'
+  if (headers['x-goog-api-key']) return 'x-goog-api-key'
   if (/^bearer /i.test(headers.authorization ?? '')) return 'bearer'
   return 'none'
 }
@@ -513,8 +600,11 @@ async function handle(req, res) {
       ? 'anthropic'
       : req.method === 'POST' && path.endsWith('/responses')
         ? 'openai'
-        : null
-  const entry = api ? nextScripted(api, body) : {}
+        : req.method === 'POST' && /\/models\/[^/:]+:(generateContent|streamGenerateContent)$/.test(path)
+          ? 'gemini'
+          : null
+  const model = api === 'gemini' ? geminiModel(path) : (body?.model ?? null)
+  const entry = api ? nextScripted(api, body, model) : {}
   let bodyFile
   if (env.MOCK_DUMP_DIR && raw.length) {
     mkdirSync(env.MOCK_DUMP_DIR, { recursive: true })
@@ -529,16 +619,17 @@ async function handle(req, res) {
     url: req.url,
     api,
     bytes: raw.length,
-    model: body?.model ?? null,
-    stream: body?.stream ?? null,
+    model,
+    stream: api === 'gemini' ? path.endsWith(':streamGenerateContent') : (body?.stream ?? null),
     max_tokens: body?.max_tokens ?? null,
     user_agent: req.headers['user-agent'] ?? null,
     auth: authKind(req.headers),
     scripted: Object.keys(entry).length > 0,
     label: entry.label ?? null,
     // the request asked for a structured final answer (Claude Code's StructuredOutput tool, Codex's text.format)
-    wants_structured:
-      api === 'anthropic' ? anthropicWantsStructured(body) : api === 'openai' ? openaiWantsStructured(body) : null,
+    wants_structured: api
+      ? { anthropic: anthropicWantsStructured, openai: openaiWantsStructured, gemini: geminiWantsStructured }[api](body)
+      : null,
     status: entry.status ?? 200,
     offered: offered(api, body),
     body_file: bodyFile ?? null,
@@ -554,6 +645,7 @@ async function handle(req, res) {
     return sendJson(res, 200, { input_tokens: ANTHROPIC_USAGE.input_tokens })
   if (api === 'anthropic') return anthropicMessages(req, res, body, entry, n)
   if (api === 'openai') return openaiResponses(req, res, body, entry, n)
+  if (api === 'gemini') return geminiGenerate(req, res, body, entry, n, path)
   sendJson(res, 404, anthropicError(404, `mock: no route for ${req.method} ${path}`))
 }
 

@@ -19,6 +19,7 @@ import {
   runPairLoop,
   tempDir,
   withReviewerVars,
+  addToHomeConfig,
   useMock,
   stringsIn,
 } from './_harness.ts'
@@ -41,11 +42,7 @@ async function runInReview(port: number, tool: Tool) {
   const env = withReviewerVars(isolatedEnv({ PAIR_LOOP_HOME: join(above, 'pair-loop') }), port)
   removeLater(dirname(repo))
   removeLater(env.HOME)
-  mkdirSync(env.PAIR_LOOP_HOME, { recursive: true })
-  writeFileSync(
-    join(env.PAIR_LOOP_HOME, 'config.json'),
-    JSON.stringify({ pair_loop: { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN } }),
-  )
+  addToHomeConfig(env.PAIR_LOOP_HOME, { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN })
   // the person's own setup: instructions and a hook the reviewer keeps, a sandbox default it must not inherit
   const hook = [{ hooks: [{ type: 'command', command: `echo ${USER_HOOK_OUTPUT}` }] }]
   writeFiles(env.CLAUDE_CONFIG_DIR!, {

@@ -22,6 +22,7 @@ import {
   runPairLoop,
   tempDir,
   withReviewerVars,
+  addToHomeConfig,
   useMock,
   stringsIn,
 } from './_harness.ts'
@@ -57,11 +58,7 @@ async function hostileRun(port: number, tool: Tool, budgetUsd: string) {
   const env = withReviewerVars(isolatedEnv(), port)
   removeLater(dirname(repo))
   removeLater(env.HOME)
-  mkdirSync(env.PAIR_LOOP_HOME, { recursive: true })
-  writeFileSync(
-    join(env.PAIR_LOOP_HOME, 'config.json'),
-    JSON.stringify({ pair_loop: { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN } }),
-  )
+  addToHomeConfig(env.PAIR_LOOP_HOME, { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN })
   // the person trusts the repository in Codex: run inside it, codex would load its .codex/config.toml
   writeFileSync(
     join(env.CODEX_HOME!, 'config.toml'),

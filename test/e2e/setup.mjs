@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 // Installs the real reviewer CLIs the e2e suite drives into a git-ignored cache, .cache/e2e-clis/
 // (its own package.json; hundreds of MB, so never dev dependencies of pair-loop itself).
-// Idempotent: when both binaries already answer `--version` with the pinned versions, it does nothing.
+// Idempotent: when every binary already answers `--version` with its pinned version, it does nothing.
 // Prints the absolute binary paths as one JSON document on stdout; progress and errors go to stderr.
-// Exit 0 when both CLIs are usable, 1 with a clear message when the install failed.
+// Exit 0 when every CLI is usable, 1 with a clear message when the install failed.
 //
-//   node test/e2e/setup.mjs            install if needed, print {"claude": "...", "codex": "...", ...}
+//   node test/e2e/setup.mjs            install if needed, print {"claude": "...", "codex": "...", "gemini": "...", ...}
 //   node test/e2e/setup.mjs --check    only check, never install (exit 1 when missing)
 //
-// Importable too: `import { CLI_DIR, CLAUDE_BIN, CODEX_BIN, ensureClis } from './setup.mjs'`.
+// Importable too: `import { CLI_DIR, CLAUDE_BIN, CODEX_BIN, GEMINI_BIN, ensureClis } from './setup.mjs'`.
 import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
@@ -19,15 +19,17 @@ export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..')
 export const CLI_DIR = resolve(process.env.PAIR_LOOP_E2E_CLI_DIR || join(ROOT, '.cache', 'e2e-clis'))
 export const CLAUDE_BIN = join(CLI_DIR, 'node_modules', '.bin', 'claude')
 export const CODEX_BIN = join(CLI_DIR, 'node_modules', '.bin', 'codex')
+export const GEMINI_BIN = join(CLI_DIR, 'node_modules', '.bin', 'gemini')
 
-/** Exact pins: both CLIs change flags and output fields between minor releases. */
+/** Exact pins: the CLIs change flags and output fields between minor releases. */
 export const PINS = {
   '@anthropic-ai/claude-code': '2.1.197',
   '@openai/codex': '0.171.0',
+  '@google/gemini-cli': '0.61.0',
 }
 
 const INSTALL_TIMEOUT_MS = 10 * 60_000
-const VERSION_TIMEOUT_MS = 30_000
+const VERSION_TIMEOUT_MS = 90_000 // gemini loads a ~96 MB bundle: 9-16 s on a loaded 2-core machine
 
 function log(message) {
   process.stderr.write(`[e2e-setup] ${message}\n`)
@@ -48,18 +50,41 @@ export function binaryVersion(bin) {
       DISABLE_AUTOUPDATER: '1',
       DISABLE_TELEMETRY: '1',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      GEMINI_CLI_NO_RELAUNCH: 'true',
     },
   })
   if (out.status !== 0) return null
   return `${out.stdout}`.trim() || null
 }
 
-/** Both binaries present and at the pinned versions? Returns {claude, codex} versions or null. */
+/** Every binary present and at its pinned version? Returns {ok, claude, codex, gemini} (versions or null). */
 export function checkClis() {
   const claude = binaryVersion(CLAUDE_BIN)
   const codex = binaryVersion(CODEX_BIN)
-  const ok = claude?.includes(PINS['@anthropic-ai/claude-code']) && codex?.includes(PINS['@openai/codex'])
-  return { ok: Boolean(ok), claude, codex }
+  const gemini = binaryVersion(GEMINI_BIN)
+  const ok =
+    claude?.includes(PINS['@anthropic-ai/claude-code']) &&
+    codex?.includes(PINS['@openai/codex']) &&
+    gemini?.includes(PINS['@google/gemini-cli'])
+  return { ok: Boolean(ok), claude, codex, gemini }
+}
+
+/** The versions found, for messages: "claude: 2.1.197, codex: missing, gemini: 0.61.0". */
+function describe(found, missing) {
+  return ['claude', 'codex', 'gemini'].map((name) => `${name}: ${found[name] ?? missing}`).join(', ')
+}
+
+/** The result document: binary paths and versions. */
+function result(found, installed) {
+  return {
+    claude: CLAUDE_BIN,
+    codex: CODEX_BIN,
+    gemini: GEMINI_BIN,
+    claude_version: found.claude,
+    codex_version: found.codex,
+    gemini_version: found.gemini,
+    installed,
+  }
 }
 
 function writeCachePackage() {
@@ -73,6 +98,7 @@ function writeCachePackage() {
     // the native binary into bin/claude.exe; without it the binary is a stub. Codex has no install script.
     // (Name-only: a pinned `pkg@version` key is not honoured when the lockfile has no "resolved" URLs,
     // e.g. with omit-lockfile-registry-resolved; the version is pinned in dependencies anyway.)
+    // Gemini CLI's optional keytar and node-pty install scripts stay unapproved: a headless run needs neither.
     allowScripts: { '@anthropic-ai/claude-code': true },
   }
   const path = join(CLI_DIR, 'package.json')
@@ -105,27 +131,19 @@ function claudeNativeInstalled() {
   }
 }
 
-/** Install when needed. Returns {claude, codex, versions, installed}; throws with a clear message on failure. */
+/** Install when needed. Returns {claude, codex, gemini, versions, installed}; throws with a clear message on failure. */
 export function ensureClis({ install = true } = {}) {
   const before = checkClis()
-  if (before.ok) {
-    return {
-      claude: CLAUDE_BIN,
-      codex: CODEX_BIN,
-      claude_version: before.claude,
-      codex_version: before.codex,
-      installed: false,
-    }
-  }
+  if (before.ok) return result(before, false)
   if (!install) {
     throw new Error(
-      `real CLIs not installed in ${CLI_DIR} (claude: ${before.claude ?? 'missing'}, codex: ${before.codex ?? 'missing'}); run: node test/e2e/setup.mjs`,
+      `real CLIs not installed in ${CLI_DIR} (${describe(before, 'missing')}); run: node test/e2e/setup.mjs`,
     )
   }
   log(
     `installing ${Object.entries(PINS)
       .map(([n, v]) => `${n}@${v}`)
-      .join(' ')} into ${CLI_DIR} (~660 MB, once)`,
+      .join(' ')} into ${CLI_DIR} (~760 MB, once)`,
   )
   const started = Date.now()
   writeCachePackage()
@@ -153,17 +171,11 @@ export function ensureClis({ install = true } = {}) {
   if (!after.ok) {
     throw new Error(
       `installed, but the binaries do not answer --version with the pinned versions ` +
-        `(claude: ${after.claude ?? 'no answer'}, codex: ${after.codex ?? 'no answer'}); paths ${CLAUDE_BIN}, ${CODEX_BIN}`,
+        `(${describe(after, 'no answer')}); paths ${CLAUDE_BIN}, ${CODEX_BIN}, ${GEMINI_BIN}`,
     )
   }
   log(`installed in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-  return {
-    claude: CLAUDE_BIN,
-    codex: CODEX_BIN,
-    claude_version: after.claude,
-    codex_version: after.codex,
-    installed: true,
-  }
+  return result(after, true)
 }
 
 const invokedDirectly = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)
@@ -173,6 +185,7 @@ if (invokedDirectly) {
     const result = ensureClis({ install: !checkOnly })
     log(`claude ${result.claude_version}: ${result.claude}`)
     log(`codex  ${result.codex_version}: ${result.codex}`)
+    log(`gemini ${result.gemini_version}: ${result.gemini}`)
     process.stdout.write(`${JSON.stringify(result)}\n`)
   } catch (error) {
     log(`ERROR: ${error instanceof Error ? error.message : String(error)}`)

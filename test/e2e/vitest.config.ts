@@ -1,4 +1,4 @@
-// The e2e suite: the real claude / codex CLIs against the mock model API (test/e2e/mock-server.mjs).
+// The e2e suite: the real claude / codex / gemini CLIs against the mock model API (test/e2e/mock-server.mjs).
 // Run: node test/e2e/setup.mjs && npx vitest run --config test/e2e/vitest.config.ts
 // (The main vitest.config.ts excludes test/e2e/**.)
 import { dirname, resolve } from 'node:path'
