@@ -72,7 +72,7 @@ describe('fixes after the PR', () => {
     const after = expectOk(await t.cli(['pr-check']))
     expect(after).toMatchObject({ decision: 'success', next: null })
     expect(after.recurrence.fix_attempts).toBe(1)
-    const verified = expectOk(await t.cli(['verify']))
+    const verified = expectOk(await t.cli(['verify', '--no-require-vendor']))
     expect(verified).toMatchObject({ matches: true, head: head(t.sb), head_tree: headTree(t.sb) })
     expect(verified.approved_tree).toBe(headTree(t.sb))
   })
@@ -86,7 +86,7 @@ describe('fixes after the PR', () => {
     expect(checked).toMatchObject({ decision: 'escalate', next: 'coder-done', changed_paths: ['app.ts'] })
     expect(checked.ask).toBeUndefined()
     expect(expectOk(await t.cli(['status'])).next).toBe('coder-done')
-    const error = expectError(await t.cli(['verify']), 'head_not_approved')
+    const error = expectError(await t.cli(['verify', '--no-require-vendor']), 'head_not_approved')
     expect(error).toMatchObject({ next: 'coder-done', paths: ['app.ts'] })
     expect(
       expectError(await t.cli(['finish', '--verdict', 'APPROVED', '--pr', String(error.pr)]), 'head_not_approved'),
@@ -106,7 +106,7 @@ describe('fixes after the PR', () => {
     // not pushed yet: GitHub's head is still round 1's approved tree
     const checked = expectOk(await t.cli(['pr-check']))
     expect(checked).toMatchObject({ decision: 'escalate', next: 'push' })
-    const error = expectError(await t.cli(['verify']), 'head_not_approved')
+    const error = expectError(await t.cli(['verify', '--no-require-vendor']), 'head_not_approved')
     expect(error.head_tree).toBe(older)
     expect(error.approved_tree).not.toBe(older)
     expect(error.next).toBe('push')
