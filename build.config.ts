@@ -21,7 +21,7 @@ const scripts = readdirSync('scripts')
 // the Context (lib/ground/context.ts) too: every command reads the outside world through it; and the help (the
 // dispatcher imports it: in lib, every command would load lib before its own code)
 const CORE = [
-  ...['/lib/cli/cli.ts', '/lib/cli/flags.ts', '/lib/view/help.ts'],
+  ...['/lib/cli/cli.ts', '/lib/cli/flags.ts', '/lib/cli/sandboxed.ts', '/lib/view/help.ts'],
   ...['/lib/ground/context.ts', '/lib/ground/stdio.ts', '/lib/ground/suggest.ts', '/lib/ground/errors.ts'],
   '/lib/ground/text.ts',
 ]
@@ -48,7 +48,7 @@ function chunkOf(id: string): string | undefined {
   if (IN_LIB.some((path) => id.endsWith(path))) return 'lib'
   if (/\/lib\/view\/text-(view|views|layout|budget|loop)\.ts$/.test(id)) return 'text' // loaded for --text only
   // what only some commands use (gh, skills, the PR body, bodies from files): not compiled by the rest
-  if (/\/lib\/(ground\/(gh|skills|body-input|package)|pr\/body)\.ts$/.test(id)) return 'extra'
+  if (/\/lib\/(ground\/(gh|skills|body-input|package)|pr\/(body|record))\.ts$/.test(id)) return 'extra'
   // the Stop hook snapshots the tree (lib/snapshot/), whose diff the review shows: in lib they would make a cycle of
   // chunks (lib ↔ review)
   if (id.endsWith('/lib/snapshot/prune.ts')) return 'cost' // the daily prune's (cost/prune.ts): no git, no review

@@ -24,4 +24,5 @@ export const COMMANDS: Record<string, ScriptLoader> = {
   'stop-hook': () => import('./stop-hook.ts'),
   verify: () => import('./verify.ts'),
   'pr-stop': () => import('./pr-stop.ts'),
+  mcp: () => import('./mcp.ts'),
 }

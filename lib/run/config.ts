@@ -69,6 +69,9 @@ const AUTHORITY_KEYS = {
   codex_home: v.optional(AbsolutePath),
 }
 
+/** What the pair-loop Action's `mode: review` puts in its review: read as a CI reviewer without any config. */
+export const PAIR_LOOP_REVIEW_MARKER = '<!-- pair-loop:review -->'
+
 const PairLoopSection = v.strictObject({
   coder: v.optional(v.picklist(AGENTS)),
   reviewer: v.optional(v.picklist(AGENTS)),
@@ -133,8 +136,8 @@ export const Config = v.object({
     codex_bin: v.string(),
     /** Review-bot logins of the PR phase (a run frozen before the key existed gets the default). */
     pr_bots: v.optional(v.array(v.string()), () => [...DEFAULT_PR_BOTS]),
-    /** Which `github-actions[bot]` comments are reviews (none by default; a run frozen before the key: none). */
-    pr_action_reviews: v.optional(v.array(ActionReview), () => []),
+    /** Which `github-actions[bot]` comments are reviews (by default the pair-loop Action's, by its marker). */
+    pr_action_reviews: v.optional(v.array(ActionReview), () => [{ marker: PAIR_LOOP_REVIEW_MARKER }]),
     /** `review --pr`: one more review of the pushed PR diff, posted as one PR review. */
     pr_final_round: v.optional(v.boolean(), false),
     allow_reviewer_cmd: v.optional(v.boolean(), false),
@@ -167,7 +170,7 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     claude_bin: 'claude',
     codex_bin: 'codex',
     pr_bots: [...DEFAULT_PR_BOTS],
-    pr_action_reviews: [],
+    pr_action_reviews: [{ marker: PAIR_LOOP_REVIEW_MARKER }],
     pr_final_round: false,
     allow_reviewer_cmd: false,
     allow_same_vendor: false,

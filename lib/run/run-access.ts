@@ -1,14 +1,14 @@
 // Which run a command means (`--run`, or the active run of the repository here), and changing it under its lock
 // with HANDOFF.md re-rendered from what was written.
-import { existsSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { existsSync, mkdirSync } from 'node:fs'
+import { dirname, join, resolve } from 'node:path'
 import { type Config, loadConfig } from './config.ts'
 import { configDrift, warnConfigDrift } from './config-drift.ts'
 import { fail, PairLoopError } from '../ground/errors.ts'
 import { readFileHead, writeFileAtomic } from '../ground/fsutil.ts'
 import { currentBranch, findTopLevelFast, HANDOFF_NAME } from '../ground/git.ts'
 import { renderHandoff } from './handoff.ts'
-import { checkHomeOutside, checkRunId, RUN_ID_PATTERN } from '../ground/paths.ts'
+import { checkHomeOutside, checkRunId, RUN_ID_PATTERN, runArtifactsDir } from '../ground/paths.ts'
 import { type IndexedRun, indexedRunsOf } from './run-index.ts'
 import { isActive } from './run-queries.ts'
 import type { RunState } from './state.ts'
@@ -103,15 +103,32 @@ function findRun(
   return here[0]!
 }
 
-export const handoffPath = (run: Pick<RunState, 'repo'>) => join(run.repo, HANDOFF_NAME)
+/**
+ * Where the run's transcript is rendered: HANDOFF.md at the repository's top (kept out of git by the exclude file),
+ * unless a HANDOFF.md there is not pair-loop's (tracked at start, a folder, a file the coder wrote): then beside the
+ * run's state, for good (its file there says so). No name is set aside from what ships (lib/snapshot/ship.ts): a
+ * HANDOFF.md in the repository is the change's, shown and compared like any other file, and never overwritten.
+ */
+export function handoffPath(run: Pick<RunState, 'repo' | 'run_id'>, home = context().home): string {
+  const outside = outsideHandoffPath(run.run_id, home)
+  if (existsSync(outside) || foreignHandoff(run.repo, home) !== null) return outside
+  return join(run.repo, HANDOFF_NAME)
+}
+
+/** The transcript's place beside the run's state, used where the repository's HANDOFF.md is not pair-loop's. */
+export const outsideHandoffPath = (runId: string, home = context().home) =>
+  join(runArtifactsDir(runId, home), HANDOFF_NAME)
 
 /** HANDOFF.md follows state on every write; a repository that vanished doesn't fail the state change. */
 export function writeHandoff(run: RunState): void {
   if (!existsSync(run.repo)) return
+  let path = join(run.repo, HANDOFF_NAME)
   try {
-    writeFileAtomic(handoffPath(run), renderHandoff(run), 0o644)
+    path = handoffPath(run)
+    mkdirSync(dirname(path), { recursive: true })
+    writeFileAtomic(path, renderHandoff(run), 0o644)
   } catch (error) {
-    context().io.stderr(`pair-loop: warning: could not write ${handoffPath(run)}: ${(error as Error).message}\n`)
+    context().io.stderr(`pair-loop: warning: could not write ${path}: ${(error as Error).message}\n`)
   }
 }
 

@@ -163,13 +163,11 @@ async function baseKinds(snap: RepoSnapshot): Promise<Map<string, BlobKind | 'mi
     if (!leaf || !/^100/.test(leaf.mode) || kinds.has(leaf.oid)) continue
     const object = read.get(leaf.oid)
     const known = snap.kinds.get(leaf.oid)
-    if (object) kinds.set(leaf.oid, blobKind(object.content, change.path))
+    if (object) kinds.set(leaf.oid, blobKind(object.content))
     else if (known) kinds.set(leaf.oid, known)
     else if (!stored.has(leaf.oid)) stored.set(leaf.oid, change.path)
   }
-  await eachStoredBlob(snap.store, [...stored.keys()], (oid, content) =>
-    kinds.set(oid, blobKind(content, stored.get(oid)!)),
-  )
+  await eachStoredBlob(snap.store, [...stored.keys()], (oid, content) => kinds.set(oid, blobKind(content)))
   return kinds
 }
 

@@ -2,7 +2,6 @@
 // symlink followed, never anything but a regular file opened (a FIFO would hang the read), proven one on the opened
 // descriptor, read once, hashed from the bytes read. What the reviewer is shown of it comes from those same bytes.
 import { type BigIntStats, closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs'
-import { extname } from 'node:path'
 import { hexDigest } from '../ground/digest.ts'
 import { objectHasher, objectId, type ObjectFormat } from './objects.ts'
 
@@ -45,7 +44,7 @@ export function readRegularFile(
     // lstat's numbers are the same 64-bit values rounded the same way: equal for the same file
     if (seen && (Number(before.ino) !== seen.ino || Number(before.dev) !== seen.dev)) return null
     const size = Number(before.size)
-    const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format, path) : hashInChunks(fd, size, format)
+    const read = size <= WHOLE_FILE_LIMIT ? readWhole(fd, size, format) : hashInChunks(fd, size, format)
     // a write while it was read changes its ctime, so its stat no longer matches the one it is cached under (and one
     // changed in the last instants is never entered in the private index: snapshot.ts): no second fstat is needed
     return { oid: read.oid, kind: read.kind, content: read.content, steady: read.complete, stats: before } // no spread: it costs
@@ -61,7 +60,7 @@ let scratch = Buffer.allocUnsafe(1 << 16)
  * The whole file: the size fstat gave, then a look for more (a file that grew while read is hashed as read). It is
  * read just after its object header in the buffer, so a file of the size fstat gave is hashed in one call.
  */
-function readWhole(fd: number, size: number, format: ObjectFormat, path: string) {
+function readWhole(fd: number, size: number, format: ObjectFormat) {
   const header = `blob ${size}\0`
   const at = header.length
   if (scratch.length < at + size + 1) scratch = Buffer.allocUnsafe(Math.max(at + size + 1, scratch.length * 2))
@@ -84,7 +83,7 @@ function readWhole(fd: number, size: number, format: ObjectFormat, path: string)
     }
   const content = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
   const oid = total === size ? hexDigest(scratch.subarray(0, at + size), format) : objectId(format, 'blob', content)
-  return { oid, kind: blobKind(content, path), content, complete: total === size }
+  return { oid, kind: blobKind(content), content, complete: total === size }
 }
 
 /** A file too big to keep: hashed as its stat said it was; one that grew or shrank while read is not steady. */
@@ -103,32 +102,32 @@ function hashInChunks(fd: number, size: number, format: ObjectFormat) {
   return { oid: hash.digest('hex'), kind: 'big' as const, content: null, complete: total === size && !more }
 }
 
-/** Files with these names are source whatever bytes they hold: a NUL does not hide them (node runs such a file). */
-const SOURCE = new Set(
-  'js mjs cjs jsx ts mts cts tsx json py rb sh bash zsh go rs c h cc cpp hpp java kt swift php pl lua sql yml yaml toml ini md txt html htm css scss vue svelte xml'.split(
-    ' ',
-  ),
-)
-
-/** git calls a blob with a NUL in its first 8000 bytes binary; pair-loop shows it as text when it otherwise is. */
-export function blobKind(content: Buffer, path: string): BlobKind {
+/**
+ * git calls a blob with a NUL in its first 8000 bytes binary; pair-loop judges it as the programs that run it would:
+ * make, a shell, awk or an interpreter reads past a stray NUL or an invalid byte. Binary only when it truly is: its
+ * NULs many (or its other bytes not text in any encoding the diff could show, UTF-8 or a single-byte one), with the
+ * control bytes no text holds. Shown as text, a NUL is made visible (diff.ts) and an invalid byte reads as U+FFFD.
+ */
+export function blobKind(content: Buffer): BlobKind {
   if (content.length > WHOLE_FILE_LIMIT) return 'big'
   if (!content.subarray(0, 8000).includes(0)) return 'text'
-  if (SOURCE.has(extname(path).slice(1).toLowerCase()) || content.subarray(0, 2).toString('latin1') === '#!')
-    return 'nul-text'
-  return mostlyText(content) ? 'nul-text' : 'binary'
+  return looksBinary(content) ? 'binary' : 'nul-text'
 }
 
-/** Valid UTF-8 once the NULs are set aside, with hardly any other control bytes. */
-function mostlyText(content: Buffer): boolean {
+/** Whitespace and ESC: control bytes text holds (tab, newline, vertical tab, form feed, return, escape). */
+const TEXT_CONTROLS = new Set([8, 9, 10, 11, 12, 13, 27])
+
+/**
+ * Binary: NUL-heavy (more than one, and one in a thousand bytes or more) and, the NULs set aside, control bytes no
+ * text holds (C0 but whitespace, DEL) past one in a hundred. NULs alone (UTF-16, a padded table) never make a file
+ * binary. Bytes 0x80–0xff are text in some encoding git's diff shows (UTF-8, Latin-1): they do not count.
+ */
+function looksBinary(content: Buffer): boolean {
+  let nuls = 0
   let controls = 0
-  for (const byte of content)
-    if (byte < 32 && byte !== 0 && byte !== 9 && byte !== 10 && byte !== 13 && byte !== 12) controls++
-  if (controls > content.length / 100) return false
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(content.filter((byte) => byte !== 0))
-    return true
-  } catch {
-    return false
+  for (const byte of content) {
+    if (byte === 0) nuls++
+    else if ((byte < 32 && !TEXT_CONTROLS.has(byte)) || byte === 127) controls++
   }
+  return nuls > 1 && nuls * 1000 >= content.length && controls * 100 > content.length - nuls
 }

@@ -142,7 +142,13 @@ export function writePrivateIndex(file: string, entries: Map<string, IndexEntry>
 }
 
 export const privateIndexPath = (home: string, git: RepoGit) =>
-  join(home, 'cache', 'snapshot', `${hexDigest(`${git.format}:${git.repo}`).slice(0, 24)}.index`)
+  join(home, 'cache', 'snapshot', `${hexDigest(`${git.format}:${git.repo}`).slice(0, 24)}.${KINDS_RULE}.index`)
+
+/**
+ * Which rule judged text from binary (files.ts blobKind): the index and what is kept beside it (kinds, the last
+ * snapshot) name it, so kinds judged by an earlier rule (a Makefile once "binary") are never read again.
+ */
+const KINDS_RULE = 'k2'
 
 /** The kinds of the index's blobs that are not plain text (binary, too big, text with NULs), beside it. */
 export function readKinds(indexFile: string): Record<string, BlobKind> {

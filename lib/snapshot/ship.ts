@@ -1,10 +1,10 @@
 // What ships is what was approved: a PR head's tree, as GitHub reports it (never as the local repository, which the
-// coder writes, says), compared with the tree the reviewer approved. HANDOFF.md is pair-loop's own and set aside.
+// coder writes, says), compared whole with the tree the reviewer approved: no name is set aside (a HANDOFF.md in it
+// is a file like any other).
 import { fail } from '../ground/errors.ts'
 import { type GhTarget, ghJson, runGh } from '../ground/gh.ts'
-import { HANDOFF_NAME } from '../ground/git.ts'
 import { type Manifest, readManifest } from './manifest.ts'
-import { type ObjectFormat, objectId, type TreeEntry, type TreeMode, treeContent } from './objects.ts'
+import type { TreeMode } from './objects.ts'
 
 export interface ShipCheck {
   approved_tree: string
@@ -85,14 +85,6 @@ async function listTree(
   return { entries, truncated: answer.truncated === true }
 }
 
-/** A head tree that holds HANDOFF.md at its top, with it set aside: the tree id without that entry. */
-function withoutHandoff(entries: GitHubEntry[], format: ObjectFormat): string {
-  const kept: TreeEntry[] = entries
-    .filter((entry) => entry.path !== HANDOFF_NAME)
-    .map((entry) => ({ name: entry.path, mode: normal(entry.mode), oid: entry.sha }))
-  return objectId(format, 'tree', treeContent(kept))
-}
-
 const normal = (mode: string): TreeMode => (mode === '040000' || mode === '40000' ? '40000' : (mode as TreeMode))
 
 /** Compare PR `pr`'s head (GitHub's) with `approved`: the tree ids, then the differing paths by name. */
@@ -118,19 +110,15 @@ export async function checkHeadCommit(
   return { ...check, matches: check.matches && baseOnTarget !== false, base_on_target: baseOnTarget }
 }
 
-/** A head commit's tree (GitHub's) against the approved one, HANDOFF.md set aside; the differing paths when not. */
+/** A head commit's tree (GitHub's) against the approved one, whole; the differing paths when not. */
 export async function compareHead(
   at: GhTarget,
   { head, tree }: { head: string; tree: string },
   approved: string,
   home: string,
 ): Promise<ShipCheck> {
-  const format: ObjectFormat = approved.length === 64 ? 'sha256' : 'sha1'
   const base = { approved_tree: approved, head, head_tree: tree }
   if (tree === approved) return { ...base, matches: true, paths: [], differing: 0 }
-  const top = await listTree(at, tree, false)
-  if (top.entries.some((entry) => entry.path === HANDOFF_NAME) && withoutHandoff(top.entries, format) === approved)
-    return { ...base, matches: true, paths: [], differing: 0 }
   return { ...base, matches: false, ...(await differingPaths(at, tree, readManifest(home, approved))) }
 }
 
@@ -143,7 +131,6 @@ async function differingPaths(
   if (!approved) return { paths: [], differing: null }
   const listed = await listTree(at, tree, true)
   const head = new Map(listed.entries.filter((entry) => entry.type !== 'tree').map((entry) => [entry.path, entry]))
-  head.delete(HANDOFF_NAME)
   const differ: string[] = []
   for (const [path, entry] of head) {
     const leaf = approved.get(path)

@@ -1,7 +1,8 @@
-// The snapshot: the working tree as `git add -A` would commit it (HANDOFF.md aside), hashed by pair-loop from the
-// bytes on disk into its own object store, its tree id the fingerprint of the change. Nothing the coder wrote into
-// .git decides what is read: the work tree and git dir are pinned, no stat data comes from the index, no filter or
-// attribute converts a byte, and the base is read object by object, each verified against its id.
+// The snapshot: the working tree as `git add -A` would commit it (no name set aside: pair-loop's HANDOFF.md is kept
+// out by the exclude file, as git keeps it out), hashed by pair-loop from the bytes on disk into its own object store,
+// its tree id the fingerprint of the change. Nothing the coder wrote into .git decides what is read: the work tree and
+// git dir are pinned, no stat data comes from the index, no filter or attribute converts a byte, and the base is read
+// object by object, each verified against its id.
 import { context } from '../ground/context.ts'
 import { existsSync, lstatSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -10,7 +11,6 @@ import { fileSizeOr, writeFileAtomic } from '../ground/fsutil.ts'
 import type { BlobKind } from './files.ts'
 import {
   type GitLayout,
-  isOwnFile,
   layoutFrom,
   perCommand,
   plainGitTry,
@@ -198,7 +198,6 @@ async function snapshotWith(
     const paths: PendingPath[] = []
     for (let i = from; i < listed.paths.length && !refused; i++) {
       const path = listed.paths[i]!
-      if (depth === 0 && isOwnFile(path)) continue // as take() leaves them out
       refused = path.includes('\uFFFD')
       if (!refused) paths.push({ path, base: listed.hints[i] ?? null })
     }
@@ -347,15 +346,16 @@ async function snapshotWith(
       headTree = head
         ? await commitTreeOf(inner, head, `the submodule ${path}'s commit ${head.slice(0, 12)}`, objects.read)
         : null
-      const recordedTree = recorded
+      // shown against what the base records (one that cannot be read is git_error naming it, never an empty diff),
+      // or, added or moved by the change, as wholly new: its files are shown, never its HEAD against itself
+      against = recorded
         ? await commitTreeOf(
             inner,
             recorded,
             `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}`,
             objects.read,
-          ).catch(() => null)
-        : null
-      against = recordedTree ?? headTree ?? emptyTreeId(inner.format)
+          )
+        : emptyTreeId(inner.format)
     } catch (error) {
       objects.close()
       throw error

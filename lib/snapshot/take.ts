@@ -2,7 +2,6 @@
 // lstat-ed and read from the disk (a file hashed, a link stored as a link, a repository noted, anything else named and
 // never opened), its change against the base noted.
 import { fail } from '../ground/errors.ts'
-import { isOwnFile } from '../ground/git.ts'
 import type { BlobKind } from './files.ts'
 import { Looking, type PendingPath, type Threads } from './hashing.ts'
 import { type Look, look } from './look.ts'
@@ -71,7 +70,6 @@ export function taking(fields: Pick<Taking, 'git' | 'store' | 'depth' | 'base' |
 
 /** One path of the listing into the manifest (or the skipped list), its change against the base noted. */
 export function take(t: Taking, path: string): void {
-  if (t.depth === 0 && isOwnFile(path)) return
   if (path.includes('\uFFFD'))
     // git's bytes were not UTF-8: no file of that name could be opened
     fail(

@@ -245,8 +245,6 @@ export interface ScriptEntry {
   api?: 'anthropic' | 'openai' | 'gemini'
   /** Gemini: answer only a request for this model (see mock-server.mjs). */
   model?: string
-  /** The model calls this tool (Anthropic tool_use, Gemini functionCall). */
-  tool?: { name: string; input?: Record<string, unknown> }
   text?: string
   blocks?: string[]
   usage?: Record<string, unknown>
@@ -258,6 +256,16 @@ export interface ScriptEntry {
   label?: string
   /** The structured answer (see mock-server.mjs); false: text only; absent: read from `text`. */
   structured?: unknown
+  /** A tool the model calls (Anthropic tool_use, Gemini functionCall); `input_from` fills one input from the request. */
+  tool?: {
+    name: string
+    input?: Record<string, unknown>
+    input_from?: { key: string; patterns: string[]; suffix?: string }
+  }
+  /** An output item Codex runs (OpenAI Responses: function_call, tool_search_call). */
+  call?: Record<string, unknown>
+  /** Answer every request whose latest tool result contains this, staying first in the queue. */
+  repeat_while?: string
 }
 
 export interface MockServer {

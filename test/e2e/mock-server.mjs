@@ -34,9 +34,16 @@
 //                               in text only; absent = read from the text (its last VERDICT line and grammar findings)
 //                      tool     {name, input}: the model calls this tool (Anthropic: a tool_use block after the text,
 //                               stop_reason tool_use; Gemini: a functionCall part after the text),
-//                               e.g. {"name":"Bash","input":{"command":"pair-loop review"}}
+//                               e.g. {"name":"Bash","input":{"command":"pair-loop review"}}; with input_from
+//                               {key, patterns, suffix}, input[key] is read from the request (toolFor)
 //                      model    (gemini) answer only a request for this model; requests for other models (Gemini CLI's
 //                               router and its side calls) take the default reply and leave the entry in the queue
+//                      call     an output item after the text (OpenAI Responses: Codex runs it), e.g.
+//                               {"type":"function_call","name":"exec_command","arguments":{"cmd":"ls"}},
+//                               {"type":"tool_search_call","arguments":{"query":"pair-loop"}} (Codex's deferred tools),
+//                               {"type":"function_call","namespace":"mcp__pair-loop","name":"start","arguments":{…}};
+//                               id, call_id and status are filled in, an object `arguments` of a function_call is sent
+//                               as its JSON text
 //                      repeat_while  a string: the entry answers every request whose latest tool result contains it,
 //                               staying first in the queue; the first request whose latest tool result does not
 //                               contain it drops the entry and takes the next one (a coder polling `review`)
@@ -291,7 +298,7 @@ async function anthropicMessages(req, res, body, entry, n) {
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
-  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? entry.tool : null
+  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? toolFor(entry.tool, body) : null
   const structured = scriptedTool
     ? null
     : anthropicWantsStructured(body)
@@ -407,6 +414,7 @@ async function openaiResponses(req, res, body, entry, n) {
     role: 'assistant',
     content: [{ type: 'output_text', text, annotations: [] }],
   }))
+  const call = scriptedCall(entry.call, n)
   const response = (status, output, usageValue) => ({
     id: respId,
     object: 'response',
@@ -421,7 +429,8 @@ async function openaiResponses(req, res, body, entry, n) {
     tools: [],
     usage: usageValue,
   })
-  if (body?.stream === false) return sendJson(res, 200, response('completed', items, usage))
+  const output = call ? [...items, call] : items
+  if (body?.stream === false) return sendJson(res, 200, response('completed', output, usage))
   let seq = 0
   const ev = (type, fields) => [type, { type, sequence_number: seq++, ...fields }]
   const events = [
@@ -459,7 +468,12 @@ async function openaiResponses(req, res, body, entry, n) {
     )
     events.push(ev('response.output_item.done', { output_index, item }))
   })
-  events.push(ev('response.completed', { response: response('completed', items, usage) }))
+  if (call) {
+    const output_index = items.length
+    events.push(ev('response.output_item.added', { output_index, item: { ...call, status: 'in_progress' } }))
+    events.push(ev('response.output_item.done', { output_index, item: call }))
+  }
+  events.push(ev('response.completed', { response: response('completed', output, usage) }))
   res.writeHead(200, {
     'content-type': 'text/event-stream',
     'cache-control': 'no-cache',
@@ -467,6 +481,16 @@ async function openaiResponses(req, res, body, entry, n) {
     'x-request-id': `req_mock_${RUN}_${n}`,
   })
   await streamEvents(req, res, events, entry)
+}
+
+/** A scripted Responses output item with its ids and status filled in (null when none is scripted). */
+function scriptedCall(call, n) {
+  if (!call || typeof call.type !== 'string') return null
+  const item = { id: `item_mock_${RUN}_${n}`, call_id: `call_mock_${RUN}_${n}`, status: 'completed', ...call }
+  if (call.type === 'function_call' && typeof call.arguments !== 'string')
+    item.arguments = JSON.stringify(call.arguments ?? {})
+  if (call.type === 'tool_search_call') item.execution ??= 'client'
+  return item
 }
 
 /** Gemini's usageMetadata with overrides; the total follows the parts unless given. */
@@ -527,6 +551,22 @@ async function geminiGenerate(req, res, body, entry, n, path) {
   ])
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' })
   await streamEvents(req, res, events, entry)
+}
+
+/**
+ * The scripted tool call, its `input_from` filled from the request: `{key, patterns, suffix}` sets input[key] to the
+ * first group of the first pattern (a regular expression, tried in order) any string of the request matches, then
+ * `suffix` — a reviewer's Read pointed at the folder its prompt names, whatever that folder is.
+ */
+function toolFor(tool, body) {
+  const from = tool.input_from
+  if (!from) return tool
+  const strings = stringsIn(body)
+  for (const pattern of from.patterns ?? []) {
+    const found = strings.map((text) => new RegExp(pattern).exec(text)).find(Boolean)
+    if (found) return { ...tool, input: { ...(tool.input ?? {}), [from.key]: `${found[1]}${from.suffix ?? ''}` } }
+  }
+  return tool
 }
 
 /** Every string in a request body, however deep (system prompt, instructions, tools, messages). */
