@@ -45,7 +45,13 @@ export type PrRecord = v.InferOutput<typeof PrRecord>
 export type RecordReviewer = v.InferOutput<typeof RecordReviewer>
 
 /** Who reviewed, as today's state tells it: claude/codex are a vendor; a command is builtin when it is one of ours. */
-export function reviewerOf(run: Pick<RunState, 'config'>, review: Pick<ReviewerRound, 'tool'>): RecordReviewer {
+export function reviewerOf(
+  run: Pick<RunState, 'config'>,
+  review: Pick<ReviewerRound, 'tool' | 'kind' | 'program'>,
+): RecordReviewer {
+  // what the round recorded it ran (issue 33); older rounds are judged from the frozen config below
+  if (review.kind)
+    return { tool: review.tool, kind: review.kind, ...(review.program ? { program: review.program } : {}) }
   if (review.tool !== 'custom') {
     const bin = run.config?.pair_loop[`${review.tool}_bin`]
     return { tool: review.tool, kind: 'vendor', ...(bin ? { program: bin } : {}) }
