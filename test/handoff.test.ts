@@ -1,11 +1,13 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { renderHandoff } from '../lib/run/handoff.ts'
 import { neutralise } from '../lib/ground/neutralise.ts'
 import { findingKey, parseFindings, parseVerdict, type ParsedFinding } from '../lib/run/grammar.ts'
 import type { Finding, RunState } from '../lib/run/state.ts'
-import { recordReview, sandbox } from './_helpers.ts'
+import { changeRun } from '../lib/run/run-access.ts'
+import { withContext } from '../lib/ground/context.ts'
+import { recordReview, sandbox, tempDir, testContext } from './_helpers.ts'
 import { expectOk, startRun } from './_expect.ts'
 import { runState } from './_state.ts'
 
@@ -310,6 +312,24 @@ describe('HANDOFF.md forgery', () => {
     })
     expect(text).toContain('1. [bug/major] src/real.ts:7 — the real finding ')
     expect(sb.state(runId).rounds[0]!.reviewer!.findings.map((f) => f.id)).toEqual(['1.1', '1.2'])
+  })
+})
+
+describe('HANDOFF.md follows a change made for another home', () => {
+  // changeRun(id, mutate, home) from a process whose own home is elsewhere (a test, a worker): the run's home decides
+  // whether the repository's HANDOFF.md is pair-loop's; read in the caller's home, it looked foreign and went there
+  it("re-renders the repository's HANDOFF.md, and writes nothing in the caller's home", async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    const caller = join(tempDir('pl-caller-'), '.pair-loop')
+    const { ctx } = testContext({ cwd: sb.repo, env: { ...sb.env, PAIR_LOOP_HOME: caller } })
+    await withContext(ctx, () =>
+      changeRun(runId, (state) => ({ state: { ...state, task: 'renamed from afar' }, result: undefined }), sb.home),
+    )
+    const text = readFileSync(join(sb.repo, 'HANDOFF.md'), 'utf8')
+    expect(text).toContain('Task: renamed from afar')
+    expect(text).toBe(renderHandoff(sb.state(runId)))
+    expect(existsSync(caller), "the caller's home").toBe(false)
   })
 })
 

@@ -2,8 +2,7 @@ import { createHash } from 'node:crypto'
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { configPath } from '../lib/ground/paths.ts'
-import { git, sandbox, tempDir, writeFiles } from './_helpers.ts'
+import { git, sandbox, tempDir, writeFiles, writeTestHomeConfig } from './_helpers.ts'
 import { expectOk, startRun, type Sandbox } from './_expect.ts'
 import { reviewArgs, SLOW } from './_review.ts'
 
@@ -101,8 +100,7 @@ describe('review: the prompt', () => {
     'caps the diff at max_diff_bytes, keeping the full stat and a visible truncation note',
     async () => {
       const sb = sandbox()
-      mkdirSync(sb.home, { recursive: true })
-      writeFileSync(configPath(sb.home), JSON.stringify({ pair_loop: { max_diff_bytes: 200 } }))
+      writeTestHomeConfig(sb.home, { pair_loop: { max_diff_bytes: 200 } })
       await startRun(sb)
       const big = `${Array.from({ length: 50 }, (_, i) => `line ${i} of the big file LINE-MARKER-${i}`).join('\n')}\n`
       writeFiles(sb.repo, { 'big.txt': big, 'zz-later.txt': 'LATER-FILE-CONTENT-5e0a\n' })

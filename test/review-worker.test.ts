@@ -5,11 +5,10 @@ import { spawn, spawnSync } from 'node:child_process'
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { configPath } from '../lib/ground/paths.ts'
 import { wakeOnWrites } from '../lib/review/wait.ts'
 import { lineReader } from '../lib/review/job-pipe.ts'
 import { codexMeta, codexTokenCount, codexTurn, rolloutPath } from './cost/_gen.ts'
-import { isBun, ROOT, sandbox, tempDir } from './_helpers.ts'
+import { isBun, ROOT, sandbox, tempDir, writeTestHomeConfig } from './_helpers.ts'
 import { expectError, expectOk, runInReview, type Sandbox } from './_expect.ts'
 import { goneWithin, reviewArgs, sandboxInReview, SLOW, waitFor } from './_review.ts'
 import { prSandbox, world } from './_pr.ts'
@@ -404,14 +403,11 @@ setInterval(() => {}, 1000)
   )
   chmodSync(bin, 0o755)
   const sb = sandbox(undefined, { worker: 'process' }) // its worker is killed: a real process
-  mkdirSync(sb.home, { recursive: true })
-  writeFileSync(
-    configPath(sb.home),
-    JSON.stringify({
-      pair_loop: { codex_bin: bin },
-      pricing: { 'fake-codex-model': { input: 1, output: 10, cache_read: 0.1 } },
-    }),
-  )
+  // the person's config records the fake as their codex (start records it; PATH no longer chooses the reviewer)
+  writeTestHomeConfig(sb.home, {
+    pair_loop: { codex_bin: bin },
+    pricing: { 'fake-codex-model': { input: 1, output: 10, cache_read: 0.1 } },
+  })
   const runId = await runInReview(sb)
   return { sb, runId, threadFile: join(dir, 'thread') }
 }

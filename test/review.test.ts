@@ -1,14 +1,14 @@
-import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { renderHandoff } from '../lib/run/handoff.ts'
 import { parseFindings, parseVerdict } from '../lib/run/grammar.ts'
-import { configPath } from '../lib/ground/paths.ts'
 import { updateRun } from '../lib/run/store.ts'
 import { sandbox, tempDir, writeFiles, writeTestHomeConfig } from './_helpers.ts'
 import { expectError, expectOk, runDisk, runInReview, startRun, type Sandbox, writeChange } from './_expect.ts'
 import { pathWithout } from './_path.ts'
+import { claudeFolder, OPUS_41, writeSession } from './cost/_spend.ts'
 import { approveNow, deadPid, handoffText, reviewArgs, sandboxInReview, SLOW, stubPath, waitFor } from './_review.ts'
 
 const replyArgs = (finding: string, disposition: string) => [
@@ -182,7 +182,7 @@ describe('review: what each stub reviewer ends as', () => {
       const lines = handoff.split('\n')
       expect(lines.filter((line) => line.startsWith('## ')).map((line) => line.replace(/ · .*$/, ''))).toEqual([
         '## Round 1 — CODER (claude)',
-        '## Round 1 — REVIEWER (custom)',
+        '## Round 1 — REVIEWER (builtin:hostile)', // named as what reviewed: the stub, never a vendor
       ])
       expect(lines.filter((line) => /^\s*verdict\s*:/i.test(line))).toEqual(['VERDICT: CHANGES_REQUESTED'])
       expect(lines.filter((line) => /^\s*\d+[.)]\s/.test(line))).toHaveLength(3)
@@ -512,32 +512,29 @@ describe('review: which reviewer runs', () => {
 })
 
 describe('review: the budget brake', () => {
+  const CODER_SESSION = 'c0de0000-0000-4000-8000-000000000001'
+
   it(
-    'refuses to open a review at or over the budget with budget_exceeded, unless --over-budget, which is recorded',
+    'refuses a review at or over the budget in a round with no go-on (budget_exceeded), unless --over-budget, which is recorded',
     async () => {
       const sb = sandbox()
-      const runId = await runInReview(sb, ['--budget-usd', '0.000001'])
-      const costed = expectOk(await sb.cli(reviewArgs('claude-json'), { env: { STUB_VERDICT: 'CHANGES_REQUESTED' } }))
-      expect(costed.reviewer.cost_usd).toBeGreaterThan(0.000001)
-      expectOk(await sb.cli(['coder-done', '--summary', 'round two', '--over-budget']))
+      const runId = await runInReview(sb, ['--budget-usd', '5']) // handed over with nothing spent: no go-on asked
+      // the coder's session spends on after the hand-over: $75 (a million Opus 4.1 output tokens, $75 per million)
+      writeSession(claudeFolder(sb), CODER_SESSION, [{ model: OPUS_41, output: 1_000_000 }])
+      // the loop's own check first: it asks the person, and remembers the spend seen (the run's high-water mark)
+      expect((await sb.cli(['budget-check'])).code).toBe(13)
       const before = runDisk(sb)
       const refused = await sb.cli(reviewArgs('approve'))
       expect(refused.code).toBe(13)
-      expect(expectError(refused, 'budget_exceeded')).toMatchObject({
-        run_id: runId,
-        limit_usd: 0.000001,
-        next: 'ask-user',
-      })
+      expect(expectError(refused, 'budget_exceeded')).toMatchObject({ run_id: runId, limit_usd: 5, next: 'ask-user' })
       expect(runDisk(sb)).toEqual(before)
-      const overrides = sb.state(runId).budget_overrides.length
+      expect(sb.state(runId).budget_overrides).toEqual([])
       const doc = expectOk(await sb.cli(reviewArgs('approve', '--over-budget')))
-      expect(doc).toMatchObject({ round: 2, verdict: 'APPROVED' })
+      expect(doc).toMatchObject({ round: 1, verdict: 'APPROVED' })
       const state = sb.state(runId)
-      expect(state.budget_overrides).toHaveLength(overrides + 1)
-      const override = state.budget_overrides.at(-1)!
-      expect(override).toMatchObject({ command: 'review', round: 2, limit_usd: 0.000001 })
-      expect(override.spent_usd).toBeGreaterThan(0.000001)
-      expect(state.rounds[1]!.reviewer!.over_budget).toBe(true)
+      expect(state.budget_overrides).toEqual([expect.objectContaining({ command: 'review', round: 1, limit_usd: 5 })])
+      expect(state.budget_overrides[0]!.spent_usd).toBeCloseTo(75, 9)
+      expect(state.rounds[0]!.reviewer!.over_budget).toBe(true)
     },
     SLOW,
   )

@@ -7,7 +7,7 @@
 // with -A (every permission, a superset of those) it runs the demo, itself a whole loop in one process.
 // A runtime that is missing is skipped with a loud message; under CI=true that is a failure instead.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'
-import { readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from './_build.ts'
@@ -250,6 +250,12 @@ async function runLoop(runtime: Runtime): Promise<Transcript> {
   return transcript
 }
 
+/** The runtime's executable as its own process.execPath (Deno.execPath) names it: the binary, links resolved. */
+function execPathOf(runtime: Runtime): string {
+  const lookup = () => spawnSync('sh', ['-c', 'command -v "$0"', runtime.bin], { encoding: 'utf8' }).stdout.trim()
+  return realpathSync(runtime.bin.includes('/') ? runtime.bin : lookup())
+}
+
 async function runDemo(runtime: Runtime) {
   const tmp = tempDir('pl-demo-tmp-')
   scratch.push(tmp)
@@ -258,6 +264,7 @@ async function runDemo(runtime: Runtime) {
   const { walk } = normaliser([
     [tmp, '<tmp>'],
     [ROOT, '<root>'],
+    [execPathOf(runtime), '<runtime>'], // the demo's stub reviewer runs under the runtime running the demo
   ])
   const json = parseJson(result.stdout) as any
   return { result, json, normalised: json === undefined ? undefined : walk(json) }

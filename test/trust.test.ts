@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { REPO_CONFIG_NAME } from '../lib/run/config.ts'
 import { configPath } from '../lib/ground/paths.ts'
 import { expectError, expectOk, runDisk } from './_expect.ts'
-import { git, ROOT, sandbox } from './_helpers.ts'
+import { git, ROOT, sandbox, writeTestHomeConfig } from './_helpers.ts'
 
 // The repository's .pair-loop.json is part of the change under review: it may not choose or pay for its reviewer
 // unless the person trusted that exact content.
@@ -271,6 +271,9 @@ describe('a trusted command that runs a file in the working tree', () => {
   const reviewScript = (stub: string) =>
     `pwd > "$SEEN"\necho "$0" >> "$SEEN"\nexec sh '${join(ROOT, 'fixtures', 'reviewers', `${stub}.sh`)}'\n`
   const seenFile = (sb: { home: string }) => join(sb.home, '..', 'seen.txt')
+  /** The person's config passes $SEEN to their reviewer (pair_loop.reviewer_env), beside `pairLoop`. */
+  const passSeen = (sb: { home: string }, pairLoop: Record<string, unknown> = {}) =>
+    writeTestHomeConfig(sb.home, { pair_loop: { ...pairLoop, reviewer_env: { SEEN: true } } })
 
   async function handOver(sb: ReturnType<typeof withRepoConfig>) {
     expectOk(await sb.cli(['start', '--task', 'x']))
@@ -298,6 +301,7 @@ describe('a trusted command that runs a file in the working tree', () => {
     const sb = withRepoConfig({ pair_loop: { reviewer_cmd: ['sh', REVIEW_SH] } }, undefined, {
       [REVIEW_SH]: reviewScript('changes'),
     })
+    passSeen(sb)
     expectOk(await sb.cli(['trust']))
     await handOver(sb)
     const review = expectOk(await sb.cli(['review'], { env: { SEEN: seenFile(sb) } }))
@@ -311,6 +315,7 @@ describe('a trusted command that runs a file in the working tree', () => {
     const sb = withRepoConfig({ pair_loop: { reviewer_cmd: ['sh', REVIEW_SH] } }, undefined, {
       [REVIEW_SH]: reviewScript('changes'),
     })
+    passSeen(sb) // the script could say it ran: its silence means it did not
     expectOk(await sb.cli(['trust']))
     await handOver(sb)
     writeFileSync(join(sb.repo, REVIEW_SH), reviewScript('approve'))
@@ -334,22 +339,19 @@ describe('a trusted command that runs a file in the working tree', () => {
   })
 
   it('holds for the person’s own config too: an in-tree script it names runs only once trusted', async () => {
-    const sb = withRepoConfig(
-      {},
-      { pair_loop: { reviewer_cmd: ['sh', REVIEW_SH] } },
-      {
-        [REVIEW_SH]: reviewScript('changes'),
-      },
-    )
+    const sb = withRepoConfig({}, undefined, { [REVIEW_SH]: reviewScript('changes') })
+    passSeen(sb, { reviewer_cmd: ['sh', REVIEW_SH] })
     rmSync(sb.configFile)
     git(sb.repo, ['commit', '-qam', 'no repository config'], sb.env)
     await handOver(sb)
     const error = expectError(await sb.cli(['review'], { env: { SEEN: seenFile(sb) } }), 'config_untrusted')
     expect(error.path).toBe(join(sb.repo, REVIEW_SH))
+    expect(existsSync(seenFile(sb)), 'the untrusted script ran').toBe(false)
     expect(expectOk(await sb.cli(['trust'])).programs).toEqual([
       { path: join(sb.repo, REVIEW_SH), sha256: sha256(join(sb.repo, REVIEW_SH)), trusted: true },
     ])
     expect(expectOk(await sb.cli(['review'], { env: { SEEN: seenFile(sb) } })).verdict).toBe('CHANGES_REQUESTED')
+    expect(existsSync(seenFile(sb)), 'the trusted script ran').toBe(true)
   })
 
   it('still reads a trust record written before programs were recorded', async () => {

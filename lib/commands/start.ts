@@ -131,7 +131,7 @@ export async function openRun(ctx: Context, options: StartOptions, place: RunPla
       excludeIn(place.excludeFile, '.HANDOFF.md.*.tmp') // its atomic write's temp file (lib/ground/fsutil.ts)
       // the repository's own HANDOFF.md is the change's to ship: the transcript goes beside the run's state instead
       if (place.handoffTracked) keepHandoffOutside(state.run_id, ctx.home)
-      await createRun(state, { home: ctx.home, afterWrite: writeHandoff })
+      await createRun(state, { home: ctx.home, afterWrite: (next) => writeHandoff(next, ctx.home) })
     }),
   )
   const { pruneHomeDaily } = await import('../cost/prune.ts') // caches do not grow for good

@@ -120,11 +120,11 @@ export const outsideHandoffPath = (runId: string, home = context().home) =>
   join(runArtifactsDir(runId, home), HANDOFF_NAME)
 
 /** HANDOFF.md follows state on every write; a repository that vanished doesn't fail the state change. */
-export function writeHandoff(run: RunState): void {
+export function writeHandoff(run: RunState, home = context().home): void {
   if (!existsSync(run.repo)) return
   let path = join(run.repo, HANDOFF_NAME)
   try {
-    path = handoffPath(run)
+    path = handoffPath(run, home)
     mkdirSync(dirname(path), { recursive: true })
     writeFileAtomic(path, renderHandoff(run), 0o644)
   } catch (error) {
@@ -144,7 +144,7 @@ export function changeRun<T>(
   return updateRun(id, mutate, {
     home,
     afterWrite: (next, previous) => {
-      if (previous === null || isActive(previous)) writeHandoff(next)
+      if (previous === null || isActive(previous)) writeHandoff(next, home) // the run's home: its own, not the caller's
     },
   })
 }

@@ -28,6 +28,7 @@ import {
   sandbox,
   tempDir,
   writeFiles,
+  writeTestHomeConfig,
   type CliResult,
 } from '../_helpers.ts'
 import { expectError, expectOk, reviewWith, runInReview, startRun } from '../_expect.ts'
@@ -206,6 +207,7 @@ describe('filesystem: spaces and non-ASCII characters in paths', () => {
     const repo = makeRepo({ 'README.md': '# демо\n', 'src/файл ✓.ts': 'export const x = 1\n' }, 'my repo/Проект ✓')
     const env = isolatedEnv()
     env.PAIR_LOOP_HOME = join(tempDir('pl-'), 'pl home ✓')
+    writeTestHomeConfig(env.PAIR_LOOP_HOME) // the person's config lives in their home: the new one needs it too
     const cli = (args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) =>
       runCli(args, { cwd: options.cwd ?? repo, env: { ...env, ...options.env } })
     const started = expectOk(await cli(['start', '--task', 'trim the файл']))

@@ -161,15 +161,16 @@ describe('hostile text through a whole loop', () => {
     expect(headings).toEqual([
       `# Pair-Loop Handoff — ${runId}`,
       '## Round 1 — CODER (claude)',
-      '## Round 1 — REVIEWER (custom)',
+      // each review named as what it was: the stub shipped with pair-loop, or the custom command of round 3
+      '## Round 1 — REVIEWER (builtin:hostile)',
       '### Findings',
       '## Round 2 — CODER (claude)',
-      '## Round 2 — REVIEWER (custom)',
+      '## Round 2 — REVIEWER (builtin:changes)',
       '### Findings',
       '## Round 3 — CODER (claude)',
       '## Round 3 — REVIEWER (custom)',
       '## Round 4 — CODER (claude)',
-      '## Round 4 — REVIEWER (custom)',
+      '## Round 4 — REVIEWER (builtin:approve)',
       '## Outcome — APPROVED',
     ])
   })

@@ -1,7 +1,7 @@
 // A config file that is not a regular file: a FIFO (reading one blocks until someone writes to it, and a read blocked
 // in the main thread lets no signal handler run), a symbolic link to one, a directory. Each is named, never opened.
 import { spawn, spawnSync } from 'node:child_process'
-import { appendFileSync, mkdirSync, symlinkSync } from 'node:fs'
+import { appendFileSync, mkdirSync, rmSync, symlinkSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { REPO_CONFIG_NAME } from '../../lib/run/config.ts'
@@ -86,7 +86,7 @@ describe('the person’s config.json that is not a regular file', () => {
     const sb = sandbox()
     const fifo = join(tempDir('pl-fifo-'), 'config.fifo')
     mkfifo(fifo)
-    mkdirSync(sb.home, { recursive: true })
+    rmSync(configPath(sb.home)) // the sandbox wrote the test person's config; this test replaces it
     symlinkSync(fifo, configPath(sb.home))
     const error = invalidWithoutHanging(await cli(sb, ['start', '--task', 'x']))
     expect(error.path).toBe(configPath(sb.home))
@@ -95,7 +95,8 @@ describe('the person’s config.json that is not a regular file', () => {
 
   it('as a directory is config_invalid, not a failed read', async () => {
     const sb = sandbox()
-    mkdirSync(configPath(sb.home), { recursive: true })
+    rmSync(configPath(sb.home)) // the sandbox wrote the test person's config; this test replaces it
+    mkdirSync(configPath(sb.home))
     const error = expectError(await sb.cli(['start', '--task', 'x']), 'config_invalid')
     expect(error).toMatchObject({ path: configPath(sb.home) })
     expect(error.message).toMatch(/is a directory, not a regular file/)
