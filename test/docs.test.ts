@@ -637,7 +637,7 @@ function shCommandLines(file: string): CommandLine[] {
   return lines
 }
 
-describe('every pair-loop line of a sh block in README.md and docs/ parses with the command\'s own flag parser', () => {
+describe("every pair-loop line of a sh block in README.md and docs/ parses with the command's own flag parser", () => {
   // `pair-loop --version` and `--help` are the dispatcher's own, not a command's
   const lines = [README, ...DOC_FILES].flatMap(shCommandLines).filter((entry) => !entry.text.startsWith('-'))
   it('finds them in README and docs/', () => {
