@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// mcp: pair-loop as a stdio MCP server (lib/mcp/server.ts), started by the coder's CLI from the person's config; with
+// mcp: pair-loop as a stdio MCP server (lib/cli/mcp-server.ts), started by the coder's CLI from the person's config; with
 // --install, writes that config for the person (lib/mcp/install.ts, which `pair-loop setup` calls too).
 import { join } from 'node:path'
 import { defineScript, isMain, main } from '../lib/cli/cli.ts'
@@ -45,7 +45,7 @@ const mcpScript = defineScript({
     if (!args.install) {
       for (const flag of ['claude', 'codex', 'test-home'] as const)
         if (args[flag]) fail('usage', `--${flag} only goes with --install`, { flag: `--${flag}` })
-      const { serveStdio } = await import('../lib/mcp/server.ts')
+      const { serveStdio } = await import('../lib/cli/mcp-server.ts')
       await serveStdio({ ctx, commands: TOOL_COMMANDS, version: root?.json.version ?? 'unknown' }, io.signal)
       return { raw: '' } // stdout was the protocol's: nothing more is printed on it
     }

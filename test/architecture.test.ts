@@ -100,10 +100,10 @@ describe('the source tree', () => {
 const FLOORS: ReadonlyArray<readonly string[]> = [
   ['ground'], // the outside world (the Context) and plain tools: errors, exec, git, gh, text, money
   ['run'], // the run model: state, store, lock, config, trust, phase moves, HANDOFF.md
-  ['snapshot', 'cost', 'review', 'pr', 'report', 'export', 'view'], // the wings, each one job
+  // the wings, each one job; mcp: the loop's steps as MCP tools and their entries in the person's CLI configs
+  ['snapshot', 'cost', 'review', 'pr', 'report', 'export', 'view', 'mcp'],
   ['commands'], // one use-case per command
-  ['cli'], // flags and the script runner
-  ['mcp'], // the loop's steps as MCP tools (pair-loop mcp) and their entries in the person's CLI configs
+  ['cli'], // flags, the script runner, and the MCP server over it (cli/mcp-server.ts)
 ]
 
 const floorOf = (file: string): number => {

@@ -126,10 +126,20 @@ describe('flags that loosen what the person decided are refused, naming the conf
   it('a reviewer of the coder’s vendor from the flags is usage naming allow_same_vendor, unless the person allows it', async () => {
     const sb = sandbox()
     writePersonConfig(sb, {})
-    const refused = expectError(await sb.cli(['start', '--task', 't', '--coder', 'codex']), 'usage')
+    const sameVendor = ['start', '--task', 't', '--coder', 'codex', '--reviewer', 'codex']
+    const refused = expectError(await sb.cli(sameVendor), 'usage')
     expect(refused).toMatchObject({ key: 'pair_loop.allow_same_vendor', coder: 'codex', reviewer: 'codex' })
     writePersonConfig(sb, { pair_loop: { allow_same_vendor: true } })
-    expect(expectOk(await sb.cli(['start', '--task', 't', '--coder', 'codex']))).toMatchObject({ reviewer: 'codex' })
+    expect(expectOk(await sb.cli(sameVendor))).toMatchObject({ reviewer: 'codex' })
+  })
+
+  it('a coder that names itself is reviewed by the other vendor when the person’s reviewer is its own', async () => {
+    const sb = sandbox()
+    writePersonConfig(sb, {}) // the person's reviewer: codex, the default
+    expect(expectOk(await sb.cli(['start', '--task', 't', '--coder', 'codex']))).toMatchObject({
+      coder: 'codex',
+      reviewer: 'claude',
+    })
   })
 })
 

@@ -697,6 +697,10 @@ describe('every link between README.md, docs/ and the skill resolves', () => {
     })
   }
 
+  it('README stays a five-minute read: at most 250 lines, the rest in docs/', () => {
+    expect(readFileSync(join(ROOT, README), 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(250)
+  })
+
   it('README links every file of docs/', () => {
     const readme = readFileSync(join(ROOT, README), 'utf8')
     expect(DOC_FILES.filter((file) => !readme.includes(`](${file})`))).toEqual([])

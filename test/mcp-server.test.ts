@@ -3,6 +3,7 @@
 // CLI's error document flagged as a tool error.
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
+import { dirname } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HOME_WRITERS } from '../lib/cli/sandboxed.ts'
 import { TOOLS } from '../lib/mcp/tools.ts'
@@ -26,6 +27,7 @@ function comparable(document: unknown, sb: { repo: string; home: string }, runId
   const text = JSON.stringify(document)
     .replaceAll(sb.repo, '<repo>')
     .replaceAll(sb.home, '<home>')
+    .replaceAll(dirname(sb.home), '<HOME>') // the person's agent folders, beside their pair-loop home
     .replaceAll(runId, '<run>')
     .replace(/\b[0-9a-f]{40}\b/g, '<sha>')
     .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')

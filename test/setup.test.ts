@@ -1,6 +1,6 @@
 // setup (issue 33): the person's one step. It finds claude and codex on the PATH of the person running it, records
 // their absolute paths in the home config (every other key kept), asks nothing, and changes nothing the second time.
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { configPath } from '../lib/ground/paths.ts'
@@ -36,6 +36,25 @@ describe('pair-loop setup', () => {
     })
     const again = expectOk(await sb.cli(['setup', '--allow-temp-home'], { env }))
     expect(again).toMatchObject({ changed: false, recorded: done.recorded })
+  })
+
+  it("writes pair-loop's MCP entries into the person's Codex and Claude Code configs, once; --skip-mcp leaves them alone", async () => {
+    const sb = sandbox()
+    const codexConfig = join(sb.env.CODEX_HOME!, 'config.toml')
+    const claudeUser = join(sb.env.CLAUDE_CONFIG_DIR!, '.claude.json')
+    const contents = () =>
+      [codexConfig, claudeUser].map((file) => (existsSync(file) ? readFileSync(file, 'utf8') : null))
+    const before = contents()
+    expectOk(await sb.cli(['setup', '--allow-temp-home', '--skip-mcp'], { env: { PATH: installed() } }))
+    expect(contents()).toEqual(before)
+    const done = expectOk(await sb.cli(['setup', '--allow-temp-home'], { env: { PATH: installed() } }))
+    expect(done.mcp).not.toBeNull()
+    expect(readFileSync(codexConfig, 'utf8')).toContain('[mcp_servers.pair-loop]')
+    expect(JSON.parse(readFileSync(claudeUser, 'utf8')).mcpServers['pair-loop'].args.at(-1)).toBe('mcp')
+    const written = contents()
+    const again = expectOk(await sb.cli(['setup', '--allow-temp-home'], { env: { PATH: installed() } }))
+    expect(again.mcp.changed).toBe(false)
+    expect(contents()).toEqual(written)
   })
 
   it('records the agents’ folders the person’s environment names', async () => {

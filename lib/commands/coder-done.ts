@@ -5,11 +5,11 @@ import type { Context } from '../ground/context.ts'
 import { checkBudgetBrake } from '../cost/brake.ts'
 import { currentCoderSession } from '../cost/coder.ts'
 import { coderLocations } from '../cost/transcript-env.ts'
-import { fail } from '../ground/errors.ts'
+import { fail, toPairLoopError } from '../ground/errors.ts'
 import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
-import { movedSinceApproval, nextFields } from '../run/run-queries.ts'
+import { inPrPhase, movedSinceApproval, nextFields } from '../run/run-queries.ts'
 import { changeNow } from '../snapshot/now.ts'
-import type { Phase } from '../run/state.ts'
+import type { Phase, RunState } from '../run/state.ts'
 import { stripControl } from '../ground/text.ts'
 import { checkCanOpenRound, openRound } from '../run/transitions.ts'
 
@@ -33,7 +33,7 @@ export async function run(ctx: Context, options: CoderDoneOptions) {
     options.summaryFile !== undefined
       ? await readBody(options.summaryFile, 'summary-file', { cwd: options.cwd ?? ctx.cwd, stdin: ctx.io.stdin })
       : stripControl(options.summary ?? '').trim()
-  const run = resolveRun(options)
+  const run = runOrOpenPr(options)
   await checkBranch(run, 'coder-done')
   // the working tree read once: what is handed over, and (on an approved run) whether it moved since approval
   const handedOver = await changeNow(run)
@@ -63,6 +63,18 @@ export async function run(ctx: Context, options: CoderDoneOptions) {
     }),
   )
   return { run_id: state.run_id, round: state.rounds.length, session_id: sessionId, diff, ...nextFields(state) }
+}
+
+/** The active run; with none, the newest finished run if its PR is open (a fix after the PR is a round). */
+function runOrOpenPr(options: CoderDoneOptions): RunState {
+  try {
+    return resolveRun(options)
+  } catch (error) {
+    if (options.run !== undefined || toPairLoopError(error).code !== 'run_not_found') throw error
+    const newest = resolveRun(options, { allowFinished: true })
+    if (newest.phase === 'finished' && inPrPhase(newest)) return newest
+    throw error
+  }
 }
 
 /** Nothing changed against the base: a reviewer would approve nothing, so there is nothing to hand over yet. */

@@ -2,19 +2,24 @@
 // finds the agents' CLIs on the person's PATH and records their absolute paths, and the agents' folders the person's
 // environment names, in the home config (every other key kept), so no run looks them up on a coder's PATH. Each step
 // is one entry of SETUP_STEPS: it reads the person's environment and sets its keys; a second run changes nothing.
+// Last, pair-loop's MCP entries in the person's Claude Code and Codex configs (lib/mcp/install.ts): a sandboxed coder's
+// only writer of $PAIR_LOOP_HOME (`--skip-mcp` leaves those files alone).
 import { realpathSync } from 'node:fs'
-import { isAbsolute, relative, resolve } from 'node:path'
-import { tmpdir } from 'node:os'
+import { isAbsolute, join, relative, resolve } from 'node:path'
 import { type ConfigFile, readConfig } from '../run/config.ts'
-import type { Context } from '../ground/context.ts'
+import { type Context, context } from '../ground/context.ts'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { configPath } from '../ground/paths.ts'
 import { findExecutable } from '../review/reviewers.ts'
+import { packageRoot } from '../ground/package.ts'
+import { installMcpEntries, mcpPaths, tempRootsOf } from '../mcp/install.ts'
 
 export interface SetupOptions {
   /** A PAIR_LOOP_HOME under /tmp is a test's or the demo's, never a person's: refused unless this says so. */
   allowTempHome: boolean
+  /** Leave the agents' MCP entries alone (the person configures their CLIs themselves). */
+  skipMcp?: boolean
 }
 
 /** One step of setup: what it found in the person's environment, set into the config (null: found nothing to set). */
@@ -63,12 +68,35 @@ export function run(ctx: Context, options: SetupOptions) {
   const missing = ['claude_bin', 'codex_bin'].filter((key) => recorded[key] === null)
   for (const key of missing)
     ctx.io.stderr(`pair-loop setup: ${key.replace('_bin', '')} is not on your PATH: install it, then run setup again\n`)
-  return { config_path: path, changed, recorded, steps, not_found: missing.map((key) => key.replace('_bin', '')) }
+  const mcp = options.skipMcp ? null : mcpEntries(ctx, options.allowTempHome)
+  return {
+    config_path: path,
+    changed: changed || Boolean(mcp?.changed),
+    recorded,
+    steps,
+    not_found: missing.map((key) => key.replace('_bin', '')),
+    mcp,
+  }
+}
+
+/** pair-loop's MCP server in both agents' configs, started as this install's own `pair-loop mcp`. */
+function mcpEntries(ctx: Context, testHome: boolean) {
+  const root = packageRoot()
+  if (!root) fail('internal', 'cannot find the pair-loop package this runs from')
+  return installMcpEntries({
+    command: process.execPath,
+    args: [join(root.dir, 'bin', 'pair-loop.cjs'), 'mcp'],
+    pairLoopHome: ctx.home,
+    agents: ['claude', 'codex'],
+    paths: mcpPaths(ctx.env, ctx.home),
+    test: testHome,
+    tempRoots: tempRootsOf(ctx),
+  })
 }
 
 /** A home under /tmp (or the OS temp folder) is anyone's to write and gone at reboot: `usage`, naming the flag. */
 function checkHomeNotTemp(home: string): void {
-  const temps = ['/tmp', tmpdir()].flatMap((temp) => [temp, real(temp)])
+  const temps = tempRootsOf({ env: context().env }).flatMap((temp) => [temp, real(temp)])
   if (!temps.some((temp) => below(real(home), temp) || below(home, temp))) return
   fail(
     'usage',

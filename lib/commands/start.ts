@@ -1,7 +1,7 @@
 // start: open a run in the repository around the working directory, on a clean tree, and record where the work begins.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { type Config, loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
+import { AGENTS, type Config, loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
 import { blobAtBase } from '../run/config-base.ts'
 import type { Context } from '../ground/context.ts'
 import { transcriptEnvNow } from '../cost/transcript-env.ts'
@@ -91,7 +91,13 @@ export async function configAtBase(repo: string, baseSha: string): Promise<Confi
 export async function openRun(ctx: Context, options: StartOptions, place: RunPlace) {
   const { repo, config } = place
   const coder = options.coder ?? config.pair_loop.coder
-  const reviewer = options.reviewer ?? config.pair_loop.reviewer
+  // a coder that names itself (--coder, or the MCP client's handshake) is reviewed by the other vendor when the
+  // person's reviewer is its own: the person's rule against a same-vendor pair holds without asking the coder
+  const reviewer =
+    options.reviewer ??
+    (options.coder !== undefined && config.pair_loop.reviewer === coder && !config.pair_loop.allow_same_vendor
+      ? (AGENTS.find((agent) => agent !== coder) ?? coder)
+      : config.pair_loop.reviewer)
   checkBudgetFlag(options.budgetUsd, config)
   checkVendors(coder, reviewer, options.coder !== undefined || options.reviewer !== undefined, config)
   checkNoActiveRun(repo, ctx.home)

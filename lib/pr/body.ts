@@ -6,7 +6,7 @@ import { neutraliseInline } from '../ground/neutralise.ts'
 import { fenceFor } from '../ground/markdown.ts'
 import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
 import { formatUsd } from '../ground/money.ts'
-import { approvedTree, openFindings } from '../run/run-queries.ts'
+import { approvedTree, approvedTrees, openFindings } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
 import { recordOf, renderRecord } from './record.ts'
 
@@ -47,7 +47,19 @@ function approvalLine(run: RunState): string[] {
   return [
     `**Approved tree:** \`${tree}\` · ${base} · reviewer: ${lastReviewTool(run)}. Check it: \`git rev-parse <head>^{tree}\` must print that tree (or run \`pair-loop verify --pr N\`).`,
     '',
+    ...earlierApprovals(run),
   ]
+}
+
+/** Trees approved before the newest (fixes after the PR are rounds): listed in order, none of them ships any more. */
+function earlierApprovals(run: RunState): string[] {
+  const all = approvedTrees(run)
+  if (all.length < 2) return []
+  const rows = all.map(
+    (entry, i) =>
+      `${i + 1}. \`${entry.tree}\` · round ${entry.round} · ${entry.reviewer} · ${entry.at}${i === all.length - 1 ? ' (newest: the head must be it)' : ''}`,
+  )
+  return ['**Every approved tree, in order:**', '', ...rows, '']
 }
 
 const lastReviewTool = (run: RunState) => {

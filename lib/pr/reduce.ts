@@ -21,6 +21,8 @@ export interface ReduceContext extends Pick<People, 'bots'> {
   shipped?: { matches: boolean; paths: string[]; head_tree: string; approved_tree: string } | null
   /** How the run ended when it did not approve (`CHANGES_REQUESTED`, `ABANDONED`): never `success`. */
   not_approved?: string | null
+  /** The run's review rounds after the PR opened: each is a fix attempt, pushed or not yet. */
+  pr_rounds?: number
 }
 
 export function emptyWatch(pr: number): PrWatch {
@@ -86,7 +88,8 @@ export function reducePr(snapshot: Snapshot, previous: PrWatch | null, context: 
         ? { head: pr.head, count: (before.provider_errors.head === pr.head ? before.provider_errors.count : 0) + 1 }
         : { head: null, count: 0 }
   const pushedAFix = Boolean(seen?.wanted_changes && seen.head !== pr.head && pr.state === 'OPEN')
-  const fixAttempts = before.fix_attempts + (pushedAFix ? 1 : 0)
+  // a fix is counted once: pushed after a tick that wanted changes, or reviewed as a PR-phase round (the larger)
+  const fixAttempts = Math.max(before.fix_attempts + (pushedAFix ? 1 : 0), context.pr_rounds ?? 0)
 
   const answerable = conversation.length + reviews.length
   const verdictApproves = verdict.state === 'complete' && verdict.verdict === 'approved' && verdict.findings_count === 0

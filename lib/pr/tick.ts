@@ -10,7 +10,7 @@ import { fail, toPairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { ghTarget } from '../ground/gh.ts'
 import { pairLoopHome, prSnapshotPath, runStatePath } from '../ground/paths.ts'
-import { approvedTree, isActive, nextFields } from '../run/run-queries.ts'
+import { afterUnapprovedHead, approvedTree, isActive, nextFields, prRounds } from '../run/run-queries.ts'
 import { checkHeadCommit, commitTreeOnGitHub } from '../snapshot/ship.ts'
 import { changeRun } from '../run/run-access.ts'
 import { readRun } from '../run/store.ts'
@@ -18,7 +18,7 @@ import type { RunState } from '../run/state.ts'
 import { parseJson, validate } from '../ground/validate.ts'
 import { collectSnapshot } from './collect.ts'
 import { applyTick, expectPr, recordTickError, watchOf } from './moves.ts'
-import { reducePr, type Decision, type PrResult } from './reduce.ts'
+import { MAX_FIX_ATTEMPTS, reducePr, type Decision, type PrResult } from './reduce.ts'
 import { Snapshot } from '../run/pr-schema.ts'
 
 export interface TickOptions {
@@ -105,20 +105,26 @@ async function tickOnce(run: RunState, options: TickOptions) {
       action_reviews: options.config.pair_loop.pr_action_reviews,
       shipped,
       not_approved: endedUnapproved(state),
+      pr_rounds: prRounds(state),
     })
   // a dry run keeps nothing: --dry-run (and --text without --record) only looks; a replay (--snapshot-in) is one
   // always, since its file is the caller's (the coder's) and decides nothing on the run
   const dryRun = options.dryRun || Boolean(options.snapshotIn)
-  const result = dryRun
-    ? lookOnly(readRun(run.run_id), reduce)
+  const ticked = dryRun
+    ? withHeadNext(run, shipped, lookOnly(readRun(run.run_id), reduce))
     : await changeRun(run.run_id, (state) => {
         const { watch, result } = reduce(state)
-        const step = applyTick<PrResult>(state, { watch: { ...watch, snapshot_path: path }, result })
+        const withNext = withHeadNext(state, shipped, result)
+        const step = applyTick(state, {
+          watch: { ...watch, snapshot_path: path, head_next: withNext.headNext },
+          result: withNext,
+        })
         if (shipped) delete step.state!.pr_unverified // GitHub's head was compared: the number finish kept is verified
         writeFileAtomic(path, `${JSON.stringify(snapshot, null, 2)}\n`)
         return step
       })
   const stopped = watchOf(run)?.stopped ?? null
+  const { headNext, ...result } = ticked
   return {
     run_id: run.run_id,
     ...result,
@@ -134,8 +140,8 @@ async function tickOnce(run: RunState, options: TickOptions) {
     ...(isActive(run)
       ? nextFields(run)
       : {
-          next: stopped ? null : nextAfter(result.decision),
-          ...(!stopped && result.decision === 'escalate' ? { ask: askPrEscalated() } : {}),
+          next: stopped ? null : nextAfter(result.decision, headNext),
+          ...(!stopped && result.decision === 'escalate' && !headNext ? { ask: askPrEscalated() } : {}),
         }),
   }
 }
@@ -154,9 +160,36 @@ const scheduleName = (run: RunState, pr: number) => `pair-loop-${run.run_id}-pr-
 const endedUnapproved = (run: RunState) =>
   run.outcome && run.outcome.verdict !== 'APPROVED' && !isActive(run) ? run.outcome.verdict : null
 
-/** keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person. */
-const nextAfter = (decision: Decision) =>
-  decision === 'keep_going' ? 'pr-check' : decision === 'escalate' ? 'ask-user' : null
+/**
+ * keep_going: tick again after `backoff.wait_s` (answering what is actionable first); escalate: ask the person, unless
+ * the head is what stands in the way (`push` the newest approved tree, or `coder-done` to have a pushed change reviewed).
+ */
+const nextAfter = (decision: Decision, headNext: 'push' | 'coder-done' | null) =>
+  decision === 'keep_going' ? 'pr-check' : decision === 'escalate' ? (headNext ?? 'ask-user') : null
+
+/**
+ * The head is not the newest approved tree, on an open PR whose fix attempts are not used up: the way on is the agent's
+ * (`push` an approved tree it has not pushed, else `coder-done` then `review`), not the person's. Null otherwise.
+ */
+function unapprovedHeadNext(
+  run: RunState,
+  shipped: { matches: boolean; head_tree: string } | null,
+  result: PrResult,
+): 'push' | 'coder-done' | null {
+  if (!shipped || shipped.matches || result.pr.state !== 'OPEN') return null
+  if (result.recurrence.fix_attempts >= MAX_FIX_ATTEMPTS) return null
+  return afterUnapprovedHead(run, shipped.head_tree)
+}
+
+/** The result with the way on past an unapproved head (`headNext`), and the paths an unreviewed push changed. */
+function withHeadNext(
+  run: RunState,
+  shipped: { matches: boolean; head_tree: string; paths: string[] } | null,
+  result: PrResult,
+) {
+  const headNext = unapprovedHeadNext(run, shipped, result)
+  return { ...result, ...(headNext ? { changed_paths: shipped!.paths } : {}), headNext }
+}
 
 /** The snapshot the last pr-check wrote beside the state (what pr-reply and pr-flag take ids from); none is `usage`. */
 export function lastSnapshot(run: RunState): Snapshot {

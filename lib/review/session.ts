@@ -7,10 +7,10 @@ import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
 import { context } from '../ground/context.ts'
 import { PairLoopError } from '../ground/errors.ts'
 import { settings } from '../ground/settings.ts'
-import { runArtifactsDir } from '../ground/paths.ts'
+import { pairLoopHome, runArtifactsDir } from '../ground/paths.ts'
 import { changeRun, checkBranch, configOf } from '../run/run-access.ts'
 import type { RunState } from '../run/state.ts'
-import { applyReview, expectPhase, recordFailedReview } from '../run/transitions.ts'
+import { applyReview, expectPhase, type ReviewInput, recordFailedReview } from '../run/transitions.ts'
 import type { AttemptJob } from './attempt-files.ts'
 import { claimReview } from './claim.ts'
 import { isHeldElsewhere, ownClaim } from './claim-holder.ts'
@@ -21,6 +21,7 @@ import { reapReviewerGroup } from './process.ts'
 import { costOfCall, failureOf, reviewInputOf } from './recording.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
 import { stoppedAs, type TaskResult, type WorkerCall } from './worker.ts'
+import { unchangedKeys } from './unchanged-keys.ts'
 
 export interface ReviewSessionOptions extends ForegroundOptions {
   config: Config
@@ -117,11 +118,20 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
           }).state,
           result: { tooLate: state.phase },
         }
-      : applyReview(state, { pid: context().pid, review: reviewInputOf(choice, conducted, job.over_budget) }),
+      : applyReview(state, {
+          pid: context().pid,
+          review: withUnchangedKeys(state, reviewInputOf(choice, conducted, job.over_budget)),
+        }),
   )
   if ('tooLate' in recorded)
     throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: recorded.tooLate, next: null })
   return { document: reviewDocument(recorded) }
+}
+
+/** The review with the findings it repeats on unchanged files (a stalemate's), when there are any. */
+function withUnchangedKeys(run: RunState, review: ReviewInput): ReviewInput {
+  const keys = unchangedKeys(run, review.findings, review.tree ?? null, pairLoopHome())
+  return keys.length > 0 ? { ...review, unchanged_keys: keys } : review
 }
 
 /** The failed attempt stays on the run (it was paid for); the run stays in `reviewing`, ready for the same command. */

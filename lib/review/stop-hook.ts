@@ -3,8 +3,8 @@
 // (the agent is not already continuing because of a Stop hook) can send it back, so the hook can never loop.
 import { findTopLevelFast } from '../ground/git.ts'
 import { changeNow } from '../snapshot/now.ts'
-import { activeRunsOf } from '../run/run-access.ts'
-import { movedSinceApproval, nextStep, openFindings } from '../run/run-queries.ts'
+import { activeRunsOf, resolveRun } from '../run/run-access.ts'
+import { inPrPhase, mergedAt, movedSinceApproval, nextStep, openFindings } from '../run/run-queries.ts'
 import type { DiffStat, RunState } from '../run/state.ts'
 
 export interface StopInput {
@@ -29,6 +29,9 @@ export function pendingWork(run: RunState, now: TreeNow): string | null {
   const handOver = (since: string) =>
     `pair-loop: the working tree changed since ${since} (${now.diff.files} file(s), +${now.diff.insertions} -${now.diff.deletions} against the base) and the reviewer has not seen it. Hand the round over with \`pair-loop coder-done --summary-file -\`, then run \`pair-loop review\` ${how}`
   if (run.phase === 'approved') return movedSinceApproval(run, now.tree) ? handOver('the approving review') : null
+  // the PR phase: a fix is a round like any, reviewed before it is pushed
+  if (watchedPr(run))
+    return movedSinceApproval(run, now.tree) ? handOver('the newest approved tree (the PR is open)') : null
   if (run.phase !== 'coding') return null
   if (nextStep(run) === 'reply')
     return `pair-loop: ${openFindings(run).length} finding(s) of the last review have no answer. Answer each with \`pair-loop reply --finding R.N --disposition fixed|wont-fix|question|ack --body-file -\`, then hand the round over with \`pair-loop coder-done --summary-file -\` ${how}`
@@ -51,9 +54,9 @@ export async function stopHookAnswer(input: StopInput, fallbackCwd: string): Pro
     const top = findTopLevelFast(cwd)
     if (!top) return {}
     const active = activeRunsOf(top)
-    if (active.length !== 1) return {}
-    const run = active[0]!
-    const looked = run.phase === 'coding' || run.phase === 'approved'
+    if (active.length > 1) return {}
+    const run = active[0] ?? resolveRun({ cwd: top }, { allowFinished: true }) // none active: the PR phase's run
+    const looked = run.phase === 'coding' || run.phase === 'approved' || watchedPr(run)
     const now = looked ? await changeNow(run) : { diff: zero, tree: null }
     const reason = pendingWork(run, now)
     return reason ? { decision: 'block', reason } : {}
@@ -61,5 +64,8 @@ export async function stopHookAnswer(input: StopInput, fallbackCwd: string): Pro
     return {} // a hook never keeps an agent from stopping because pair-loop could not read something
   }
 }
+
+/** A finished run whose PR is open and watched (not merged, not taken over): its fixes are rounds. */
+const watchedPr = (run: RunState) => run.phase === 'finished' && inPrPhase(run) && mergedAt(run) === null
 
 const zero: DiffStat = { files: 0, insertions: 0, deletions: 0 }

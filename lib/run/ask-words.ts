@@ -9,6 +9,7 @@ const WHY: Record<AskReason, string> = {
   reviewer_unavailable: 'no reviewer CLI is installed and no reviewer command is set',
   config_untrusted: "the repository's .pair-loop.json sets keys you have not trusted",
   pr_escalated: 'the PR needs a person (pr-check escalated it)',
+  stalemate: 'the reviewer raised the same findings again on files nobody changed since',
 }
 
 /** The reason in words; an unknown reason (a newer pair-loop's) as it is. */

@@ -8,6 +8,7 @@ export const ASK_REASONS = [
   'reviewer_unavailable',
   'config_untrusted',
   'pr_escalated',
+  'stalemate',
 ] as const
 export type AskReason = (typeof ASK_REASONS)[number]
 
@@ -29,6 +30,26 @@ export const askingFor = (ask: Ask) => ({ next: 'ask-user' as const, ask })
 export const askRoundCap = (): Ask => ({
   reason: 'round_cap',
   choices: [{ say: 'one more round', command: 'pair-loop coder-done --over-cap --summary-file -' }, shipAsIs, abandon],
+})
+
+/** The PR phase's rounds (`pr_max_rounds`) are used up: one more, the person takes the PR over, or abandon. */
+export const askPrRoundCap = (): Ask => ({
+  reason: 'round_cap',
+  choices: [
+    { say: 'one more round', command: 'pair-loop coder-done --over-cap --summary-file -' },
+    { say: 'take the PR over yourself', command: 'pair-loop pr-stop --reason "taken over"' },
+    abandon,
+  ],
+})
+
+/** The same findings came back on files nobody changed: one more round, ship with them listed, or abandon. */
+export const askStalemate = (): Ask => ({
+  reason: 'stalemate',
+  choices: [
+    { say: 'one more round', command: 'pair-loop coder-done --summary-file -' },
+    { say: 'ship it as it is, the open findings listed', command: shipAsIs.command },
+    abandon,
+  ],
 })
 
 export const askBudget = (command: string): Ask => ({

@@ -22,6 +22,8 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.coder': '"claude" or "codex"',
   'pair_loop.reviewer': '"claude" or "codex"',
   'pair_loop.max_rounds': 'a whole number, 1 or more',
+  'pair_loop.pr_max_rounds': 'a whole number, 1 or more',
+  'pair_loop.stalemate_rounds': 'a whole number, 1 or more',
   'pair_loop.reviewer_timeout_s': 'a whole number of seconds, 1 or more',
   'pair_loop.review_wait_s': 'a whole number of seconds, from 0 to 86400',
   'pair_loop.max_diff_bytes': 'a whole number of bytes, 1 or more',

@@ -87,6 +87,8 @@ const PairLoopSection = v.strictObject({
   pr_action_reviews: v.optional(v.array(ActionReview)),
   pr_final_round: v.optional(v.boolean()),
   ...AUTHORITY_KEYS,
+  pr_max_rounds: v.optional(PositiveInt),
+  stalemate_rounds: v.optional(PositiveInt),
 })
 
 const BudgetSection = v.strictObject({
@@ -143,6 +145,10 @@ export const Config = v.object({
     reviewer_env: v.optional(v.record(v.string(), ReviewerEnvValue), () => ({})),
     claude_config_dir: v.optional(v.nullable(v.string()), null),
     codex_home: v.optional(v.nullable(v.string()), null),
+    /** Review rounds after the PR opened (fixes in the PR phase) before asking the person; apart from max_rounds. */
+    pr_max_rounds: v.optional(PositiveInt, 3),
+    /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
+    stalemate_rounds: v.optional(PositiveInt, 2),
   }),
   budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
   pricing: v.record(v.string(), ModelPrice),
@@ -171,6 +177,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     reviewer_env: {},
     claude_config_dir: null,
     codex_home: null,
+    pr_max_rounds: 3,
+    stalemate_rounds: 2,
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
   pricing: {},

@@ -37,7 +37,8 @@ function renderReply(reply: Reply): string {
 export function renderConversation(run: RunState): string {
   const parts: string[] = []
   for (const round of run.rounds) {
-    parts.push(`## Round ${round.n} — CODER (${run.coder}) · ${minuteStamp(round.coder.done_at)}`)
+    const after = round.pr_phase ? ' · after the PR' : '' // a fix in the PR phase, reviewed like any round
+    parts.push(`## Round ${round.n} — CODER (${run.coder})${after} · ${minuteStamp(round.coder.done_at)}`)
     parts.push(round.coder.summary ? neutralise(round.coder.summary) : '(no summary)')
     parts.push('')
     const review = round.reviewer

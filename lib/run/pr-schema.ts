@@ -199,5 +199,7 @@ export const PrWatch = v.object({
   /** The last tick that failed (gh, the head moving, the disk): kept until a tick succeeds. */
   last_error: v.optional(v.nullable(v.object({ code: Text, message: Text, at: Timestamp })), null),
   snapshot_path: v.nullable(Text),
+  /** The last tick's head was not the newest approved tree: `push` it (an older approved tree) or `coder-done`. */
+  head_next: v.optional(v.nullable(v.picklist(['push', 'coder-done']))),
 })
 export type PrWatch = v.InferOutput<typeof PrWatch>

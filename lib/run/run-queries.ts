@@ -1,9 +1,17 @@
 // Questions about a run that change nothing: its findings, where it stands, and what the agent should run next.
-import { type Ask, askPrEscalated, askReviewerFailed, askRoundCap, askWontFixBack } from './ask.ts'
+import {
+  type Ask,
+  askPrEscalated,
+  askPrRoundCap,
+  askReviewerFailed,
+  askRoundCap,
+  askStalemate,
+  askWontFixBack,
+} from './ask.ts'
 import { findingKey, type ParsedFinding } from './grammar.ts'
-import type { Finding, RunState } from './state.ts'
+import type { ApprovedTree, Finding, RunState } from './state.ts'
 
-export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'pr-check' | 'ask-user' | null
+export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'push' | 'pr-check' | 'ask-user' | null
 
 export const isActive = (run: RunState) => run.phase !== 'finished'
 
@@ -11,21 +19,65 @@ export function lastReview(run: RunState) {
   return run.rounds.at(-1)?.reviewer ?? null
 }
 
-/** The snapshot the approving review saw (its tree id): what may ship. Null until a review approves. */
-export function approvedTree(run: RunState): string | null {
-  const review = lastReview(run)
-  return review?.verdict === 'APPROVED' && (run.phase === 'approved' || run.outcome?.verdict === 'APPROVED')
-    ? (review.tree ?? null)
-    : null
+/**
+ * Every tree a review approved, oldest first. A state from before `approved_trees` has its approving review's tree
+ * (the last review, when it approved), so an old state file reads as it did.
+ */
+export function approvedTrees(run: RunState): ApprovedTree[] {
+  if (run.approved_trees) return run.approved_trees
+  const round = [...run.rounds].reverse().find((each) => each.reviewer) // a round handed over is not reviewed yet
+  const review = round?.reviewer
+  return review?.verdict === 'APPROVED' && review.tree
+    ? [{ tree: review.tree, round: round!.n, reviewer: review.tool, at: review.at }]
+    : []
 }
 
 /**
- * An approved run whose working tree (its snapshot's `tree` now) is not the one the approving review saw. A review
- * that recorded no tree (a run from before snapshots) saw bytes nobody can name: that is moved too.
+ * The newest tree a review approved: what may ship (the PR head must be it, an older approved tree is not). Null until
+ * a review approves, and while the run is neither approved nor closed as APPROVED.
+ */
+export function approvedTree(run: RunState): string | null {
+  if (run.phase !== 'approved' && run.outcome?.verdict !== 'APPROVED') return null
+  return approvedTrees(run).at(-1)?.tree ?? null
+}
+
+/**
+ * A head that is not the newest approved tree: an older approved tree is pushed over with the newest (`push`); bytes
+ * no review approved are handed over for review first (`coder-done`). Never a dead end.
+ */
+export const afterUnapprovedHead = (run: RunState, headTree: string): 'push' | 'coder-done' =>
+  approvedTrees(run).some((approved) => approved.tree === headTree) ? 'push' : 'coder-done'
+
+/** The run's PR is open for fixes after an approved finish: rounds from here on are the PR phase's. */
+export const inPrPhase = (run: RunState) =>
+  run.outcome?.verdict === 'APPROVED' && run.pr !== null && !(run.pr_watch?.pr === run.pr && run.pr_watch.stopped)
+
+/** A round of the PR phase is under way: the run was reopened from `finished` and keeps its outcome meanwhile. */
+export const prRoundOpen = (run: RunState) => run.phase !== 'finished' && run.outcome !== null
+
+export const prRounds = (run: RunState) => run.rounds.filter((round) => round.pr_phase).length
+
+/** The PR phase's own round cap (`pr_max_rounds`, default 3), apart from the loop's `max_rounds`. */
+export const prMaxRounds = (run: RunState) => run.config?.pair_loop.pr_max_rounds ?? 3
+
+/**
+ * The tree the last review saw, before the round under way: where a delta for the next review starts (a PR-phase
+ * round's is the newest approved tree). Null when no review recorded a tree.
+ */
+export function lastReviewedTree(run: RunState): string | null {
+  for (const round of [...run.rounds].reverse()) if (round.reviewer?.tree) return round.reviewer.tree
+  return null
+}
+
+/**
+ * An approved run (or one whose PR is open) whose working tree (its snapshot's `tree` now) is not the newest approved
+ * one. A review that recorded no tree (a run from before snapshots) saw bytes nobody can name: that is moved too.
  */
 export function movedSinceApproval(run: RunState, tree: string | null): boolean {
-  if (run.phase !== 'approved' || tree === null) return false
-  return lastReview(run)?.tree !== tree
+  if (tree === null) return false
+  if (run.phase === 'approved') return lastReview(run)?.tree !== tree
+  if (run.phase === 'finished' && inPrPhase(run)) return approvedTree(run) !== tree
+  return false
 }
 
 /** Findings of the latest review that have no reply yet. */
@@ -69,10 +121,30 @@ export function afterFailure(run: RunState, code: string): { next: 'review' | 'a
   return row >= 2 ? { next: 'ask-user', ask: askReviewerFailed() } : { next: 'review' }
 }
 
+/**
+ * The same findings for `stalemate_rounds` reviews in a row (default 2), on files nobody changed in between: the
+ * finding keys and how many reviews, or null. Only right after such a review (phase coding): the next round clears it.
+ */
+export function stalemate(run: RunState): { keys: string[]; rounds: number } | null {
+  const reviews = run.rounds.flatMap((round) => (round.reviewer ? [round.reviewer] : []))
+  const last = reviews.at(-1)
+  if (run.phase !== 'coding' || !last || last.verdict === 'APPROVED' || last.findings.length === 0) return null
+  const keys = [...new Set(last.findings.map((finding) => finding.key))]
+  let count = 1
+  for (let i = reviews.length - 1; i > 0; i--) {
+    const unchanged = new Set(reviews[i]!.unchanged_keys ?? [])
+    if (!keys.every((key) => unchanged.has(key))) break
+    count++
+  }
+  const needed = run.config?.pair_loop.stalemate_rounds ?? 2
+  return count >= needed && count >= 2 ? { keys, rounds: count } : null
+}
+
 export function nextStep(run: RunState): NextStep {
   switch (run.phase) {
     case 'coding':
       if (wontFixBack(run).length > 0) return 'ask-user' // the two are not converging: the person decides
+      if (stalemate(run)) return 'ask-user' // the same findings on unchanged files: another round will not help
       return openFindings(run).length > 0 ? 'reply' : 'coder-done'
     case 'reviewing':
       if (failuresInARow(run) >= 2) return 'ask-user'
@@ -89,10 +161,11 @@ export function nextStep(run: RunState): NextStep {
 /** Why the run waits for the person, and the command for each answer: with `next: "ask-user"`, else nothing. */
 export function askOf(run: RunState): Ask | null {
   if (nextStep(run) !== 'ask-user') return null
-  if (run.phase === 'capped') return askRoundCap()
+  if (run.phase === 'capped') return prRoundOpen(run) ? askPrRoundCap() : askRoundCap()
   if (run.phase === 'reviewing') return askReviewerFailed()
   if (run.phase === 'finished') return askPrEscalated()
-  return askWontFixBack(wontFixBack(run))
+  const back = wontFixBack(run)
+  return back.length > 0 ? askWontFixBack(back) : askStalemate()
 }
 
 /** `next` and, when it is `ask-user`, `ask` beside it: what every document that names the next step carries. */
@@ -104,12 +177,19 @@ export const nextFields = (run: RunState): { next: NextStep; ask?: Ask } => {
 /** After the loop, a PR is watched (`pr-check`) until a tick says it is ready for a person or needs one. */
 function prPhaseStep(run: RunState): NextStep {
   if (run.pr === null || run.outcome?.verdict === 'ABANDONED') return null
-  if (run.pr_watch?.pr === run.pr && run.pr_watch.stopped) return null // the person took the PR over
-  const decision = run.pr_watch?.pr === run.pr ? run.pr_watch.decision : null
+  const watch = run.pr_watch?.pr === run.pr ? run.pr_watch : null
+  if (watch?.stopped) return null // the person took the PR over
+  // a PR-phase round approved since the last tick: the agent pushes it (pair-loop never pushes), then pr-check
+  const newest = run.outcome?.verdict === 'APPROVED' ? approvedTrees(run).at(-1) : undefined
+  const newestRound = newest ? run.rounds.find((round) => round.n === newest.round) : undefined
+  if (newest && newestRound?.pr_phase && (watch?.last_tick_at ?? '') < newest.at) return 'push'
+  const decision = watch?.decision ?? null
+  if (decision === 'escalate' && watch?.head_next) return watch.head_next // a head to push, or to hand over first
   return decision === 'escalate' ? 'ask-user' : decision === 'success' ? null : 'pr-check'
 }
 
-export const roundsLeft = (run: RunState) => Math.max(0, run.max_rounds - run.rounds.length)
+export const roundsLeft = (run: RunState) =>
+  prRoundOpen(run) ? Math.max(0, prMaxRounds(run) - prRounds(run)) : Math.max(0, run.max_rounds - run.rounds.length)
 
 /** The round being worked on: in `coding` it is the next one, otherwise the latest. */
 export const currentRound = (run: RunState) =>

@@ -90,6 +90,8 @@ export const ReviewerRound = v.object({
   kind: v.optional(v.picklist(REVIEWER_KINDS)),
   /** The program that ran (absolute path), or null when not recorded. */
   program: v.optional(v.nullable(v.string())),
+  /** Keys this review raised that the previous review raised too, on files (or a tree) unchanged since: a stalemate's. */
+  unchanged_keys: v.optional(v.array(v.string())),
 })
 
 export const CoderRound = v.object({
@@ -111,6 +113,16 @@ export const Round = v.object({
   n: v.pipe(Count, v.minValue(1)),
   coder: CoderRound,
   reviewer: v.nullable(ReviewerRound),
+  /** A round after the PR was opened (a fix in the PR phase): counted against `pr_max_rounds`, not `max_rounds`. */
+  pr_phase: v.optional(v.boolean()),
+})
+
+/** One tree a review approved: what may ship, in order (the newest is what the PR head must be). */
+export const ApprovedTree = v.object({
+  tree: v.string(),
+  round: v.pipe(Count, v.minValue(1)),
+  reviewer: v.picklist(REVIEWER_TOOLS),
+  at: Timestamp,
 })
 
 export const Reply = v.object({
@@ -216,11 +228,14 @@ export const RunState = v.object({
   /** The PR phase: what `pr-check` saw, and what was posted or resolved on the PR (lib/pr/). */
   pr_watch: v.optional(v.nullable(PrWatch)),
   /** The optional final round (`review --pr`) on the pushed PR diff; its findings go on the PR as one review. */
+  /** Every tree a review approved, oldest first (a run from before it: derived from its approving review). */
+  approved_trees: v.optional(v.array(ApprovedTree)),
   final_review: v.optional(v.nullable(v.object({ review: ReviewerRound, diff_path: v.nullable(v.string()) }))),
 })
 
 export type RunState = v.InferOutput<typeof RunState>
 export type Round = v.InferOutput<typeof Round>
+export type ApprovedTree = v.InferOutput<typeof ApprovedTree>
 export type CoderRound = v.InferOutput<typeof CoderRound>
 export type ReviewerRound = v.InferOutput<typeof ReviewerRound>
 export type Finding = v.InferOutput<typeof Finding>

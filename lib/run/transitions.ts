@@ -4,8 +4,19 @@
 import { dropClaim, PR_CREATE_KEY, replyPostKey } from './claims.ts'
 import { fail } from '../ground/errors.ts'
 import type { ParsedFinding } from './grammar.ts'
-import { askingFor, askRoundCap } from './ask.ts'
-import { allFindings, nextFields, nextStep, numberFindings, replyKey } from './run-queries.ts'
+import { askingFor, askPrRoundCap, askRoundCap } from './ask.ts'
+import {
+  allFindings,
+  approvedTrees,
+  inPrPhase,
+  nextFields,
+  nextStep,
+  numberFindings,
+  prMaxRounds,
+  prRoundOpen,
+  prRounds,
+  replyKey,
+} from './run-queries.ts'
 import type {
   BudgetOverride,
   CoderRound,
@@ -75,10 +86,34 @@ export function newRun({ now, ...input }: NewRunInput): RunState {
 
 // ---------------------------------------------------------------- coder-done
 
-/** A new round needs phase coding (or capped, with the person's --over-cap), and room under max_rounds. */
+/**
+ * A new round needs phase coding (or capped, with the person's --over-cap), and room under max_rounds. Approved, or
+ * finished with its PR open (the PR phase): only a change the newest approving review did not see is handed over.
+ * A round of the PR phase counts against pr_max_rounds instead.
+ */
 export function checkCanOpenRound(run: RunState, overCap: boolean, changedSinceReview = false): void {
-  // approved: only a change made after the approving review (which that review did not see) is handed over again
-  expectPhase(run, changedSinceReview ? ['coding', 'capped', 'approved'] : ['coding', 'capped'], 'coder-done')
+  const again: Phase[] = run.phase === 'finished' && inPrPhase(run) ? ['finished'] : ['approved']
+  if (run.phase === 'finished' && inPrPhase(run) && !changedSinceReview)
+    fail(
+      'wrong_phase',
+      `coder-done has nothing to hand over: run ${run.run_id}'s PR is open and the working tree is its newest approved tree; make the fix, then run coder-done again`,
+      { run_id: run.run_id, phase: run.phase, changed_since_review: false, ...nextFields(run) },
+    )
+  expectPhase(run, changedSinceReview ? ['coding', 'capped', ...again] : ['coding', 'capped'], 'coder-done')
+  if (isPrRound(run)) {
+    if (prRounds(run) + 1 > prMaxRounds(run) && !overCap)
+      fail(
+        'round_cap',
+        `run ${run.run_id} has used its ${prMaxRounds(run)} rounds after the PR (pr_max_rounds); ask the person, then pass --over-cap to go on`,
+        {
+          run_id: run.run_id,
+          pr_max_rounds: prMaxRounds(run),
+          pr_rounds: prRounds(run),
+          ...askingFor(askPrRoundCap()),
+        },
+      )
+    return
+  }
   if (run.rounds.length + 1 > run.max_rounds && !overCap) {
     fail(
       'round_cap',
@@ -99,23 +134,30 @@ export type OpenRoundInput = Pick<
   now: string
 }
 
-/** The coder hands its round to the reviewer: the round is recorded and the phase moves to `reviewing`. */
+/** The round to open is the PR phase's: a finished run with its PR open, or one such round already under way. */
+const isPrRound = (run: RunState) => (run.phase === 'finished' && inPrPhase(run)) || prRoundOpen(run)
+
+/**
+ * The coder hands its round to the reviewer: the round is recorded and the phase moves to `reviewing`. A finished run
+ * whose PR is open is reopened so (its outcome kept until the round ends): a fix after the PR is a round like any.
+ */
 export function openRound(run: RunState, input: OpenRoundInput): Step<RunState> {
   checkCanOpenRound(run, input.over_cap, input.changed_since_review)
   const next = structuredClone(run)
   const n = next.rounds.length + 1
+  const prPhase = isPrRound(run)
   const coder: CoderRound = {
     summary: input.summary,
     session_id: input.session_id,
     diff: input.diff,
     ...(input.tree ? { tree: input.tree } : {}),
     findings_addressed: input.findings_addressed,
-    over_cap: n > next.max_rounds,
+    over_cap: prPhase ? prRounds(run) + 1 > prMaxRounds(run) : n > next.max_rounds,
     over_budget: input.override !== null,
     started_at: next.rounds.at(-1)?.reviewer?.at ?? next.created_at,
     done_at: input.now,
   }
-  next.rounds.push({ n, coder, reviewer: null })
+  next.rounds.push({ n, coder, reviewer: null, ...(prPhase ? { pr_phase: true } : {}) })
   if (input.override) next.budget_overrides.push({ ...input.override, round: n })
   next.phase = 'reviewing'
   return changed(next, next)
@@ -140,8 +182,15 @@ export function applyReview(run: RunState, input: { review: ReviewInput; pid: nu
   round.reviewer = { ...input.review, findings: numberFindings(next, round.n, input.review.findings) }
   if (input.review.fallback_used) next.reviewer_fallback = true
   next.review_claim = null
-  next.phase =
-    input.review.verdict === 'APPROVED' ? 'approved' : next.rounds.length >= next.max_rounds ? 'capped' : 'coding'
+  const approved = input.review.verdict === 'APPROVED'
+  if (approved && input.review.tree)
+    next.approved_trees = [
+      ...approvedTrees(run),
+      { tree: input.review.tree, round: round.n, reviewer: input.review.tool, at: input.review.at },
+    ]
+  // a PR-phase round: approved, the run is back in the PR phase (the agent pushes); else its own cap, pr_max_rounds
+  if (round.pr_phase) next.phase = approved ? 'finished' : prRounds(next) >= prMaxRounds(next) ? 'capped' : 'coding'
+  else next.phase = approved ? 'approved' : next.rounds.length >= next.max_rounds ? 'capped' : 'coding'
   return changed(next, next)
 }
 

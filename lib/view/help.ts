@@ -46,7 +46,19 @@ export const EXAMPLES: Record<string, string[]> = {
   'pr-resolve': ['pair-loop pr-resolve --thread PRRT_kwDOAbc123'],
   'pr-flag': ['pair-loop pr-flag --thread PRRT_kwDOAbc123 --reason "asks the agent to push to main"'],
   'stop-hook': ["pair-loop stop-hook < hook-input.json   # as the Claude Code plugin's Stop hook runs it"],
-  verify: ['pair-loop verify', 'pair-loop verify --pr 42'],
+  verify: [
+    'pair-loop verify',
+    'pair-loop verify --pr 42',
+    'pair-loop verify --no-require-vendor   # a stub may approve',
+  ],
+  mcp: [
+    "pair-loop mcp   # as the person's CLI config starts it, for a sandboxed coder",
+    'pair-loop mcp --install --codex',
+  ],
+  setup: [
+    'pair-loop setup   # once, as yourself: records your reviewer programs and MCP entries',
+    'pair-loop setup --skip-mcp',
+  ],
   'pr-stop': ['pair-loop pr-stop --reason "I take the PR from here"'],
 }
 

@@ -6,12 +6,12 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
-import { type ScriptLoader, runScript, textInput } from '../cli/cli.ts'
+import { type ScriptLoader, runScript, textInput } from './cli.ts'
 import type { Context } from '../ground/context.ts'
 import { ERROR_CODES, PairLoopError, errorDocument, toPairLoopError } from '../ground/errors.ts'
 import { topLevel } from '../ground/git.ts'
-import { commandLine, inputSchema } from './args.ts'
-import { SERVER_NAME, TOOLS } from './tools.ts'
+import { commandLine, inputSchema } from '../mcp/args.ts'
+import { SERVER_NAME, TOOLS } from '../mcp/tools.ts'
 
 /** What a tool call answers: the command's one JSON document as text, an error document flagged as a tool error. */
 export interface ToolAnswer {
