@@ -36,8 +36,6 @@ export const EXAMPLES: Record<string, string[]> = {
   findings: ['pair-loop findings --text', 'pair-loop findings --format sarif > pair-loop.sarif'],
   codes: ['pair-loop codes --text'],
   demo: ['pair-loop demo', 'pair-loop demo --keep   # keeps its repository and its private PAIR_LOOP_HOME'],
-  setup: ['pair-loop setup   # once, by you: your claude and codex recorded in ~/.pair-loop/config.json'],
-  mcp: ['pair-loop mcp --install   # once, by you: the MCP entries a sandboxed coder writes through'],
   'install-skill': ['pair-loop install-skill --claude', 'pair-loop install-skill --codex --project'],
   trust: ['pair-loop trust --show', 'pair-loop trust'],
   report: ['pair-loop report', 'pair-loop report --all --out runs.html'],
