@@ -202,7 +202,7 @@ export function operationOf(call: string[]): string {
   return call.slice(0, 4).join(' ')
 }
 
-/** README's pr-check scenario ("After the PR"): a failing check, a review bot's thread, its summary asking for changes. */
+/** docs/pr-phase.md's pr-check scenario ("After the PR"): a failing check, a review bot's thread, its summary asking for changes. */
 export const README_SCENARIO: World = {
   pr: {
     number: 42,

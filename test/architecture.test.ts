@@ -96,7 +96,7 @@ describe('the source tree', () => {
 })
 
 // lib's floors, lowest first (issue 19): a file imports from its own floor or the floors below, never from above, and
-// the folders of one floor import each other without a circle. The README's Development section shows the same list.
+// the folders of one floor import each other without a circle. docs/architecture.md shows the same list.
 const FLOORS: ReadonlyArray<readonly string[]> = [
   ['ground'], // the outside world (the Context) and plain tools: errors, exec, git, gh, text, money
   ['run'], // the run model: state, store, lock, config, trust, phase moves, HANDOFF.md

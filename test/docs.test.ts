@@ -1,14 +1,16 @@
-// The docs can't drift from the code: every `pair-loop …` command line in SKILL.md, contract.md and README.md is
-// checked against the real script's flags, contract.md documents every command and flag and exactly the error
-// codes lib/ground/errors.ts has, the Claude Code plugin manifests agree with package.json, and README's table of the
-// pr-babysit contract names fields a real pr-check document has and exactly pair-loop's reason codes.
-import { existsSync, readFileSync } from 'node:fs'
+// The docs can't drift from the code: every `pair-loop …` command line in SKILL.md, contract.md, README.md and
+// docs/*.md is checked against the real script's flags (and each whole line of a `sh` block parsed by the CLI's own
+// parser), every link between them resolves, contract.md documents every command and flag and exactly the error
+// codes lib/ground/errors.ts has, docs/errors.md's table is that table row for row, the Claude Code plugin manifests
+// agree with package.json, and docs/pr-phase.md's table of the pr-babysit contract names fields a real pr-check
+// document has and exactly pair-loop's reason codes.
+import { existsSync, readFileSync, readdirSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { ArgsDef } from 'citty'
 import { describe, expect, it } from 'vitest'
 import { codeTable } from '../lib/ground/errors.ts'
-import { COMMON_ARGS } from '../lib/cli/flags.ts'
+import { COMMON_ARGS, parseFlags } from '../lib/cli/flags.ts'
 import { REASON_CODES } from '../lib/pr/reasons.ts'
 import { COMMANDS } from '../scripts/commands.ts'
 import { expectOk } from './_expect.ts'
@@ -18,6 +20,13 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const SKILL = 'skills/pair-loop/SKILL.md'
 const CONTRACT = 'skills/pair-loop/references/contract.md'
 const README = 'README.md'
+/** docs/ one file per subject (docs/reference/ holds notes on other tools, not pair-loop's). */
+const DOC_FILES = readdirSync(join(ROOT, 'docs'))
+  .filter((name) => name.endsWith('.md'))
+  .sort()
+  .map((name) => `docs/${name}`)
+const PR_PHASE = 'docs/pr-phase.md'
+const ERRORS = 'docs/errors.md'
 
 // ---------------------------------------------------------------- reading Markdown
 
@@ -396,14 +405,17 @@ describe('the command-line reader', () => {
   })
 })
 
-const DOCS = [SKILL, CONTRACT, README]
+const DOCS = [SKILL, CONTRACT, README, ...DOC_FILES]
 
-for (const file of DOCS) {
+/** The command lines of a file to check: a command word (or `--help`) first. */
+const checkedLines = (file: string) =>
+  commandLines(file).filter((entry) => isCommandWord(words(entry.text)[0]) || words(entry.text)[0] === '--help')
+
+for (const file of DOCS.filter((file) => checkedLines(file).length > 0)) {
   describe(`${file}: every pair-loop command line uses real flags`, () => {
-    const lines = commandLines(file).filter(
-      (entry) => isCommandWord(words(entry.text)[0]) || words(entry.text)[0] === '--help',
-    )
-    it('has command lines to check', () => expect(lines.length).toBeGreaterThan(file === CONTRACT ? 15 : 10))
+    const lines = checkedLines(file)
+    if ([SKILL, CONTRACT, README].includes(file))
+      it('has command lines to check', () => expect(lines.length).toBeGreaterThan(file === CONTRACT ? 15 : 10))
     for (const entry of lines) {
       it(`${file}:${entry.line}: pair-loop ${entry.text}`, async () => {
         expect(await checkLine(entry)).toEqual([])
@@ -470,10 +482,10 @@ describe(`${CONTRACT} lists exactly the error codes of lib/ground/errors.ts`, ()
     expect(rows).toEqual(codeTable().map(({ code, exit, retryable }) => ({ code, exit, retryable })))
   })
 
-  it('every "`code` (exit N)" mentioned in SKILL.md and contract.md has the right status', () => {
+  it('every "`code` (exit N)" mentioned in SKILL.md, contract.md, README.md and docs/ has the right status', () => {
     const exits = new Map(codeTable().map(({ code, exit }) => [code, exit]))
     const wrong: string[] = []
-    for (const file of [SKILL, CONTRACT]) {
+    for (const file of DOCS) {
       const text = readFileSync(join(ROOT, file), 'utf8')
       for (const m of text.matchAll(/`([a-z_]+)`,? \((?:exit )?(\d+)[,)]/g)) {
         if (exits.has(m[1]!) && exits.get(m[1]!) !== Number(m[2])) wrong.push(`${file}: ${m[0]}`)
@@ -528,10 +540,11 @@ describe('the Claude Code plugin manifests', () => {
 
 // ---------------------------------------------------------------- README's pr-babysit table
 
-describe(`${README}: the pr-babysit table names what pr-check really prints`, () => {
-  const readme = readFileSync(join(ROOT, README), 'utf8')
-  const start = readme.indexOf('### pair-loop and the pr-babysit contract')
-  const tableText = start === -1 ? '' : readme.slice(start, readme.indexOf('\n## ', start))
+describe(`${PR_PHASE}: the pr-babysit table names what pr-check really prints`, () => {
+  const doc = readFileSync(join(ROOT, PR_PHASE), 'utf8')
+  const start = doc.indexOf('## pair-loop and the pr-babysit contract')
+  const end = doc.indexOf('\n## ', start + 1)
+  const tableText = start === -1 ? '' : doc.slice(start, end === -1 ? undefined : end)
   /** The backticked names in a table's second column (pair-loop's), under its bold title. */
   const pairLoopColumn = (title: string): string[] => {
     const from = tableText.indexOf(`**${title}**`)
@@ -575,5 +588,121 @@ describe(`${README}: the pr-babysit table names what pr-check really prints`, ()
   it("lists exactly pair-loop's closed set of reason codes", () => {
     const codes = pairLoopColumn('Reason codes')
     expect([...new Set(codes)].sort()).toEqual([...REASON_CODES].sort())
+  })
+})
+
+// ---------------------------------------------------------------- docs/errors.md is the code's table
+
+describe(`${ERRORS}: the one table of error codes`, () => {
+  it('is lib/ground/errors.ts row for row: code, exit status, retryable, meaning (what `pair-loop codes` prints)', () => {
+    const text = readFileSync(join(ROOT, ERRORS), 'utf8')
+    const rows = text.split('\n').filter((line) => /^\| `[a-z_]+` \|/.test(line))
+    const expected = codeTable().map(
+      ({ code, exit, retryable, meaning }) => `| \`${code}\` | ${exit} | ${retryable ? 'yes' : 'no'} | ${meaning} |`,
+    )
+    expect(rows).toEqual(expected)
+  })
+
+  it('is the only copy outside the skill: README and the other docs link to it instead', () => {
+    // contract.md keeps the agent's table (what the agent does on each code): it ships with the skill, where a link
+    // into docs/ would not resolve; its codes, exits and retry flags are held to the code above.
+    const copies = [README, ...DOC_FILES.filter((file) => file !== ERRORS)].filter((file) =>
+      /^\| `usage` \| 2 \|/m.test(readFileSync(join(ROOT, file), 'utf8')),
+    )
+    expect(copies).toEqual([])
+  })
+})
+
+// ---------------------------------------------------------------- the sh blocks parse, the links resolve
+
+/** The pair-loop command lines of a file's ```sh blocks, continuation lines joined. */
+function shCommandLines(file: string): CommandLine[] {
+  const lines: CommandLine[] = []
+  const text = readFileSync(join(ROOT, file), 'utf8').split('\n')
+  let inSh = false
+  let fenced = false
+  for (let i = 0; i < text.length; i++) {
+    const raw = text[i]!
+    if (/^ {0,3}```/.test(raw)) {
+      inSh = !fenced && /^ {0,3}```sh\s*$/.test(raw)
+      fenced = !fenced
+      continue
+    }
+    if (!inSh) continue
+    let line = raw
+    const first = i + 1
+    while (line.endsWith('\\') && i + 1 < text.length) line = `${line.slice(0, -1)} ${text[++i]}`
+    for (const start of commandStarts(line)) lines.push({ file, line: first, text: start, inline: false })
+  }
+  return lines
+}
+
+describe("every pair-loop line of a sh block in README.md and docs/ parses with the command's own flag parser", () => {
+  // `pair-loop --version` and `--help` are the dispatcher's own, not a command's
+  const lines = [README, ...DOC_FILES].flatMap(shCommandLines).filter((entry) => !entry.text.startsWith('-'))
+  it('finds them in README and docs/', () => {
+    expect(lines.filter((entry) => entry.file === README).length).toBeGreaterThan(15)
+    expect(lines.filter((entry) => entry.file !== README).length).toBeGreaterThan(10)
+  })
+  for (const entry of lines) {
+    it(`${entry.file}:${entry.line}: pair-loop ${entry.text}`, async () => {
+      const [command, ...rest] = words(entry.text)
+      expect(COMMANDS[command!], `${command} is a command`).toBeDefined()
+      // the same parse the command runs first: an unknown flag, a missing value or required flag, a bad enum throw
+      const args = await argsOf(command!)
+      expect(() => parseFlags({ args }, rest), entry.text).not.toThrow()
+    })
+  }
+})
+
+/** GitHub's heading anchor: lower case, punctuation but `-` and `_` dropped, spaces to `-`. */
+const anchor = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-')
+
+function anchorsOf(file: string): Set<string> {
+  const found = new Set<string>()
+  let fenced = false
+  for (const line of readFileSync(join(ROOT, file), 'utf8').split('\n')) {
+    if (/^ {0,3}(```|~~~)/.test(line)) fenced = !fenced
+    const heading = fenced ? null : /^#{1,6} (.*)$/.exec(line)
+    if (heading) found.add(anchor(heading[1]!))
+  }
+  return found
+}
+
+describe('every link between README.md, docs/ and the skill resolves', () => {
+  for (const file of [README, ...DOC_FILES, SKILL, CONTRACT]) {
+    it(`${file}: each relative link names a file that exists, and a heading it has`, () => {
+      // code is not a link: fenced blocks and inline spans out first
+      const text = readFileSync(join(ROOT, file), 'utf8')
+        .replace(/```[\s\S]*?```/g, '')
+        .replace(/`[^`\n]*`/g, '')
+      const broken: string[] = []
+      for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = m[1]!
+        if (/^[a-z]+:/.test(target)) continue // https:, mailto:
+        const [path, hash] = target.split('#') as [string, string | undefined]
+        const resolved = path === '' ? join(ROOT, file) : join(ROOT, dirname(file), path)
+        if (!existsSync(resolved)) broken.push(`${target}: no such file`)
+        else if (hash !== undefined && resolved.endsWith('.md')) {
+          const relative = resolved.slice(ROOT.length + 1)
+          if (!anchorsOf(relative).has(hash)) broken.push(`${target}: no heading #${hash} in ${relative}`)
+        }
+      }
+      expect(broken).toEqual([])
+    })
+  }
+
+  it('README stays a five-minute read: at most 250 lines, the rest in docs/', () => {
+    expect(readFileSync(join(ROOT, README), 'utf8').trimEnd().split('\n').length).toBeLessThanOrEqual(250)
+  })
+
+  it('README links every file of docs/', () => {
+    const readme = readFileSync(join(ROOT, README), 'utf8')
+    expect(DOC_FILES.filter((file) => !readme.includes(`](${file})`))).toEqual([])
   })
 })

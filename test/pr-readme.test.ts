@@ -1,4 +1,4 @@
-// README's "After the PR" shows a real pr-check document: the same scenario against the fake GitHub prints it again,
+// docs/pr-phase.md ("After the PR") shows a real pr-check document: the same scenario against the fake GitHub prints it again,
 // field for field (only the run's id and the snapshot's path differ from run to run).
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -8,12 +8,11 @@ import { expectOk } from './_expect.ts'
 import { prSandbox, README_SCENARIO as SCENARIO } from './_pr.ts'
 
 function shownDocument(): Record<string, unknown> {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## After the PR'), readme.indexOf('## Cost and budget'))
-  return JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!)
+  const doc = readFileSync(join(ROOT, 'docs', 'pr-phase.md'), 'utf8')
+  return JSON.parse(/```json\n([\s\S]*?)```/.exec(doc)![1]!)
 }
 
-describe('README: After the PR', () => {
+describe('docs/pr-phase.md: After the PR', () => {
   it('shows the document pr-check prints for its scenario', async () => {
     const sb = await prSandbox(SCENARIO)
     const doc = expectOk(await sb.cli(['pr-check']))

@@ -104,7 +104,10 @@ describe('README: How you use it', () => {
         agent("coder-done --summary 'first pass'")
         agent('review --reviewer-cmd builtin:changes')
       }
-      const out = spawnSync('bash', ['-o', 'pipefail', '-c', command], {
+      // the test's HOME is a temporary folder (removed with the test, as the bar asks), which setup refuses for a
+      // person's PAIR_LOOP_HOME: the run says it is a test's with --allow-temp-home; the README shows what a person types
+      const run = command === 'pair-loop setup' ? `${command} --allow-temp-home` : command
+      const out = spawnSync('bash', ['-o', 'pipefail', '-c', run], {
         cwd: where,
         env: shell,
         encoding: 'utf8',
@@ -123,6 +126,15 @@ describe('README: How you use it', () => {
         const installed = join(prefix, 'lib', 'node_modules', PACKAGE.name)
         expect(lstatSync(installed).isSymbolicLink(), 'the tarball is installed, not linked').toBe(false)
         expect(realpathSync(join(prefix, 'bin', 'pair-loop'))).toBe(join(installed, 'bin', 'pair-loop.cjs'))
+      }
+      if (command === 'pair-loop setup') {
+        const config = JSON.parse(readFileSync(join(env.HOME, '.pair-loop', 'config.json'), 'utf8'))
+        const setup = JSON.parse(out.stdout)
+        expect(Object.keys(setup.recorded), 'the README shows what it records').toEqual(
+          expect.arrayContaining(['claude_bin', 'codex_bin']),
+        )
+        for (const key of ['claude_bin', 'codex_bin'] as const)
+          expect(config.pair_loop?.[key] ?? null, `${key} in ~/.pair-loop/config.json`).toBe(setup.recorded[key])
       }
       if (command === 'npx pair-loop demo') expect(JSON.parse(out.stdout)).toMatchObject({ phase: 'finished' })
       if (command === 'pair-loop install-skill --claude')

@@ -1,10 +1,9 @@
 // The README's loop runs as written: each shown command, in order, in a fresh repository, prints a
-// document with the same fields as the output shown under it.
+// document with the same fields as the output shown under it; then docs/report.md's commands run on the finished run.
 import { spawnSync } from 'node:child_process'
-import { chmodSync, cpSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, cpSync, existsSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { delimiter, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { codeTable } from '../lib/ground/errors.ts'
 import { CLI_COMMAND, ROOT, makeRepo, isolatedEnv, runProcess, tempDir } from './_helpers.ts'
 
 interface Step {
@@ -15,7 +14,9 @@ interface Step {
 /** The `sh` blocks of "The loop in eight commands", each with the `json` block shown under it. */
 function loopSteps(): Step[] {
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  const section = readme.slice(readme.indexOf('## The loop in eight commands'), readme.indexOf('## The reviewer'))
+  const start = readme.indexOf('## The loop in eight commands')
+  const end = readme.indexOf('\n## ', start + 1)
+  const section = readme.slice(start, end === -1 ? undefined : end)
   const steps: Step[] = []
   const blocks = [...section.matchAll(/```(sh|json)\n([\s\S]*?)```/g)]
   for (let i = 0; i < blocks.length - 1; i++) {
@@ -54,6 +55,7 @@ describe('README', () => {
     const env = { ...isolatedEnv(), PATH: `${binDir()}${delimiter}${process.env.PATH}` }
     const sh = (command: string) =>
       spawnSync('bash', ['-o', 'pipefail', '-c', command], { cwd: repo, env, encoding: 'utf8' })
+    let runId = ''
     for (const step of steps) {
       if (step.command.includes(' coder-done'))
         writeFileSync(
@@ -63,13 +65,38 @@ describe('README', () => {
       const out = sh(step.command) // as written: the stub reviewer is a built-in one, found in any repository
       expect(out.status, `${step.command}\n${out.stderr}`).toBe(0)
       const doc = JSON.parse(out.stdout)
+      runId ||= doc.run_id
       expect(Object.keys(doc).sort(), step.command).toEqual(Object.keys(step.shown).sort())
       for (const key of ['next', 'verdict', 'phase', 'disposition', 'level']) {
         if (key in step.shown) expect(doc[key], `${key} of ${step.command}`).toEqual(step.shown[key])
       }
     }
+    // docs/report.md's block, on the run just finished: its example run id is this run's, `--open` opens with `true`
+    const report = docShBlock('docs/report.md', 'pair-loop report')
+    expect(report.length).toBe(4)
+    for (const line of report) {
+      const command = line.replace(/--run \S+/, `--run ${runId}`).replace(/\s+#.*$/, '')
+      const out = spawnSync('bash', ['-o', 'pipefail', '-c', command], {
+        cwd: repo,
+        env: { ...env, BROWSER: 'true' },
+        encoding: 'utf8',
+      })
+      expect(out.status, `${command}\n${out.stderr}`).toBe(0)
+      const doc = JSON.parse(out.stdout)
+      expect(existsSync(doc.path), command).toBe(true)
+      if (command.includes('--out ')) expect(doc.path).toBe(join(realpathSync(repo), 'review.html'))
+      if (command.includes('--open')) expect(doc.opened, command).toBeTruthy()
+    }
   })
 })
+
+/** The lines of a docs/ file's `sh` block that starts with `first`. */
+function docShBlock(file: string, first: string): string[] {
+  const text = readFileSync(join(ROOT, file), 'utf8')
+  const block = [...text.matchAll(/```sh\n([\s\S]*?)```/g)].find((m) => m[1]!.startsWith(first))
+  expect(block, `a ${file} sh block starting with ${first}`).toBeDefined()
+  return block![1]!.trim().split('\n')
+}
 
 /** The README's first lines up to its first section: what a person reads before anything else. */
 const opening = () => {
@@ -132,18 +159,5 @@ describe('the README, the first minute', () => {
     const doc = JSON.parse(report.stdout)
     expect(doc.path.startsWith(join(kept!, 'home', 'reports'))).toBe(true)
     expect(existsSync(doc.path)).toBe(true)
-  })
-
-  it('lists every error code in its table, with its exit status and whether a retry can help', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-    const errors = readme.slice(readme.indexOf('\n## Errors'), readme.indexOf('\n## Config'))
-    const rows = [...errors.matchAll(/^\| `([a-z_]+)` \| (\d+) \| (yes|no) \|/gm)].map((m) => ({
-      code: m[1]!,
-      exit: Number(m[2]),
-      retryable: m[3] === 'yes',
-    }))
-    expect(rows).toEqual(codeTable().map(({ code, exit, retryable }) => ({ code, exit, retryable })))
-    for (const code of ['resolve_unconfirmed', 'head_moved', 'head_not_approved'])
-      expect(rows.map((row) => row.code)).toContain(code)
   })
 })

@@ -20,7 +20,7 @@ import { createRun, updateRun } from '../lib/run/store.ts'
 import { isolatedEnv, makeRepo, runCli, tempDir } from './_helpers.ts'
 import { runState } from './_state.ts'
 
-// The runs index ($PAIR_LOOP_HOME/cache/runs-index/, README "Performance"): what it lists is read from its files here,
+// The runs index ($PAIR_LOOP_HOME/cache/runs-index/, docs/performance.md): what it lists is read from its files here,
 // and what the commands answer from the state files the tests wrote.
 
 const A = '/work/project-a'

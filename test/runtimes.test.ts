@@ -3,7 +3,7 @@
 // reply → coder-done → review (approve) → budget-check → finish → status → findings --format sarif and a few
 // error paths, each runtime in its own repository and PAIR_LOOP_HOME, and require the same documents and exit
 // codes from all of them once run ids, times, paths, durations and shas are normalised. Then `demo` on each.
-// Deno runs the loop with the narrowest permission set that suffices (DENO_PERMISSIONS), which the README documents;
+// Deno runs the loop with the narrowest permission set that suffices (DENO_PERMISSIONS), which docs/architecture.md documents;
 // with -A (every permission, a superset of those) it runs the demo, itself a whole loop in one process.
 // A runtime that is missing is skipped with a loud message; under CI=true that is a failure instead.
 import { spawnSync, type SpawnSyncReturns } from 'node:child_process'

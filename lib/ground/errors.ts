@@ -49,13 +49,18 @@ export const ERROR_CODES = {
     retryable: true,
     meaning: 'the reviewer outran its timeout; its whole process group was killed',
   },
-  review_in_progress: { exit: 17, retryable: true, meaning: 'another `review` of this run is running' },
+  review_in_progress: {
+    exit: 17,
+    retryable: true,
+    meaning:
+      'another `review` of this run is running (now only `review --cancel` of a review on another host, or a review whose claim was taken over: a `review` attaches to the one in flight)',
+  },
   gh_error: { exit: 18, retryable: true, meaning: '`gh` is missing or a `gh` call failed' },
   config_untrusted: {
     exit: 19,
     retryable: false,
     meaning:
-      "the repository's `.pair-loop.json` sets a key that runs a program, moves money or decides what counts (any key, when git does not track it at the base), or a configured command runs an in-tree file, and the person has not trusted this content (`pair-loop trust`)",
+      "the repository's `.pair-loop.json` sets a key that runs a program, moves money, decides what counts or narrows the review (any key, when git does not track it at the base), or a configured command runs an in-tree file, and the person has not trusted this content (`pair-loop trust`)",
   },
   branch_moved: { exit: 20, retryable: false, meaning: "the current branch is not the run's branch" },
   resolve_unconfirmed: {
@@ -86,7 +91,7 @@ export const ERROR_CODES = {
     exit: 130,
     retryable: true,
     meaning:
-      "SIGINT or SIGTERM: the command stopped cleanly (a running reviewer's group is killed; the attempt is kept as interrupted) and still prints its one document",
+      'SIGINT or SIGTERM: the command stopped cleanly and still printed its one document (`review` excepted: a signal ends only its wait, and the review goes on)',
   },
 } as const
 

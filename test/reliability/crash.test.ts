@@ -323,7 +323,7 @@ describe('crash: locks left behind', () => {
     expectOk(result)
     // the holder is killed just after taking the lock, so the lock's mtime is the moment of the kill: it turns stale
     // 10 s later, never before (9.5 s allows for the moments between taking the lock and the kill); 12 s leaves the
-    // command 2 s to see it (it retries every 25-75 ms), write and exit on a loaded machine. README quotes this bound.
+    // command 2 s to see it (it retries every 25-75 ms), write and exit on a loaded machine. docs/testing.md quotes this bound.
     expect(waited).toBeGreaterThan(9_500)
     expect(waited).toBeLessThan(12_000)
     expect(sb.state(runId).revision).toBe(before.revision + 1)
