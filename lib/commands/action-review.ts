@@ -95,6 +95,13 @@ export async function runReview(ctx: Context) {
   const pull = await readPull(at, repository, pr)
   const run = jobRun(ctx, pull, pr, repository, reviewer, config)
   const env = reviewerEnv(ctx.env)
+  // the job's environment is the repository owner's (no coder runs in it): the reviewer gets it, less what it never
+  // gets, and its agents' folders are the job's
+  config.pair_loop.reviewer_env = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+  )
+  config.pair_loop.codex_home = env.CODEX_HOME ?? null
+  config.pair_loop.claude_config_dir = env.CLAUDE_CONFIG_DIR ?? null
   const choice = chooseReviewer(run, config, null, env)
   const taking = reviewedChange(run.repo, run.base_sha, config.pair_loop.max_diff_bytes)
   const change = await taking

@@ -182,10 +182,10 @@ async function scenario(mock: MockServer, reviewerInRepo: boolean) {
   const reviewerSession: string = sb.state().rounds[0].reviewer.session_id
   expect(reviewerSession).toMatch(UUID)
   expect(findClaudeTranscript(sb.env.CLAUDE_CONFIG_DIR!, reviewerSession)).toBeDefined()
-  // where the reviewer's transcripts are: in the repository's folder beside the coder's (newer), or elsewhere
-  expect(sb.repoSessions()).toEqual(
-    (reviewerInRepo ? [coder.session, failedSession, reviewerSession] : [coder.session]).sort(),
-  )
+  // the reviewer's transcripts are never in the repository's folder: it runs in its own copy of the snapshot (issue
+  // 34) even without --add-dir, so only the coder's session is there (reviewerInRepo: the claude that once ran there)
+  void reviewerInRepo
+  expect(sb.repoSessions()).toEqual([coder.session])
 
   // the coder replies and changes the code (its session goes on; no new transcript), then hands over round 2
   ok(

@@ -2,7 +2,6 @@
 // the real `claude` reviewer's Read tool is pointed at the folder its prompt names (the mock reads the path out of the
 // request), and the coder rewrites that file in the working tree while the review runs. Before the copy, the prompt
 // named the repository, Read returned the coder's benign rewrite, and the evil bytes the snapshot held were approved.
-import { mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
@@ -16,6 +15,7 @@ import {
   runPairLoop,
   tempDir,
   useMock,
+  addToHomeConfig,
   withReviewerVars,
 } from './_harness.ts'
 
@@ -40,11 +40,8 @@ describe.skipIf(!requireClis())('the reviewer reads the snapshot, never the live
       const env = withReviewerVars(isolatedEnv({ PAIR_LOOP_HOME: join(tempDir('pl-e2e-home-'), 'pl') }), mock.port)
       removeLater(dirname(repo))
       removeLater(env.HOME)
-      mkdirSync(env.PAIR_LOOP_HOME!, { recursive: true })
-      writeFileSync(
-        join(env.PAIR_LOOP_HOME!, 'config.json'),
-        JSON.stringify({ pair_loop: { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN } }),
-      )
+      // the person's programs, beside the reviewer_env withReviewerVars wrote (the mock's URL reaches the reviewer so)
+      addToHomeConfig(env.PAIR_LOOP_HOME!, { claude_bin: CLAUDE_BIN, codex_bin: CODEX_BIN })
       const cli = (args: string[]) => runPairLoop(CLI_COMMAND, args, { cwd: repo, env })
       const start = await cli(['start', '--task', 'a deploy script', '--reviewer', 'claude', '--coder', 'codex'])
       expect(start.code, start.stderr).toBe(0)
