@@ -270,7 +270,15 @@ describe.skipIf(!requireClis())('the loop with the real reviewer CLIs', () => {
 
       const setUp = async (sb: ReturnType<typeof loopSandbox>, reviewer: 'codex' | 'claude') => {
         const coder = reviewer === 'claude' ? 'codex' : 'claude' // never the reviewer's own vendor (allow_same_vendor)
-        const start = await sb.cli(['start', '--task', `dead model API (${reviewer})`, '--reviewer', reviewer, '--coder', coder])
+        const start = await sb.cli([
+          'start',
+          '--task',
+          `dead model API (${reviewer})`,
+          '--reviewer',
+          reviewer,
+          '--coder',
+          coder,
+        ])
         ok(start, 'start')
         writeFiles(sb.repo, { 'src/b.ts': 'export const b = 2\n' })
         ok(await sb.cli(['coder-done', '--summary', 'added b']), 'coder-done')
