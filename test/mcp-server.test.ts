@@ -18,7 +18,9 @@ const TIMEOUT = 60_000
 /** A sandbox whose person's config names the changes stub (one finding, CHANGES_REQUESTED) as the reviewer. */
 function person() {
   const sb = sandbox({ 'README.md': '# demo\n' })
-  writeHomeConfig(sb.home, ['sh', stubPath('changes')], { review_wait_s: 30 })
+  // the person's agent folders are the sandbox's: the machine's own ~/.claude is never read, whatever the runtime
+  const folders = { claude_config_dir: sb.env.CLAUDE_CONFIG_DIR, codex_home: sb.env.CODEX_HOME }
+  writeHomeConfig(sb.home, ['sh', stubPath('changes')], { review_wait_s: 30, ...folders })
   return sb
 }
 
