@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import { claudeProjectFolder } from '../lib/cost/locate.ts'
 import { expectOk, type Sandbox, writeChange } from './_expect.ts'
-import { sandbox } from './_helpers.ts'
+import { sandbox, tempDir } from './_helpers.ts'
 import { reviewArgs } from './_review.ts'
 import { claudeAssistant, writeLines } from './cost/_gen.ts'
 
@@ -84,7 +84,8 @@ async function cappedLoop(sb: Sandbox): Promise<Loop> {
   writeChange(sb, 'src.ts', 'export const parse = 2\n')
   expectOk(await sb.cli(['coder-done', '--summary', 'Second try.']))
   expect(expectOk(await sb.cli(reviewArgs('changes'))).next).toBe('ask-user')
-  const waitingPage = join(sb.home, 'reports', 'waiting.html')
+  // outside PAIR_LOOP_HOME: an output flag never writes pair-loop's own folder (issue 33)
+  const waitingPage = join(tempDir('pl-report-out-'), 'waiting.html')
   expectOk(await sb.cli(['report', '--out', waitingPage]))
   const budget = await budgetCheck(sb)
   expectOk(await sb.cli(['finish', '--verdict', 'CHANGES_REQUESTED']))
