@@ -3,9 +3,10 @@
 // file is `chats/<parent session id>/<its id>.jsonl`. A file is an append log: a message is written again whole each
 // time it changes (tokens added, tool calls added; a resume may replay them all), so a message counts once, by id,
 // as its last record says.
-import { closeSync, type Dirent, openSync, readdirSync, readFileSync, readSync } from 'node:fs'
+import { type Dirent, readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { context, userHome } from '../ground/context.ts'
+import { readFileHead } from '../ground/fsutil.ts'
 import type { Loose } from './line-reader.ts'
 
 /** One model response as the session file records it (counts as the Gemini API's usageMetadata gave them). */
@@ -35,24 +36,15 @@ function entries(dir: string): Dirent[] {
   }
 }
 
-/** The first line's sessionId (the file's metadata record, a few hundred bytes), or null. */
+/** The first line's sessionId (the file's metadata record, a few hundred bytes), or null; a FIFO or link is not read. */
 function sessionOf(path: string): string | null {
-  let fd: number
   try {
-    fd = openSync(path, 'r')
-  } catch {
-    return null
-  }
-  try {
-    const buffer = Buffer.alloc(64 * 1024)
-    const text = buffer.toString('utf8', 0, readSync(fd, buffer, 0, buffer.length, 0))
+    const text = readFileHead(path, 64 * 1024)?.toString('utf8') ?? ''
     const end = text.indexOf('\n')
     const first = JSON.parse(end < 0 ? text : text.slice(0, end))
     return typeof first?.sessionId === 'string' ? first.sessionId : null
   } catch {
     return null
-  } finally {
-    closeSync(fd)
   }
 }
 
