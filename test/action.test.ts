@@ -19,6 +19,7 @@ import { reviewPayload } from '../lib/pr/action-review-body.ts'
 import { reviewerEnv } from '../lib/commands/action-review.ts'
 import type { Finding } from '../lib/run/state.ts'
 import { prSandbox } from './_pr.ts'
+import { parseOutputs } from './_github-outputs.ts'
 
 const PR = 7
 
@@ -83,20 +84,6 @@ function actionsJob(run: Run, { body = run.body, head = run.head, inputs = {} as
     outputs: () => parseOutputs(readFileSync(files.output, 'utf8')),
     summary: () => readFileSync(files.summary, 'utf8'),
   }
-}
-
-/** GITHUB_OUTPUT as GitHub reads it: `name<<DELIM`, lines, `DELIM` (written here by hand from GitHub's docs). */
-function parseOutputs(text: string): Record<string, string> {
-  const outputs: Record<string, string> = {}
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^([\w-]+)<<(.+)$/.exec(lines[i]!)
-    if (!open) continue
-    const end = lines.indexOf(open[2]!, i + 1)
-    outputs[open[1]!] = lines.slice(i + 1, end).join('\n')
-    i = end
-  }
-  return outputs
 }
 
 /** The body with its record edited, as the PR's opener could edit it. */

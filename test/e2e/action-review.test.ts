@@ -20,6 +20,7 @@ import {
   useMock,
   withReviewerVars,
 } from './_harness.ts'
+import { parseOutputs } from '../_github-outputs.ts'
 
 const PR = 7
 const ANSWER = [
@@ -87,20 +88,6 @@ function hostilePr(port: number) {
     INPUT_REVIEWERS: 'codex',
   }
   return { repo, head, env, files, pwned, world: () => JSON.parse(readFileSync(files.world, 'utf8')) }
-}
-
-/** GITHUB_OUTPUT as GitHub reads it: `name<<DELIM`, lines, `DELIM`. */
-function parseOutputs(text: string): Record<string, string> {
-  const outputs: Record<string, string> = {}
-  const lines = text.split('\n')
-  for (let i = 0; i < lines.length; i++) {
-    const open = /^([\w-]+)<<(.+)$/.exec(lines[i]!)
-    if (!open) continue
-    const end = lines.indexOf(open[2]!, i + 1)
-    outputs[open[1]!] = lines.slice(i + 1, end).join('\n')
-    i = end
-  }
-  return outputs
 }
 
 describe.skipIf(!requireClis())('mode: review with the real codex on the mock model API', () => {
