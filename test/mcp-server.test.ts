@@ -218,3 +218,32 @@ describe('pair-loop mcp: errors', () => {
     TIMEOUT,
   )
 })
+
+describe('pair-loop mcp: its streams', () => {
+  it(
+    "answers the calls written on its stdin, on its stdout, and ends when stdin ends (in this process: the Context's streams)",
+    async () => {
+      const sb = person()
+      const message = (id: number, method: string, params: unknown) =>
+        JSON.stringify({ jsonrpc: '2.0', id, method, params })
+      const input = [
+        message(1, 'initialize', {
+          protocolVersion: '2025-06-18',
+          capabilities: {},
+          clientInfo: { name: 't', version: '1' },
+        }),
+        message(2, 'tools/call', { name: 'status', arguments: { cwd: sb.repo } }),
+      ].join('\n')
+      const served = await sb.cli(['mcp'], { input: `${input}\n` })
+      const answers = served.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line))
+      expect(served.code).toBe(0)
+      expect(answers.map((answer) => answer.id)).toEqual([1, 2])
+      expect(JSON.parse(answers[1].result.content[0].text).errors[0].code).toBe('run_not_found')
+      expect((await sb.cli(['mcp'], { input: '' })).stdout).toBe('')
+    },
+    TIMEOUT,
+  )
+})

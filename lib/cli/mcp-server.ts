@@ -3,6 +3,7 @@
 // call runs the command of the tool's name in this process, as the CLI would (same flags' checks, same use-case, same
 // document); its arguments are read by lib/mcp/args.ts, which lets through only what asks. The server's environment and
 // PAIR_LOOP_HOME are the ones the person's config gave it; the call's only place is its `cwd`, a git repository.
+import { Readable, Writable } from 'node:stream'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js'
@@ -42,24 +43,52 @@ export function mcpServer({ ctx, commands, version }: ServeOptions): Server {
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const { name, arguments: args } = request.params
     const coder = coderOf(server.getClientVersion()?.name)
-    const answer = await callTool(ctx, commands, name, args, coder)
+    const calls = inFlight.get(server) ?? new Set()
+    inFlight.set(server, calls)
+    const call = callTool(ctx, commands, name, args, coder)
+    calls.add(call)
+    const answer = await call.finally(() => calls.delete(call))
     ctx.io.stderr(`pair-loop mcp: ${name} → exit ${answer.exit}\n`)
     return { content: answer.content, isError: answer.isError }
   })
   return server
 }
 
-/** Serve on stdin/stdout until the client goes or `signal` aborts. */
+/** Serve on the Context's stdin/stdout until stdin ends (the client went) or `signal` aborts; calls under way finish. */
 export async function serveStdio(options: ServeOptions, signal?: AbortSignal): Promise<void> {
+  const { io } = options.ctx
   const server = mcpServer(options)
   const closed = new Promise<void>((resolve) => {
     server.onclose = resolve
   })
-  await server.connect(new StdioServerTransport())
+  const input = Readable.from(io.stdin)
+  const output = new Writable({
+    write(chunk: Buffer | string, _encoding, done) {
+      io.stdout(chunk.toString())
+      done()
+    },
+  })
   const stop = () => void server.close()
+  // the last answers are written before the server closes (a client may send its calls and close stdin at once)
+  input.once(
+    'end',
+    () =>
+      void answered(server)
+        .then(() => new Promise(setImmediate))
+        .then(stop),
+  )
   signal?.addEventListener('abort', stop, { once: true })
+  await server.connect(new StdioServerTransport(input, output))
   await closed
   signal?.removeEventListener('abort', stop)
+}
+
+const inFlight = new WeakMap<Server, Set<Promise<unknown>>>()
+
+/** Resolves once every tool call the server took has been answered. */
+async function answered(server: Server): Promise<void> {
+  const calls = inFlight.get(server)
+  while (calls?.size) await Promise.allSettled([...calls])
 }
 
 /** The coder's CLI, as the client said who it is in the handshake (the coder's own arguments never say it). */

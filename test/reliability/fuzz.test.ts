@@ -1021,6 +1021,12 @@ describe('fuzz: the commands themselves', () => {
           ).toEqual([])
           return
         }
+        if (name === 'mcp' && result.code === 0) {
+          // the MCP server: stdout is the protocol's, one JSON-RPC message a line (none when stdin was empty)
+          for (const line of result.stdout.split('\n').filter(Boolean))
+            expect(JSON.parse(line).jsonrpc, what).toBe('2.0')
+          return
+        }
         if (name === 'findings' && result.code === 0 && result.json?.version !== 1) {
           // --format sarif or rdjsonl: another tool's format, printed as it is (rdjsonl: one object a line, or none)
           for (const line of result.stdout.split('\n').filter(Boolean)) JSON.parse(line)
