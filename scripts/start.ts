@@ -2,7 +2,7 @@
 // start: its flags, read into options for lib/commands/start.ts (open a run on a clean tree).
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli/cli.ts'
 import * as start from '../lib/commands/start.ts'
-import { AGENTS } from '../lib/run/config.ts'
+import { VENDORS } from '../lib/run/vendors.ts'
 import { fail } from '../lib/ground/errors.ts'
 
 /** The task heads HANDOFF.md and the PR body: a paragraph, not a document. */
@@ -13,8 +13,8 @@ const startScript = defineScript({
   description: 'Open a pair-loop run in the repository here: clean tree required, HANDOFF.md created and git-excluded.',
   args: {
     task: { type: 'string', required: true, description: 'what the coder is to do (one line)' },
-    coder: { type: 'enum', options: [...AGENTS], description: 'the coding agent (default from config: claude)' },
-    reviewer: { type: 'enum', options: [...AGENTS], description: 'the reviewing agent (default from config: codex)' },
+    coder: { type: 'enum', options: [...VENDORS], description: 'the coding agent (default from config: claude)' },
+    reviewer: { type: 'enum', options: [...VENDORS], description: 'the reviewing agent (default from config: codex)' },
     'max-rounds': {
       type: 'string',
       description: 'reviewer rounds before asking the person (default 3)',

@@ -4,7 +4,7 @@
 import { realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { expect } from 'vitest'
-import { claudeProjectFolder } from '../lib/cost/locate.ts'
+import { claudeProjectFolder } from '../lib/agents/locate.ts'
 import { expectOk, type Sandbox, writeChange } from './_expect.ts'
 import { sandbox, tempDir } from './_helpers.ts'
 import { reviewArgs } from './_review.ts'

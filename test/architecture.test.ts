@@ -100,6 +100,7 @@ describe('the source tree', () => {
 const FLOORS: ReadonlyArray<readonly string[]> = [
   ['ground'], // the outside world (the Context) and plain tools: errors, exec, git, gh, text, money
   ['run'], // the run model: state, store, lock, config, trust, phase moves, HANDOFF.md
+  ['agents'], // one module per agent CLI and their registry: argv, flags, output, transcript folders, usage family
   // the wings, each one job; mcp: the loop's steps as MCP tools and their entries in the person's CLI configs
   ['snapshot', 'cost', 'review', 'pr', 'report', 'export', 'view', 'mcp'],
   ['commands'], // one use-case per command
@@ -202,5 +203,43 @@ describe('the outside world', () => {
       'lib/who.ts:1: const me = { pid: process.pid, host: hostname(), dir: process.cwd(), tmp: tmpdir() }',
       'lib/snapshot/take.ts:1: const started = Date.now()',
     ])
+  })
+})
+
+// Issue 35: what pair-loop knows of an agent CLI lives in its module (lib/agents/) and the vendor list
+// (lib/run/vendors.ts). The files below still name vendors, each for the reason given: they are not reviewer logic.
+const NAMES_VENDORS_FOR_A_REASON: Record<string, string> = {
+  'lib/run/config.ts': "the person's defaults (coder claude, reviewer codex) and each vendor's program key",
+  'lib/run/config-issues.ts': 'an example value in a message',
+  'lib/cost/claude.ts': "the reader of Claude Code's transcript format names the source it reads",
+  'lib/cost/codex.ts': "the reader of Codex's rollout format names the source it reads",
+  'lib/cost/gemini-transcript.ts': "Gemini's session records are typed `gemini`",
+  'lib/cost/coder-readers.ts': "one transcript reader per coder vendor, keyed by the vendor list's type",
+  'lib/ground/skills.ts': 'where each coder CLI looks for skills (claude and codex: the coders with a skill)',
+  'scripts/install-skill.ts': 'the same, as flags',
+  'lib/mcp/install.ts': "the MCP entries in each coder CLI's own config format (claude and codex)",
+  'scripts/mcp.ts': 'the same, as flags',
+  'lib/commands/setup.ts': 'the MCP entries setup writes (claude and codex)',
+  'lib/pr/bot-formats.ts': 'GitHub logins of review bots, not the CLIs',
+}
+
+/** Files outside lib/agents/ and the vendor list that quote a vendor's name as a string. */
+function vendorNamers(files: readonly string[], read: (file: string) => string): string[] {
+  return files.filter(
+    (file) =>
+      !file.startsWith('lib/agents/') &&
+      file !== 'lib/run/vendors.ts' &&
+      /(['"`])(claude|codex|gemini)\1/.test(read(file).replace(/^\s*(\/\/|\/?\*).*$/gm, '')),
+  )
+}
+
+describe('the vendors', () => {
+  it('are named only by their modules in lib/agents/, the vendor list, and the files that say why', () => {
+    expect(vendorNamers(SOURCES, text).filter((file) => !(file in NAMES_VENDORS_FOR_A_REASON))).toEqual([])
+  })
+
+  it('are found when another file names one (the check itself can fail)', () => {
+    const files = { 'lib/review/x.ts': "if (tool === 'claude') run()", 'lib/review/y.ts': '// codex, in a comment' }
+    expect(vendorNamers(Object.keys(files), (file) => files[file as keyof typeof files])).toEqual(['lib/review/x.ts'])
   })
 })

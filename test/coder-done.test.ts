@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { claudeProjectDir } from '../lib/cost/locate.ts'
+import { claudeProjectDir } from '../lib/agents/locate.ts'
 import { renderHandoff } from '../lib/run/handoff.ts'
 import { MAX_BODY_BYTES } from '../lib/ground/body-input.ts'
 import { recordReview, sandbox, tempDir, writeFiles } from './_helpers.ts'

@@ -92,7 +92,12 @@ describe('loadConfig', () => {
       'budget.warn_ratio',
       /must be a number from 0 to 1, not 1\.5/,
     ],
-    ['an unknown agent', { pair_loop: { reviewer: 'gemini' } }, 'pair_loop.reviewer', /must be "claude" or "codex"/],
+    [
+      'an unknown agent',
+      { pair_loop: { reviewer: 'aider' } },
+      'pair_loop.reviewer',
+      /must be "claude", "codex" or "gemini"/,
+    ],
     ['a JSON array', [], null, /must hold one JSON object/],
   ]
   for (const [name, content, key, words] of invalid) {

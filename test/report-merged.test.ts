@@ -3,7 +3,7 @@
 import { readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { claudeProjectFolder } from '../lib/cost/locate.ts'
+import { claudeProjectFolder } from '../lib/agents/locate.ts'
 import { expectOk } from './_expect.ts'
 import { at, operationOf, prSandbox } from './_pr.ts'
 import { claudeAssistant, writeLines } from './cost/_gen.ts'

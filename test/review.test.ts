@@ -450,10 +450,12 @@ async function runInReviewOn(sb: Sandbox, PATH: string): Promise<string> {
 
 describe('review: which reviewer runs', () => {
   it(
-    "falls back to claude when the run's reviewer (codex) is missing, and remembers it on the run",
+    "falls back to claude, first on the person's reviewers_fallback, when the run's reviewer (codex) is missing, and remembers it on the run",
     async () => {
       const sb = sandbox()
-      writeConfig(sb, { pair_loop: { codex_bin: 'codex-not-installed-here' } })
+      // the coder is claude: a claude fallback reviews its own vendor's work, which the person allows here
+      const person = { reviewers_fallback: ['claude'], allow_same_vendor: true }
+      writeConfig(sb, { pair_loop: { codex_bin: 'codex-not-installed-here', ...person } })
       const argvFile = join(tempDir('pl-argv-'), 'argv.txt')
       const PATH = restrictedPath({
         claude: `#!/bin/sh\nprintf '%s\\n' "$@" > '${argvFile}'\nexec sh '${stubPath('claude-json')}'\n`,
@@ -478,11 +480,41 @@ describe('review: which reviewer runs', () => {
     SLOW,
   )
 
+  const fallbackCases = [
+    ['no reviewers_fallback', {}, ['codex-not-installed-here']],
+    [
+      "a fallback of the coder's own vendor without allow_same_vendor",
+      { reviewers_fallback: ['claude'] },
+      ['codex-not-installed-here'],
+    ],
+  ] as const
+  for (const [name, person, tried] of fallbackCases)
+    it(
+      `gives reviewer_unavailable when the run's reviewer is missing with ${name}, trying ${tried.join(', ')}, and changes nothing`,
+      async () => {
+        const sb = sandbox()
+        writeConfig(sb, { pair_loop: { codex_bin: 'codex-not-installed-here', ...person } })
+        // a claude is there (start records it): only the person's list and allow_same_vendor keep it from reviewing; the
+        // first test of this block is the control, where both allow it and it reviews
+        const PATH = restrictedPath({ claude: `#!/bin/sh\nexec sh '${stubPath('claude-json')}'\n` })
+        const runId = await runInReviewOn(sb, PATH)
+        const before = runDisk(sb)
+        const result = await sb.cli(['review'], { env: { PATH: restrictedPath({}) } })
+        expect(result.code).toBe(14)
+        expect(expectError(result, 'reviewer_unavailable').tried).toEqual(tried)
+        expect(runDisk(sb)).toEqual(before)
+        expect(sb.state(runId)).toMatchObject({ phase: 'reviewing', review_claim: null, failed_reviews: [] })
+      },
+      SLOW,
+    )
+
   it(
     'gives reviewer_unavailable when neither CLI is on PATH and no command is set, and changes nothing',
     async () => {
       const sb = sandbox()
-      writeConfig(sb, { pair_loop: { codex_bin: 'codex-not-installed-here' } })
+      writeConfig(sb, {
+        pair_loop: { codex_bin: 'codex-not-installed-here', reviewers_fallback: ['claude'], allow_same_vendor: true },
+      })
       const PATH = restrictedPath({})
       const runId = await runInReviewOn(sb, PATH)
       const before = runDisk(sb)

@@ -7,10 +7,12 @@ import { ANSWER_SCHEMA } from '../lib/run/grammar.ts'
 import { cliFlags, flagsInHelp } from '../lib/review/capabilities.ts'
 import { takeSnapshot } from '../lib/snapshot/snapshot.ts'
 import { reviewerInstructions } from '../lib/review/instructions.ts'
-import type { ReviewerReply } from '../lib/review/output.ts'
-import { parseClaudeJson } from '../lib/review/output.ts'
+import type { ReviewerReply } from '../lib/agents/reply.ts'
+import { parseClaudeJson } from '../lib/agents/claude-output.ts'
 import { buildPrompt } from '../lib/review/prompt.ts'
-import { budgetArg, reviewerArgv } from '../lib/review/reviewers.ts'
+import { budgetArg } from '../lib/agents/claude.ts'
+import { agentOf } from '../lib/agents/registry.ts'
+import type { ReviewerCall } from '../lib/agents/types.ts'
 import { readStructured, structuredObject } from '../lib/review/structured.ts'
 import type { RunState } from '../lib/run/state.ts'
 import { expectError, expectOk, runInReview } from './_expect.ts'
@@ -157,6 +159,17 @@ describe('the reviewer command line', () => {
     schemaFile: '/r/schema.json',
     maxBudgetUsd: 0.25,
   }
+  /** The vendor module's command line with `repo` as the reviewer's copy, run in `cwd` (the copy itself by default). */
+  const reviewerArgv =
+    (
+      tool: 'claude' | 'codex',
+      bin: string,
+      repo: string,
+      model: string | null,
+      o: { flags?: Set<string>; cwd?: string } = {},
+    ) =>
+    (c: ReviewerCall) =>
+      agentOf(tool).reviewer.argv(bin, c, { copy: repo, cwd: o.cwd ?? repo, model, flags: o.flags ?? new Set() })
   const all = new Set(['--json-schema', '--session-id', '--max-budget-usd', '--setting-sources', '--add-dir'])
 
   it('claude: user settings only, run outside the repository with read access to it, schema, session, spend cap', () => {
@@ -194,7 +207,7 @@ describe('the reviewer command line', () => {
     ])
   })
 
-  it('codex: no project docs, run from outside the repository, the answer schema as a file', () => {
+  it('codex: no project docs, -C naming the copy, the answer schema as a file', () => {
     const argv = reviewerArgv('codex', '/bin/codex', '/repo', null, {
       flags: new Set(['--output-schema']),
       cwd: '/home/runs/x/reviewer-cwd',
@@ -207,7 +220,7 @@ describe('the reviewer command line', () => {
       'read-only',
       '--skip-git-repo-check',
       '-C',
-      '/home/runs/x/reviewer-cwd',
+      '/repo',
       '-c',
       'project_doc_max_bytes=0',
       '--output-last-message',

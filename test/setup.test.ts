@@ -18,7 +18,7 @@ function installed() {
 }
 
 describe('pair-loop setup', () => {
-  it('records the absolute paths of claude and codex found on the PATH, keeping every other key of the config', async () => {
+  it('records the absolute paths of claude and codex found on the PATH, names gemini as not found, and keeps every other key of the config', async () => {
     const sb = sandbox()
     writeFileSync(configPath(sb.home), JSON.stringify({ budget: { per_run_usd: 5 }, pair_loop: { max_rounds: 4 } }))
     const dir = installed()
@@ -27,9 +27,10 @@ describe('pair-loop setup', () => {
     expect(done).toMatchObject({
       changed: true,
       config_path: configPath(sb.home),
-      recorded: { claude_bin: join(dir, 'claude'), codex_bin: join(dir, 'codex') },
-      not_found: [],
+      recorded: { claude_bin: join(dir, 'claude'), codex_bin: join(dir, 'codex'), gemini_bin: null },
+      not_found: ['gemini'],
     })
+    expect(done.recorded).not.toHaveProperty('gemini_cli_home', expect.any(String))
     expect(JSON.parse(readFileSync(configPath(sb.home), 'utf8'))).toEqual({
       budget: { per_run_usd: 5 },
       pair_loop: { max_rounds: 4, claude_bin: join(dir, 'claude'), codex_bin: join(dir, 'codex') },

@@ -277,7 +277,7 @@ describe('start', () => {
       ['--max-rounds 1.5', /--max-rounds must be/, ['--task', 't', '--max-rounds', '1.5']],
       ['a negative budget', /--budget-usd must be a number/, ['--task', 't', '--budget-usd', '-1']],
       ['a budget that is not a number', /--budget-usd must be a number/, ['--task', 't', '--budget-usd', 'lots']],
-      ['an unknown coder', /coder.*gemini/, ['--task', 't', '--coder', 'gemini']],
+      ['an unknown coder', /coder.*aider/, ['--task', 't', '--coder', 'aider']],
       ['an empty reviewer', /--reviewer/, ['--task', 't', '--reviewer', '']],
       ['a --run flag', /unknown flag --run/, ['--task', 't', '--run', '20261130-051500-a1b2c3']],
       ['an unknown flag', /unknown flag --verbose/, ['--task', 't', '--verbose']],

@@ -208,7 +208,7 @@ describe('a repository config git does not track at the base', () => {
     const sb = withExcludedConfig({ pair_loop: { pr_bots: [], coder: 'codex', reviewer_model: 'cheap-model' } })
     const error = expectError(await sb.cli(['start', '--task', 'x']), 'config_untrusted')
     expect(error.effects).toEqual([
-      { key: 'pair_loop.coder', value: 'codex', effect: expect.stringMatching(/spending from Codex's transcripts/) },
+      { key: 'pair_loop.coder', value: 'codex', effect: expect.stringMatching(/spending from codex's transcripts/) },
       { key: 'pair_loop.reviewer_model', value: 'cheap-model', effect: expect.stringContaining('"cheap-model"') },
       { key: 'pair_loop.pr_bots', value: [], effect: expect.stringMatching(/no bot's review.*no longer block/) },
     ])

@@ -3,6 +3,7 @@
 // call runs the command of the tool's name in this process, as the CLI would (same flags' checks, same use-case, same
 // document); its arguments are read by lib/mcp/args.ts, which lets through only what asks. The server's environment and
 // PAIR_LOOP_HOME are the ones the person's config gave it; the call's only place is its `cwd`, a git repository.
+import { VENDORS, type Vendor } from '../run/vendors.ts'
 import { Readable, Writable } from 'node:stream'
 import { Server } from '@modelcontextprotocol/sdk/server/index.js'
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js'
@@ -92,11 +93,9 @@ async function answered(server: Server): Promise<void> {
 }
 
 /** The coder's CLI, as the client said who it is in the handshake (the coder's own arguments never say it). */
-export function coderOf(client: string | undefined): 'claude' | 'codex' | undefined {
+export function coderOf(client: string | undefined): Vendor | undefined {
   if (!client) return undefined
-  if (/claude/i.test(client)) return 'claude'
-  if (/codex/i.test(client)) return 'codex'
-  return undefined
+  return VENDORS.find((vendor) => client.toLowerCase().includes(vendor))
 }
 
 /** One tool call: its command run in this process with the call's repository as its directory. */
@@ -105,7 +104,7 @@ export async function callTool(
   commands: Readonly<Record<string, ScriptLoader>>,
   name: string,
   args: Record<string, unknown> | undefined,
-  coder?: 'claude' | 'codex',
+  coder?: Vendor,
 ): Promise<ToolAnswer> {
   const tool = Object.hasOwn(TOOLS, name) ? TOOLS[name] : undefined
   const load = Object.hasOwn(commands, name) ? commands[name] : undefined

@@ -20,7 +20,8 @@ import { reviewedChange } from '../review/diff.ts'
 import { reviewInputOf } from '../review/recording.ts'
 import { chooseReviewer } from '../review/reviewers.ts'
 import { callSettings } from '../review/session.ts'
-import { AGENTS, type Config, DEFAULTS } from '../run/config.ts'
+import { type Config, DEFAULTS } from '../run/config.ts'
+import { VENDORS } from '../run/vendors.ts'
 import { numberFindings } from '../run/run-queries.ts'
 import type { Agent, ReviewerRound, RunState } from '../run/state.ts'
 import { newRun } from '../run/transitions.ts'
@@ -59,9 +60,9 @@ async function readPull(at: GhTarget, repository: string, number: number): Promi
 
 /** The reviewer the workflow names (`reviewers`): one vendor today; the registry's panel plugs in here. */
 function reviewerInput(env: Context['env']): Agent {
-  const named = actionInput(env, 'reviewers') ?? 'codex'
-  if (!(AGENTS as readonly string[]).includes(named))
-    fail('usage', `reviewers: ${JSON.stringify(named)} is not one of ${AGENTS.join(', ')}`, { input: 'reviewers' })
+  const named = actionInput(env, 'reviewers') ?? DEFAULTS.pair_loop.reviewer
+  if (!(VENDORS as readonly string[]).includes(named))
+    fail('usage', `reviewers: ${JSON.stringify(named)} is not one of ${VENDORS.join(', ')}`, { input: 'reviewers' })
   return named as Agent
 }
 
@@ -75,7 +76,7 @@ function jobRun(ctx: Context, pull: PullRequest, pr: number, repository: string,
     branch: `pr-${pr}`,
     base_sha: pull.base,
     base_branch: null,
-    coder: reviewer === 'claude' ? 'codex' : 'claude',
+    coder: VENDORS.find((vendor) => vendor !== reviewer)!, // the job's run has no coder: any other vendor
     reviewer,
     max_rounds: 1,
     budget_usd: null,

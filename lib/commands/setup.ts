@@ -6,7 +6,9 @@
 // only writer of $PAIR_LOOP_HOME (`--skip-mcp` leaves those files alone).
 import { realpathSync } from 'node:fs'
 import { isAbsolute, join, relative, resolve } from 'node:path'
-import { type ConfigFile, readConfig } from '../run/config.ts'
+import { type ConfigFile, DEFAULTS, readConfig } from '../run/config.ts'
+import { VENDORS, type Vendor } from '../run/vendors.ts'
+import { AGENT_MODULES } from '../agents/registry.ts'
 import { type Context, context } from '../ground/context.ts'
 import { fail } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
@@ -40,19 +42,27 @@ function record(config: ConfigFile, key: keyof PairLoopKeys, value: string | nul
 export const SETUP_STEPS: SetupStep[] = [
   {
     name: 'reviewer programs', // the absolute path of each CLI on the person's PATH: what a run runs as its reviewer
-    apply: (config, ctx) => ({
-      claude_bin: record(config, 'claude_bin', findExecutable('claude', ctx.env, ctx.cwd)),
-      codex_bin: record(config, 'codex_bin', findExecutable('codex', ctx.env, ctx.cwd)),
-    }),
+    apply: (config, ctx) =>
+      Object.fromEntries(
+        Object.values(AGENT_MODULES).map((agent) => {
+          const key = binKey(agent.name)
+          return [key, record(config, key, findExecutable(agent.bin(DEFAULTS.pair_loop), ctx.env, ctx.cwd))]
+        }),
+      ),
   },
   {
     name: 'agent folders', // where the person's agents keep config and transcripts, when their environment moves it
-    apply: (config, ctx) => ({
-      claude_config_dir: record(config, 'claude_config_dir', absolute(ctx.env.CLAUDE_CONFIG_DIR, ctx.cwd)),
-      codex_home: record(config, 'codex_home', absolute(ctx.env.CODEX_HOME, ctx.cwd)),
-    }),
+    apply: (config, ctx) =>
+      Object.fromEntries(
+        Object.values(AGENT_MODULES).map(({ home }) => [
+          home.key,
+          record(config, home.key, absolute(ctx.env[home.env], ctx.cwd)),
+        ]),
+      ),
   },
 ]
+
+const binKey = (vendor: Vendor) => `${vendor}_bin` as const
 
 const absolute = (value: string | undefined, cwd: string) => (value ? resolve(cwd, value) : null)
 
@@ -65,16 +75,16 @@ export function run(ctx: Context, options: SetupOptions) {
   const changed = JSON.stringify(config) !== JSON.stringify(before)
   if (changed) writeFileAtomic(path, `${JSON.stringify(config, null, 2)}\n`, 0o600)
   const recorded = Object.assign({}, ...steps.map((step) => step.recorded)) as Record<string, string | null>
-  const missing = ['claude_bin', 'codex_bin'].filter((key) => recorded[key] === null)
-  for (const key of missing)
-    ctx.io.stderr(`pair-loop setup: ${key.replace('_bin', '')} is not on your PATH: install it, then run setup again\n`)
+  const missing = VENDORS.filter((vendor) => recorded[binKey(vendor)] === null)
+  for (const vendor of missing)
+    ctx.io.stderr(`pair-loop setup: ${vendor} is not on your PATH: install it (if you use it), then run setup again\n`)
   const mcp = options.skipMcp ? null : mcpEntries(ctx, options.allowTempHome)
   return {
     config_path: path,
     changed: changed || Boolean(mcp?.changed),
     recorded,
     steps,
-    not_found: missing.map((key) => key.replace('_bin', '')),
+    not_found: missing,
     mcp,
   }
 }

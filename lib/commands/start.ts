@@ -1,7 +1,9 @@
 // start: open a run in the repository around the working directory, on a clean tree, and record where the work begins.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
-import { AGENTS, type Config, loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
+import { type Config, loadConfig, REPO_CONFIG_NAME } from '../run/config.ts'
+import { VENDORS, type Vendor } from '../run/vendors.ts'
+import { CODER_READERS } from '../cost/coder-readers.ts'
 import { blobAtBase } from '../run/config-base.ts'
 import type { Context } from '../ground/context.ts'
 import { transcriptEnvNow } from '../cost/transcript-env.ts'
@@ -87,19 +89,29 @@ export async function configAtBase(repo: string, baseSha: string): Promise<Confi
   return loadConfig({ repo, baseBlob: tracked })
 }
 
+/** A coder whose transcripts pair-loop cannot read would run uncounted under the budget: refused. */
+function checkCoderCounted(coder: Vendor): void {
+  if (CODER_READERS[coder]) return
+  fail('usage', `pair-loop cannot count a ${coder} coder's spend yet: start with another --coder`, {
+    flag: '--coder',
+    coder,
+  })
+}
+
 /** The run opened at `place` (a clean tree) once no other run holds the repository: start's document. */
 export async function openRun(ctx: Context, options: StartOptions, place: RunPlace) {
   const { repo, config } = place
   const coder = options.coder ?? config.pair_loop.coder
-  // a coder that names itself (--coder, or the MCP client's handshake) is reviewed by the other vendor when the
-  // person's reviewer is its own: the person's rule against a same-vendor pair holds without asking the coder
+  // a coder that names itself (--coder, or the MCP client's handshake) is reviewed by another vendor (the person's
+  // fallback list first) when the person's reviewer is its own: the person's rule against a same-vendor pair holds without asking the coder
   const reviewer =
     options.reviewer ??
     (options.coder !== undefined && config.pair_loop.reviewer === coder && !config.pair_loop.allow_same_vendor
-      ? (AGENTS.find((agent) => agent !== coder) ?? coder)
+      ? ([...(config.pair_loop.reviewers_fallback ?? []), ...VENDORS].find((vendor) => vendor !== coder) ?? coder)
       : config.pair_loop.reviewer)
   checkBudgetFlag(options.budgetUsd, config)
   checkVendors(coder, reviewer, options.coder !== undefined || options.reviewer !== undefined, config)
+  checkCoderCounted(coder)
   checkNoActiveRun(repo, ctx.home)
   if (!place.handoffTracked) checkNoForeignHandoff(repo)
 

@@ -2,21 +2,20 @@
 // summed into the run's round windows, and each file as a source (read, skipped lines, unfinished last line).
 import { reviewerSessionIds } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
-import { scanClaude, sumClaude, sumClaudeFile } from './claude.ts'
-import { scanCodex, sumCodex, sumCodexFile } from './codex.ts'
+import type { Vendor } from '../run/vendors.ts'
+import { CODER_READERS, type CoderReader, type CoderSession, type Planned } from './coder-readers.ts'
 import type { Source } from './ledger-types.ts'
-import { claudeSessionFiles, codexRolloutForThread, subagentFiles } from './locate.ts'
 import type { PriceBook } from './pricing.ts'
-import { claudeSessions, codexSessions } from './sessions.ts'
+import { agentOf } from '../agents/registry.ts'
+import { fail } from '../ground/errors.ts'
 import { type PartialSums, UsageSums, sumsKey } from './sums.ts'
 import type { ScanResult } from './transcript-cache.ts'
 import { context } from '../ground/context.ts'
 import type { CoderLocation } from './transcript-env.ts'
 
-/** A coder session, and its main transcript when the search that found it saw it. */
-interface CoderSession {
-  id: string
-  path: string | null
+/** The coder's transcript reader; a coder whose transcripts cannot be read never got past `start`. */
+function readerOf(run: Pick<RunState, 'coder'>): CoderReader {
+  return CODER_READERS[run.coder] ?? fail('internal', `the ${run.coder} coder's transcripts cannot be read`)
 }
 
 /** Files changed this long before the run's start are still looked at (file times lag the clock by a tick or so). */
@@ -38,9 +37,7 @@ export function coderSessions(run: RunState, env: NodeJS.ProcessEnv = context().
   }
   for (const round of run.rounds) add(round.coder.session_id, null)
   const since = Date.parse(run.created_at) - START_SLACK_MS
-  const found =
-    run.coder === 'claude' ? claudeSessions(run.repo, env, { since }) : codexSessions(run.repo, env, { since })
-  for (const session of found) add(session.id, session.path)
+  for (const session of readerOf(run).sessions(run.repo, env, { since })) add(session.id, session.path)
   return sessions
 }
 
@@ -53,14 +50,11 @@ export const coderSessionIds = (run: RunState, env: NodeJS.ProcessEnv = context(
  */
 export function currentCoderSession(run: RunState, env: NodeJS.ProcessEnv = context().env): string | null {
   const since = Date.parse(run.created_at) - START_SLACK_MS
-  const sessions =
-    run.coder === 'claude' ? claudeSessions(run.repo, env, { since }) : codexSessions(run.repo, env, { since })
+  const sessions = readerOf(run).sessions(run.repo, env, { since })
   const reviewerIds = reviewerSessionIds(run)
   return sessions.find((session) => !reviewerIds.has(session.id))?.id ?? null
 }
 
-/** A transcript to read for a session, or the source saying why there is none. */
-type Planned = { session: string; path: string; location?: 'start'; why?: string } | Source
 const isFile = (item: Planned): item is { session: string; path: string } => !('role' in item)
 
 /** The coder's usage: all its sessions de-duplicated together, and each session's own (its high-water mark's). */
@@ -85,6 +79,7 @@ export function sumCoder(
   const bySession = new Map<string, UsageSums>()
   const env = locations[0]!.env
   const kind = run.coder
+  const reader = readerOf(run)
   const plan = planAcross(run, locations)
   for (const { dir } of locations.slice(1))
     sources.push({
@@ -114,10 +109,7 @@ export function sumCoder(
   const keepSums =
     (session: string) =>
     (scan: ScanResult, saved: PartialSums | null): PartialSums => {
-      const summed =
-        kind === 'claude'
-          ? sumClaudeFile(scan, prices, bounds, key, saved)
-          : sumCodexFile(scan, prices, bounds, key, saved)
+      const summed = reader.sumFile(scan, prices, bounds, key, saved)
       bySession.set(session, summed.sums)
       return summed.keep
     }
@@ -129,7 +121,7 @@ export function sumCoder(
       continue
     }
     const hook = filesOf(item.session) === 1 ? keepSums(item.session) : undefined
-    const scan = kind === 'claude' ? scanClaude(item.path, cache, hook) : scanCodex(item.path, cache, env, hook)
+    const scan = reader.scan(item.path, cache, env, hook)
     const source = fileSource(kind, item.session, scan)
     if (item.location) {
       source.location = item.location
@@ -141,8 +133,8 @@ export function sumCoder(
   }
   // a session in several files (subagents), or one its hook never saw (unreadable): summed here
   for (const [session, its] of scansOf)
-    if (!bySession.has(session)) bySession.set(session, sumAll(kind, its, prices, bounds))
-  const sums = files.length === 1 ? bySession.get(files[0]!.session)! : sumAll(kind, scans, prices, bounds)
+    if (!bySession.has(session)) bySession.set(session, sumAll(reader, its, prices, bounds))
+  const sums = files.length === 1 ? bySession.get(files[0]!.session)! : sumAll(reader, scans, prices, bounds)
   return { sums, bySession }
 }
 
@@ -155,7 +147,7 @@ function planAcross(run: RunState, locations: CoderLocation[]): Planned[] {
   const seen = new Set<string>()
   for (const { env, location, dir } of locations) {
     const sessions = coderSessions(run, env)
-    const plan = run.coder === 'claude' ? planClaude(run, sessions, env) : planCodex(sessions, env)
+    const plan = readerOf(run).plan(run, sessions, env)
     for (const item of plan) {
       const session = item.session ?? ''
       const entry = bySession.get(session) ?? { files: [], missing: null }
@@ -174,41 +166,16 @@ function planAcross(run: RunState, locations: CoderLocation[]): Planned[] {
 
 /** Why a transcript outside the person's folder is counted: the environment of `start` pointed there. */
 const startWhy = (run: RunState, dir: string, locations: CoderLocation[]) =>
-  `the environment of start pointed the coder's transcripts at ${run.coder === 'claude' ? 'CLAUDE_CONFIG_DIR' : 'CODEX_HOME'} ${dir}, not your ${locations[0]!.dir}: both are counted`
+  `the environment of start pointed the coder's transcripts at ${agentOf(run.coder).home.env} ${dir}, not your ${locations[0]!.dir}: both are counted`
 
 /** Several transcripts summed together (Claude's de-duplicated across them). */
-function sumAll(kind: 'claude' | 'codex', scans: ScanResult[], prices: PriceBook, bounds: number[]): UsageSums {
+function sumAll(reader: CoderReader, scans: ScanResult[], prices: PriceBook, bounds: number[]): UsageSums {
   const sums = new UsageSums(bounds)
-  if (kind === 'claude') sumClaude(scans, prices, sums)
-  else for (const scan of scans) sumCodex(scan, prices, sums)
+  reader.sumAll(scans, prices, sums)
   return sums
 }
 
-/** Each session's main transcript and its subagents' transcripts, in that order. */
-function planClaude(run: RunState, sessions: CoderSession[], env: NodeJS.ProcessEnv): Planned[] {
-  return sessions.flatMap(({ id, path }): Planned[] => {
-    const files = path
-      ? { main: path, subagents: subagentFiles(path), looked_in: '' }
-      : claudeSessionFiles(id, { repo: run.repo, env })
-    if (!files.main) {
-      const why = `no transcript ${id}.jsonl under ${files.looked_in}`
-      return [{ role: 'coder', kind: 'claude', session: id, path: null, status: 'missing', why }]
-    }
-    return [files.main, ...files.subagents].map((path) => ({ session: id, path }))
-  })
-}
-
-/** Each session's rollout. */
-function planCodex(sessions: CoderSession[], env: NodeJS.ProcessEnv): Planned[] {
-  return sessions.map(({ id, path: found }): Planned => {
-    const path = found ?? codexRolloutForThread(id, env)
-    if (path) return { session: id, path }
-    const why = `no rollout-*-${id}.jsonl under ${env.CODEX_HOME || '~/.codex'}/sessions or archived_sessions`
-    return { role: 'coder', kind: 'codex', session: id, path: null, status: 'missing', why }
-  })
-}
-
-function fileSource(kind: 'claude' | 'codex', session: string, scan: ScanResult): Source {
+function fileSource(kind: Vendor, session: string, scan: ScanResult): Source {
   const source: Source = { role: 'coder', kind, session, path: scan.path, status: scan.status }
   if (scan.why) source.why = scan.why
   if (scan.status === 'read') {

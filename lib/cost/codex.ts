@@ -1,7 +1,7 @@
 // Codex CLI rollouts: the token_count delta rule (re-emits and `info: null` cost nothing), model from turn_context.
 import { closeSync, openSync, readSync } from 'node:fs'
 import { jsonObjectLine, type LineParser } from './line-reader.ts'
-import { codexRolloutForThread } from './locate.ts'
+import { codexRolloutForThread } from '../agents/locate.ts'
 import { UNKNOWN_MODEL, codexCost, codexTokens, type PriceBook } from './pricing.ts'
 import { type PartialSums, resumeSums, type UsageItem, type UsageVisitor, type UsageSums, collect } from './sums.ts'
 import { scanFile, type ScanResult, type SumsHook } from './transcript-cache.ts'

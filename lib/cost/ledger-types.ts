@@ -1,6 +1,7 @@
 // What the run's ledger holds: spend per role, round and model, in tokens and USD, and every source read or skipped.
 import type { ModelPrice } from '../run/config.ts'
 import type { HighWater } from '../run/state.ts'
+import type { ReviewerTool } from '../run/vendors.ts'
 import type { Tokens } from './pricing.ts'
 import type { Skip } from './transcript-cache-file.ts'
 
@@ -34,7 +35,7 @@ export interface RoundCost {
 
 export interface Source {
   role: 'coder' | 'reviewer'
-  kind: 'claude' | 'codex' | 'custom' | 'state'
+  kind: ReviewerTool | 'state'
   session?: string | null
   round?: number
   path: string | null

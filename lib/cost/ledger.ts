@@ -1,6 +1,7 @@
 // The run's ledger: coder spend from its transcripts between the run's start and finish, split into rounds at the
 // coder-done times; reviewer spend per call as recorded on the run; per role, round and model, tokens and USD;
 // and every source read or skipped, with why.
+import type { ReviewerTool } from '../run/vendors.ts'
 import { cacheDir, pairLoopHome, runStatePath } from '../ground/paths.ts'
 import type { ReviewerCost, RunState, Usage } from '../run/state.ts'
 import { reviewerSessionIds } from '../run/run-queries.ts'
@@ -112,7 +113,7 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
   const rowFor = (n: number) => rows.find((r) => r.n === n) ?? rows[rows.push(newRow(n, run.created_at, null)) - 1]!
   const addCall = (
     n: number,
-    tool: 'claude' | 'codex' | 'custom',
+    tool: ReviewerTool,
     model: string | null,
     usage: Usage | null,
     cost: ReviewerCost | null,

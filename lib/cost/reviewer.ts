@@ -5,8 +5,22 @@ import { cacheDir, pairLoopHome } from '../ground/paths.ts'
 import type { ReviewerCost, Usage } from '../run/state.ts'
 import { dedupeClaude, scanClaude } from './claude.ts'
 import { codexItems, scanCodex } from './codex.ts'
-import { claudeSessionFiles, codexRolloutForThread } from './locate.ts'
-import { UNKNOWN_MODEL, claudeCost, codexCost, codexTokens, priceBook, type PriceBook, type Tokens } from './pricing.ts'
+import { claudeSessionFiles, codexRolloutForThread } from '../agents/locate.ts'
+import {
+  UNKNOWN_MODEL,
+  claudeCost,
+  codexCost,
+  codexTokens,
+  geminiCost,
+  geminiTokens,
+  priceBook,
+  type PriceBook,
+  type Tokens,
+} from './pricing.ts'
+import { geminiSessionCost } from './gemini.ts'
+import { agentOf } from '../agents/registry.ts'
+import type { UsageFamily } from '../agents/types.ts'
+import type { ReviewerTool } from '../run/vendors.ts'
 import type { UsageItem } from './sums.ts'
 import { context } from '../ground/context.ts'
 
@@ -20,7 +34,7 @@ export interface ReviewerModelUsage {
 }
 
 export interface ReviewerCall {
-  tool: 'claude' | 'codex' | 'custom'
+  tool: ReviewerTool
   model: string | null
   usage: Usage | null
   reported_usd: number | null
@@ -34,23 +48,28 @@ export interface CostOptions {
   env?: NodeJS.ProcessEnv
 }
 
-type Family = 'claude' | 'codex'
-
-/** Which vendor's usage semantics a call's numbers follow (a custom command may print either format). */
+/** Whose usage semantics a call's numbers follow: its CLI's (lib/agents/), or for a custom command the format it printed. */
 export function usageFamily(
   call: Pick<ReviewerCall, 'tool' | 'model' | 'usage' | 'reported_usd' | 'model_usage'>,
-): Family {
-  if (call.tool !== 'custom') return call.tool
-  if (call.model_usage && Object.keys(call.model_usage).length) return 'claude'
-  if (call.reported_usd !== null && call.reported_usd !== undefined) return 'claude'
-  if ((call.usage?.cached_input_tokens ?? 0) > 0) return 'codex'
-  if (call.model && /^(gpt-|o\d|codex)/i.test(call.model)) return 'codex'
-  return 'claude'
+): UsageFamily {
+  if (call.tool !== 'custom') return agentOf(call.tool).usage
+  if (call.model && /^gemini/i.test(call.model)) return 'google'
+  if (call.model_usage && Object.keys(call.model_usage).length) return 'anthropic'
+  if (call.reported_usd !== null && call.reported_usd !== undefined) return 'anthropic'
+  if ((call.usage?.cached_input_tokens ?? 0) > 0) return 'openai'
+  if (call.model && /^(gpt-|o\d|codex)/i.test(call.model)) return 'openai'
+  return 'anthropic'
 }
 
 /** A recorded Usage in the ledger's token shape. Claude writes without a known 5m/1h split count as 5-minute writes. */
-export function usageTokens(family: Family, u: Usage): Tokens {
-  if (family === 'codex')
+export function usageTokens(family: UsageFamily, u: Usage): Tokens {
+  if (family === 'google')
+    return geminiTokens(
+      u.input_tokens + (u.cache_read_input_tokens ?? 0),
+      u.cache_read_input_tokens ?? 0,
+      u.output_tokens,
+    )
+  if (family === 'openai')
     return codexTokens(u.input_tokens, u.cached_input_tokens ?? 0, u.cache_creation_input_tokens ?? 0, u.output_tokens)
   const h1 = u.cache_write_1h_tokens ?? 0
   const m5 = Math.max(u.cache_write_5m_tokens ?? 0, (u.cache_creation_input_tokens ?? 0) - h1)
@@ -81,8 +100,7 @@ export function costOfReviewerCall(call: ReviewerCall, options: CostOptions): Re
       ? call.reported_usd
       : null
 
-  const fromUsage =
-    family === 'claude' ? claudeUsageCost(call, prices, transcript) : codexUsageCost(call, prices, transcript)
+  const fromUsage = USAGE_COST[family](call, prices, transcript)
   const base = { transcript_usd: transcript?.entries ? transcript.usd : null, reported_usd: reported }
   if (fromUsage) {
     if (fromUsage.unpriced.length && reported !== null) {
@@ -142,7 +160,7 @@ function claudeUsageCost(call: ReviewerCall, prices: PriceBook, transcript: Pric
       ])
     }
   } else if (call.usage) {
-    rows.push([call.model ?? transcript?.lastModel ?? UNKNOWN_MODEL, usageTokens('claude', call.usage)])
+    rows.push([call.model ?? transcript?.lastModel ?? UNKNOWN_MODEL, usageTokens('anthropic', call.usage)])
   } else return null
   // one sum over a call's several API responses: the per-response 200k rule cannot be applied to it
   return priceRows(rows, prices, (t, r) => claudeCost(t, r, false))
@@ -151,7 +169,31 @@ function claudeUsageCost(call: ReviewerCall, prices: PriceBook, transcript: Pric
 function codexUsageCost(call: ReviewerCall, prices: PriceBook, transcript: Priced | null): Priced | null {
   if (!call.usage) return null
   const model = call.model ?? transcript?.lastModel ?? UNKNOWN_MODEL
-  return priceRows([[model, usageTokens('codex', call.usage)]], prices, (t, r) => codexCost(t, r, false))
+  return priceRows([[model, usageTokens('openai', call.usage)]], prices, (t, r) => codexCost(t, r, false))
+}
+
+/** A call's usage priced by its family's rules (a sum over the call's responses: no per-response 200k tier). */
+const USAGE_COST: Record<
+  UsageFamily,
+  (call: ReviewerCall, prices: PriceBook, transcript: Priced | null) => Priced | null
+> = {
+  anthropic: claudeUsageCost,
+  openai: codexUsageCost,
+  google: geminiUsageCost,
+}
+
+/** Gemini's per-model tokens (lib/agents/gemini-output.ts), priced at each model's rates. */
+function geminiUsageCost(call: ReviewerCall, prices: PriceBook): Priced | null {
+  const perModel = Object.entries(call.model_usage ?? {})
+  const rows: Array<[string, Tokens]> = perModel.length
+    ? perModel.map(([model, mu]) => [
+        model,
+        geminiTokens(n(mu.inputTokens) + n(mu.cacheReadInputTokens), n(mu.cacheReadInputTokens), n(mu.outputTokens)),
+      ])
+    : call.usage
+      ? [[call.model ?? UNKNOWN_MODEL, usageTokens('google', call.usage)]]
+      : []
+  return rows.length ? priceRows(rows, prices, (t, r) => geminiCost(t, r, false)) : null
 }
 
 function priceRows(
@@ -173,10 +215,19 @@ function priceRows(
 const n = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0)
 
 /** The cost the call's own transcript shows (Claude session with its subagents, or the Codex rollout of the thread). */
-function transcriptCost(family: Family, sessionId: string, prices: PriceBook, env: NodeJS.ProcessEnv): Priced | null {
+function transcriptCost(
+  family: UsageFamily,
+  sessionId: string,
+  prices: PriceBook,
+  env: NodeJS.ProcessEnv,
+): Priced | null {
   const cache = cacheDir(pairLoopHome(env))
   let items: UsageItem[]
-  if (family === 'claude') {
+  if (family === 'google') {
+    const session = geminiSessionCost(sessionId, prices, { env })
+    return session && { ...session, lastModel: Object.keys(session.models).at(-1) ?? null }
+  }
+  if (family === 'anthropic') {
     const files = claudeSessionFiles(sessionId, { env })
     if (!files.main) return null
     items = dedupeClaude(

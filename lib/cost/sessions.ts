@@ -3,7 +3,7 @@
 // Where the folders are is locate.ts's; which of them is the coder's, coder.ts's.
 import { closeSync, type Dirent, lstatSync, openSync, readSync, readdirSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
-import { claudeProjectFolder, claudeProjectRoots, codexRollouts, realPath } from './locate.ts'
+import { claudeProjectFolder, claudeProjectRoots, codexRollouts, realPath } from '../agents/locate.ts'
 import { context } from '../ground/context.ts'
 
 /** Whether a recorded `cwd` is the repository's top level (its real path) or a folder below it. */

@@ -4,9 +4,15 @@ import { resolve } from 'node:path'
 import type { RunState, TranscriptEnv } from '../run/state.ts'
 import { type Context, context, personHome, userHome } from '../ground/context.ts'
 import { pairLoopHome } from '../ground/paths.ts'
-import { claudeConfigDir, codexHome } from './locate.ts'
+import { AGENT_MODULES, agentHome } from '../agents/registry.ts'
 
-export const TRANSCRIPT_ENV_KEYS = ['HOME', 'CLAUDE_CONFIG_DIR', 'CODEX_HOME', 'XDG_CONFIG_HOME'] as const
+export const TRANSCRIPT_ENV_KEYS = [
+  'HOME',
+  'CLAUDE_CONFIG_DIR',
+  'CODEX_HOME',
+  'GEMINI_CLI_HOME',
+  'XDG_CONFIG_HOME',
+] as const
 
 /** Each variable as a CLI started from `env` would read it: absolute, HOME as the OS resolves it, null when unset. */
 export function transcriptEnvNow(env: NodeJS.ProcessEnv = context().env): TranscriptEnv {
@@ -15,6 +21,7 @@ export function transcriptEnvNow(env: NodeJS.ProcessEnv = context().env): Transc
     HOME: value('HOME') ?? userHome(env),
     CLAUDE_CONFIG_DIR: value('CLAUDE_CONFIG_DIR'),
     CODEX_HOME: value('CODEX_HOME'),
+    GEMINI_CLI_HOME: value('GEMINI_CLI_HOME'),
     XDG_CONFIG_HOME: value('XDG_CONFIG_HOME'),
   }
 }
@@ -63,7 +70,7 @@ export interface CoderLocation {
 }
 
 /**
- * The person's location (config `claude_config_dir` / `codex_home`, else the person's home from the account database,
+ * The person's location (the coder vendor's config key: `claude_config_dir`, `codex_home`, …, else the person's home from the account database,
  * never the command's $HOME) first, then the start's frozen environment when its folder for the coder differs: the
  * coder sets the environment of `start`, so a folder it names can only add transcripts to count, never replace the
  * person's (an empty CLAUDE_CONFIG_DIR on start no longer hides the spend).
@@ -72,14 +79,16 @@ export function coderLocations(
   run: Pick<RunState, 'run_id' | 'transcript_env' | 'coder' | 'config'>,
   env: NodeJS.ProcessEnv = context().env,
 ): CoderLocation[] {
-  const dirOf = (of: NodeJS.ProcessEnv) => (run.coder === 'claude' ? claudeConfigDir(of) : codexHome(of))
+  const dirOf = (of: NodeJS.ProcessEnv) => agentHome(run.coder, of)
   // a run from before the config was frozen on it keeps locating as it always did
   if (!run.config)
     return [{ env: transcriptEnvOf(run, env), location: 'person', dir: dirOf(transcriptEnvOf(run, env)) }]
   const pairLoop = run.config.pair_loop
   const person: NodeJS.ProcessEnv = { PAIR_LOOP_HOME: pairLoopHome(env), HOME: personHome() }
-  if (pairLoop?.claude_config_dir) person.CLAUDE_CONFIG_DIR = pairLoop.claude_config_dir
-  if (pairLoop?.codex_home) person.CODEX_HOME = pairLoop.codex_home
+  for (const { home } of Object.values(AGENT_MODULES)) {
+    const folder = pairLoop?.[home.key]
+    if (folder) person[home.env] = folder
+  }
   const started = transcriptEnvOf(run, env)
   const locations: CoderLocation[] = [{ env: person, location: 'person', dir: dirOf(person) }]
   if (resolve(dirOf(started)) !== resolve(dirOf(person)))

@@ -4,7 +4,7 @@
 import { join, relative } from 'node:path'
 import * as v from 'valibot'
 import { packageRoot } from '../ground/package.ts'
-import { AGENTS } from '../run/config.ts'
+import { VENDORS } from '../run/vendors.ts'
 import { OUTCOMES, type ReviewerRound, type RunState } from '../run/state.ts'
 
 export const RECORD_OPEN = '<!-- pair-loop:record v1 '
@@ -33,7 +33,7 @@ export const PrRecord = v.object({
   run_id: Short,
   base_sha: ObjectId,
   base_branch: v.nullable(Short),
-  coder: v.picklist(AGENTS),
+  coder: v.picklist(VENDORS),
   /** Every approving round's tree, oldest first: the newest is what may ship. */
   approvals: v.pipe(v.array(Approval), v.maxLength(MAX_APPROVALS)),
   outcome: v.nullable(v.picklist(OUTCOMES)),

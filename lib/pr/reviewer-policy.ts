@@ -1,10 +1,11 @@
 // Which recorded reviewer a repository accepts (the Action's `require_reviewers`): by default a real vendor's CLI that
 // is not the coder's own vendor. Pure.
+import { VENDORS, isVendor } from '../run/vendors.ts'
 import { fail } from '../ground/errors.ts'
 import type { RecordReviewer } from './record.ts'
 
 /** `vendor` (claude or codex), one vendor by name, or — only when named — a custom command or a built-in stub. */
-export const POLICY_TOKENS = ['vendor', 'claude', 'codex', 'custom', 'builtin'] as const
+export const POLICY_TOKENS = ['vendor', ...VENDORS, 'custom', 'builtin'] as const
 export type PolicyToken = (typeof POLICY_TOKENS)[number]
 
 export interface ReviewerPolicy {
@@ -29,7 +30,7 @@ const isTrue = (value: string | undefined) => /^(true|1|yes)$/i.test(value?.trim
 /** Null when the policy accepts the reviewer; else why not, in a person's words. */
 export function refusal(reviewer: RecordReviewer, coder: string, policy: ReviewerPolicy): string | null {
   const named = policy.accept.some((token) =>
-    token === 'vendor' || token === 'claude' || token === 'codex'
+    token === 'vendor' || isVendor(token)
       ? reviewer.kind === 'vendor' && (token === 'vendor' || reviewer.tool === token)
       : reviewer.kind === token,
   )

@@ -8,7 +8,8 @@ import { join } from 'node:path'
 import * as v from 'valibot'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { runArtifactsDir } from '../ground/paths.ts'
-import { REVIEWER_TOOLS, type RunState } from '../run/state.ts'
+import type { RunState } from '../run/state.ts'
+import { REVIEWER_TOOLS } from '../run/vendors.ts'
 
 export const ATTEMPT_KINDS = ['round', 'pr'] as const
 export type AttemptKind = (typeof ATTEMPT_KINDS)[number]

@@ -6,33 +6,29 @@ import { join } from 'node:path'
 import { context } from '../ground/context.ts'
 import { readJsonRecord, writeFileAtomic } from '../ground/fsutil.ts'
 import { cacheDir, pairLoopHome } from '../ground/paths.ts'
-
-/** The flags looked for: a missing one turns its feature off (structured answer, named session, spend cap, isolation). */
-export const WANTED_FLAGS = {
-  claude: ['--json-schema', '--session-id', '--max-budget-usd', '--setting-sources', '--add-dir'],
-  codex: ['--output-schema'],
-} as const
-
-export type CliTool = keyof typeof WANTED_FLAGS
-export type CliFlags = ReadonlySet<string>
+import { agentOf } from '../agents/registry.ts'
+import type { CliFlags } from '../agents/types.ts'
+import type { Vendor } from '../run/vendors.ts'
 
 const HELP_TIMEOUT_MS = 15_000
 const CACHE_FILE = 'reviewer-flags.json'
 const MAX_ENTRIES = 32
 
 /** Where the help lists a flag: `--name` as a whole word (not a prefix of a longer flag). */
-export function flagsInHelp(tool: CliTool, help: string): Set<string> {
-  return new Set(WANTED_FLAGS[tool].filter((flag) => new RegExp(`(^|[\\s,\\[])${flag}(?![\\w-])`, 'm').test(help)))
+export function flagsInHelp(tool: Vendor, help: string): Set<string> {
+  return new Set(
+    agentOf(tool).help.wanted.filter((flag) => new RegExp(`(^|[\\s,\\[])${flag}(?![\\w-])`, 'm').test(help)),
+  )
 }
 
-/** The wanted flags `bin` lists in its `--help` (`exec --help` for codex); none when it gives no help. */
-export function cliFlags(tool: CliTool, bin: string, env: NodeJS.ProcessEnv = context().env): CliFlags {
+/** The wanted flags `bin` lists in its help (the module's help argv); none when it gives no help. */
+export function cliFlags(tool: Vendor, bin: string, env: NodeJS.ProcessEnv = context().env): CliFlags {
   const key = binaryKey(tool, bin)
   const file = join(cacheDir(pairLoopHome(env)), CACHE_FILE)
   const cache = readCache(file)
   const cached = key ? cache[key] : undefined
-  if (cached) return new Set(cached.filter((flag) => (WANTED_FLAGS[tool] as readonly string[]).includes(flag)))
-  const help = spawnSync(bin, tool === 'codex' ? ['exec', '--help'] : ['--help'], {
+  if (cached) return new Set(cached.filter((flag) => agentOf(tool).help.wanted.includes(flag)))
+  const help = spawnSync(bin, agentOf(tool).help.argv, {
     encoding: 'utf8',
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -47,7 +43,7 @@ export function cliFlags(tool: CliTool, bin: string, env: NodeJS.ProcessEnv = co
 }
 
 /** The binary's identity for the cache: its real path, size and mtime (an upgrade in place changes the entry). */
-function binaryKey(tool: CliTool, bin: string): string | null {
+function binaryKey(tool: Vendor, bin: string): string | null {
   try {
     const real = realpathSync(bin)
     const stat = statSync(real)

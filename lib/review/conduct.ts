@@ -8,7 +8,8 @@ import { stripControl } from '../ground/text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from '../run/grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../run/state.ts'
-import { parseCodexJsonl, parseReviewerOutput, type ReviewerReply } from './output.ts'
+import { parseReviewerOutput } from './output.ts'
+import type { ReviewerReply } from '../agents/reply.ts'
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
 import { writeReviewerCopy } from '../snapshot/copy.ts'
@@ -169,7 +170,7 @@ async function callReviewer(
 
   // output past its cap is never parsed: a verdict is only ever read from complete output
   const reply = result.truncated ? null : readReply(result.stdout, lastMessage)
-  const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(result.stdout) : null)
+  const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(choice, result.stdout) : null)
   // a call killed before it answered (a timeout, a signal) was still paid for: its named transcript says how much
   const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session })
   const record: CallRecord = {
@@ -200,10 +201,9 @@ function readReply(stdout: Buffer, lastMessage: string | null): ReviewerReply | 
   return stdout.length || lastMessage ? parseReviewerOutput(stdout.toString('utf8'), lastMessage) : null
 }
 
-/** A codex thread id from the first lines of output cut at its cap (`thread.started` comes first), for the record only. */
-function threadOfHead(stdout: Buffer): string | null {
-  const head = stdout.subarray(0, 64 * 1024).toString('utf8')
-  return parseCodexJsonl(head.slice(0, head.lastIndexOf('\n') + 1))?.session_id ?? null
+/** The session the first lines of output cut at its cap name (codex's `thread.started`), for the record only. */
+function threadOfHead(choice: ReviewerChoice, stdout: Buffer): string | null {
+  return choice.sessionInHead(stdout.subarray(0, 64 * 1024).toString('utf8'))
 }
 
 /** A call that printed nothing readable: only its session (if named) can tell its cost. */

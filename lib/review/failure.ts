@@ -3,7 +3,8 @@
 import type { ErrorCode, ErrorDetails } from '../ground/errors.ts'
 import { firstLineOf, stripControl } from '../ground/text.ts'
 import { parseVerdict } from '../run/grammar.ts'
-import { isBinary, troubleLine, type ReviewerReply } from './output.ts'
+import { isBinary, troubleLine } from './output.ts'
+import type { ReviewerReply } from '../agents/reply.ts'
 import type { RunResult } from './process.ts'
 
 /** Not a review: the error's code and message, and details for machines (`reason: "output_too_large"`). */

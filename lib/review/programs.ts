@@ -1,10 +1,10 @@
-// The reviewer CLIs' programs, resolved once by `start`: a path the person's config names (`claude_bin`,
-// `codex_bin`), else the one start finds on its PATH, recorded as found there. A review runs what the run recorded and
+// The reviewer CLIs' programs, resolved once by `start`: a path the person's config names (`<vendor>_bin`), else the one start finds on its PATH, recorded as found there. A review runs what the run recorded and
 // never looks on the PATH of the command that asks (the coder's: a `codex` in $TMPDIR/bin would answer APPROVED).
 import { isAbsolute, resolve } from 'node:path'
 import type { Config } from '../run/config.ts'
-import type { Agent, ReviewerProgram, RunState } from '../run/state.ts'
-import { AGENTS } from '../run/config.ts'
+import type { ReviewerProgram, RunState } from '../run/state.ts'
+import { agentOf } from '../agents/registry.ts'
+import { VENDORS, type Vendor } from '../run/vendors.ts'
 import { findExecutable } from './reviewers.ts'
 
 /** A config value that names a path (`/opt/bin/codex`, `./bin/codex`) rather than a name to look up. */
@@ -16,11 +16,11 @@ export function resolvePrograms(
   env: NodeJS.ProcessEnv,
   repo: string,
 ): NonNullable<RunState['reviewer_programs']> {
-  const one = (tool: Agent): ReviewerProgram => {
-    const bin = config.pair_loop[`${tool}_bin`]
+  const one = (tool: Vendor): ReviewerProgram => {
+    const bin = agentOf(tool).bin(config.pair_loop)
     if (isPath(bin)) return { path: isAbsolute(bin) ? bin : resolve(repo, bin), source: 'config' }
     const found = findExecutable(bin, env, repo)
     return found ? { path: found, source: 'found at start' } : null
   }
-  return Object.fromEntries(AGENTS.map((tool) => [tool, one(tool)])) as NonNullable<RunState['reviewer_programs']>
+  return Object.fromEntries(VENDORS.map((tool) => [tool, one(tool)])) as NonNullable<RunState['reviewer_programs']>
 }

@@ -3,7 +3,8 @@
 // "model", CLAUDE_CONFIG_DIR / CODEX_HOME / HOME load another settings file with hooks). Only the allow-list below
 // passes from the caller; the person's config (`pair_loop.reviewer_env`) adds the rest.
 import { delimiter, dirname } from 'node:path'
-import { realPath } from '../cost/locate.ts'
+import { realPath } from '../agents/locate.ts'
+import { AGENT_MODULES } from '../agents/registry.ts'
 import type { Config } from '../run/config.ts'
 import { personHome } from '../ground/context.ts'
 
@@ -23,6 +24,8 @@ export const REVIEWER_ENV_ALLOWED = [
   'CLAUDE_CODE_OAUTH_TOKEN',
   'OPENAI_API_KEY',
   'CODEX_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
 ] as const
 
 /** The system folders a reviewer finds its interpreter and tools in, after its own program's folder. */
@@ -30,7 +33,7 @@ const SYSTEM_PATH = ['/usr/local/bin', '/usr/bin', '/bin']
 
 /**
  * The reviewer's environment: the allow-list from `caller`, HOME as the person's (never the caller's), the person's
- * agent folders (`claude_config_dir`, `codex_home`), PATH as the program's own folder and the system's, then each
+ * agent folders (each vendor's `home.key`: `claude_config_dir`, …), PATH as the program's own folder and the system's, then each
  * variable `pair_loop.reviewer_env` names (a string: that value; true: the caller's, when set), then `extra`.
  */
 export function reviewerEnv(
@@ -42,9 +45,11 @@ export function reviewerEnv(
   const env: NodeJS.ProcessEnv = {}
   for (const name of REVIEWER_ENV_ALLOWED) if (caller[name] !== undefined) env[name] = caller[name]
   env.HOME = personHome()
-  const { claude_config_dir, codex_home, reviewer_env } = config.pair_loop
-  if (claude_config_dir) env.CLAUDE_CONFIG_DIR = claude_config_dir
-  if (codex_home) env.CODEX_HOME = codex_home
+  const { reviewer_env } = config.pair_loop
+  for (const { home } of Object.values(AGENT_MODULES)) {
+    const folder = config.pair_loop[home.key]
+    if (folder) env[home.env] = folder
+  }
   env.PATH = programPath(program)
   for (const [name, value] of Object.entries(reviewer_env ?? {})) {
     if (value !== true) env[name] = value

@@ -1,33 +1,23 @@
-// Which reviewer runs and how: codex, claude or a custom command, with the other vendor as fallback.
-// claude, codex and a configured command run outside the repository, loading no instructions, settings or hooks from it.
+// Which reviewer runs and how: a vendor's CLI (its module in lib/agents/) or a custom command, with the person's
+// fallback list after it. Each runs on its read-only copy, loading no instructions, settings or hooks from the repository.
 import { askReviewerUnavailable } from '../run/ask.ts'
 import { accessSync, constants } from 'node:fs'
 import { delimiter, isAbsolute, join, relative, resolve } from 'node:path'
 import type { Config } from '../run/config.ts'
 import { fail } from '../ground/errors.ts'
 import { pairLoopHome, runArtifactsDir } from '../ground/paths.ts'
-import type { Agent, ReviewerKind, RunState } from '../run/state.ts'
+import type { ReviewerKind, RunState } from '../run/state.ts'
+import { type ReviewerTool, VENDORS, type Vendor } from '../run/vendors.ts'
+import { AGENT_MODULES, agentOf } from '../agents/registry.ts'
+import type { ReviewerCall } from '../agents/types.ts'
 import { reviewerEnv } from './reviewer-env.ts'
 import { BUILTIN_PREFIX, builtinReviewer, builtinReviewerNames } from './builtin.ts'
-import { type CliFlags, cliFlags } from './capabilities.ts'
-import { ANSWER_SCHEMA } from '../run/grammar.ts'
+import { cliFlags } from './capabilities.ts'
 import { inTreePaths, type PinOptions, pinnedCommand } from './trusted-programs.ts'
 import { context, tempRoot } from '../ground/context.ts'
 
-/** What one call puts on its command line besides the choice itself. */
-export interface ReviewerCall {
-  /** Where codex writes its final message. */
-  lastMessageFile: string
-  /** The session the call is to have (`claude -p --session-id`), when the choice names sessions. */
-  sessionId: string | null
-  /** A file holding ANSWER_SCHEMA (`codex exec --output-schema`). */
-  schemaFile: string
-  /** What is left of the run's limit (`claude -p --max-budget-usd`), or null for no cap. */
-  maxBudgetUsd: number | null
-}
-
 export interface ReviewerChoice {
-  tool: 'claude' | 'codex' | 'custom'
+  tool: ReviewerTool
   /** What reviews: a vendor's CLI, a custom command, or a stub shipped with pair-loop. */
   kind: ReviewerKind
   /** The program that runs (absolute path where one was found). */
@@ -39,8 +29,14 @@ export interface ReviewerChoice {
   model: string | null
   /** The final answer is constrained to ANSWER_SCHEMA (the CLI has the flag); else the text grammar alone. */
   structured: boolean
-  /** pair-loop names the session before the call (`claude -p --session-id`). */
+  /** pair-loop names the session before the call (`--session-id`). */
   namesSession: boolean
+  /** The CLI stops itself at what the run has left (`claude -p --max-budget-usd`). */
+  spendCap: boolean
+  /** A named session's transcript while it is written, for the review watch (null: none to follow). */
+  transcriptOf: (sessionId: string) => string | null
+  /** The session the first lines of its output name, before the call ends (null: none there). */
+  sessionInHead: (head: string) => string | null
   /** Where the reviewer runs: outside the repository (claude when it can read it from there with --add-dir, and a
    * configured command); a --reviewer-cmd in the repository, where the person asked for it. */
   cwd: string
@@ -69,55 +65,6 @@ export function findExecutable(
   return null
 }
 
-/** `--max-budget-usd` wants a plain decimal: rounded down to a millionth of a dollar, never below one. */
-export const budgetArg = (usd: number) => String(Math.max(Math.floor(usd * 1e6), 1) / 1e6)
-
-export function reviewerArgv(
-  tool: Agent,
-  bin: string,
-  repo: string,
-  model: string | null,
-  options: { flags?: CliFlags; cwd?: string } = {},
-): (call: ReviewerCall) => string[] {
-  const flags = options.flags ?? new Set<string>()
-  if (tool === 'codex') {
-    return (call) => [
-      bin,
-      'exec',
-      '--json',
-      '--sandbox',
-      'read-only',
-      '--skip-git-repo-check',
-      '-C',
-      options.cwd ?? repo,
-      '-c',
-      'project_doc_max_bytes=0', // no AGENTS.md from anywhere: the prompt carries the base commit's
-      '--output-last-message',
-      call.lastMessageFile,
-      ...(flags.has('--output-schema') ? ['--output-schema', call.schemaFile] : []),
-      ...(model ? ['-m', model] : []),
-      '-',
-    ]
-  }
-  // read-only tools: the reviewer may look around the repository but never edit or run anything
-  return (call) => [
-    bin,
-    '-p',
-    '--output-format',
-    'json',
-    '--tools',
-    'Read,Grep,Glob',
-    ...(flags.has('--setting-sources') ? ['--setting-sources', 'user'] : []), // no project or local settings, hooks
-    ...(flags.has('--add-dir') && options.cwd ? ['--add-dir', repo] : []), // read access to the reviewer's copy
-    ...(flags.has('--json-schema') ? ['--json-schema', JSON.stringify(ANSWER_SCHEMA)] : []),
-    ...(flags.has('--session-id') && call.sessionId ? ['--session-id', call.sessionId] : []),
-    ...(flags.has('--max-budget-usd') && call.maxBudgetUsd !== null
-      ? ['--max-budget-usd', budgetArg(call.maxBudgetUsd)]
-      : []),
-    ...(model ? ['--model', model] : []),
-  ]
-}
-
 /**
  * An empty folder outside the repository for claude and codex to run in, so neither loads the repository's
  * CLAUDE.md, AGENTS.md, .claude/ or .codex/ (instructions, settings, hooks): the run's own folder, or a temp one.
@@ -139,36 +86,39 @@ export function reviewerCopyDir(run: Pick<RunState, 'run_id'>, env: NodeJS.Proce
   return join(runArtifactsDir(run.run_id, pairLoopHome(env)), 'reviewed-snapshot')
 }
 
-/** The choice for one vendor's CLI at `path`, with the flags its `--help` lists. */
+/** The choice for one vendor's CLI at `path`, with the flags its help lists. */
 function cliChoice(
   run: RunState,
-  tool: Agent,
+  tool: Vendor,
   path: string,
   fallback_used: boolean,
   model: string | null,
   env: NodeJS.ProcessEnv,
   config: Pick<Config, 'pair_loop'>,
 ): ReviewerChoice {
+  const agent = agentOf(tool)
   const built = reviewerEnv(env, config, path)
   built.PAIR_LOOP_HOME = pairLoopHome(env) // the help cache's home, not passed to the reviewer (conduct builds its own)
   const flags = cliFlags(tool, path, built)
   delete built.PAIR_LOOP_HOME
-  // claude can only read the repository from outside it with --add-dir; codex reads it from anywhere (read-only)
   const copy = reviewerCopyDir(run, env)
-  const cwd = tool === 'claude' && flags.has('--add-dir') ? reviewerWorkdir(run, env) : copy
+  const cwd = agent.reviewer.readsCopyFromOutside(flags) ? reviewerWorkdir(run, env) : copy
+  const places = { copy, cwd, model, flags }
   return {
     tool,
     kind: 'vendor',
     program: path,
-    env: built,
+    env: { ...built, ...agent.reviewer.env },
     fallback_used,
     model,
-    structured: flags.has(tool === 'codex' ? '--output-schema' : '--json-schema'),
-    namesSession: tool === 'claude' && flags.has('--session-id'),
+    structured: agent.reviewer.structured(flags),
+    namesSession: agent.reviewer.namesSession(flags),
+    spendCap: agent.reviewer.spendCap(flags),
+    transcriptOf: (sessionId) => agent.reviewer.transcriptOf(cwd, sessionId, built),
+    sessionInHead: agent.reviewer.sessionInHead,
     cwd,
-    // set, it makes claude load CLAUDE.md from --add-dir folders whatever --setting-sources says
-    unsetEnv: tool === 'claude' ? ['CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD'] : [],
-    argv: reviewerArgv(tool, path, copy, model, { flags, cwd: cwd === copy ? undefined : cwd }),
+    unsetEnv: [...agent.reviewer.unsetEnv],
+    argv: (call) => agent.reviewer.argv(path, call, places),
   }
 }
 
@@ -203,29 +153,42 @@ export function chooseReviewer(
       model: config.pair_loop.reviewer_model,
       structured: false,
       namesSession: false,
+      spendCap: false,
+      transcriptOf: () => null,
+      sessionInHead: anySessionInHead, // a command may print a vendor's format
       cwd: reviewerCopyDir(run, env),
       unsetEnv: [],
       argv: () => argv,
     }
   }
-  const bins: Record<Agent, string> = { claude: config.pair_loop.claude_bin, codex: config.pair_loop.codex_bin }
-  const other: Agent = run.reviewer === 'claude' ? 'codex' : 'claude'
-  for (const [tool, fallback_used] of [
-    [run.reviewer, false],
-    [other, true],
-  ] as const) {
-    const path = programOf(run, tool, bins[tool], env)
+  const tried: string[] = []
+  for (const [index, tool] of candidates(run, config).entries()) {
+    const bin = agentOf(tool).bin(config.pair_loop)
+    tried.push(bin)
+    const path = programOf(run, tool, bin, env)
     // reviewer_model names a model of the configured reviewer's vendor: a fallback uses its own default
-    const model = fallback_used ? null : config.pair_loop.reviewer_model
+    const model = index > 0 ? null : config.pair_loop.reviewer_model
     // pinned before its --help is read: an in-tree binary runs only as the person trusted it
     const pinned = path && pinnedCommand([path], path, pinOptions(run, `pair_loop.${tool}_bin`, env))[0]!
-    if (pinned) return cliChoice(run, tool, pinned, fallback_used, model, env, config)
+    if (pinned) return cliChoice(run, tool, pinned, index > 0, model, env, config)
   }
   fail(
     'reviewer_unavailable',
-    `neither ${bins[run.reviewer]} nor ${bins[other]} was found at start or is set as a path in your config, and no reviewer command is set (run \`pair-loop setup\`, or set pair_loop.claude_bin / pair_loop.codex_bin)`,
-    { tried: [bins[run.reviewer], bins[other]], next: 'ask-user', ask: askReviewerUnavailable() },
+    `no reviewer CLI to run: ${tried.join(', ')} ${tried.length > 1 ? 'were' : 'was'} neither found at start nor set as a path in your config, and no reviewer command is set (run \`pair-loop setup\`, set pair_loop.${run.reviewer}_bin, or list other vendors in pair_loop.reviewers_fallback)`,
+    { tried, next: 'ask-user', ask: askReviewerUnavailable() },
   )
+}
+
+/**
+ * The run's reviewer, then the person's `reviewers_fallback` in order (a run frozen before the key: the other of the
+ * two vendors it knew), never the coder's own vendor unless the person allows it.
+ */
+function candidates(run: RunState, config: Config): Vendor[] {
+  const { reviewers_fallback, allow_same_vendor } = config.pair_loop
+  // a run frozen before the key knew two vendors, and fell back to the other one
+  const fallback = reviewers_fallback ?? VENDORS.slice(0, 2).filter((tool) => tool !== run.reviewer)
+  const others = fallback.filter((tool) => tool !== run.reviewer && (allow_same_vendor || tool !== run.coder))
+  return [run.reviewer, ...new Set(others)]
 }
 
 /**
@@ -233,7 +196,7 @@ export function chooseReviewer(
  * executable; never looked up on the PATH of the command that asks. A run from before start recorded them looks up as
  * it always did.
  */
-function programOf(run: RunState, tool: Agent, bin: string, env: NodeJS.ProcessEnv): string | null {
+function programOf(run: RunState, tool: Vendor, bin: string, env: NodeJS.ProcessEnv): string | null {
   if (!run.reviewer_programs) return findExecutable(bin, env, run.repo)
   const recorded = run.reviewer_programs[tool]
   if (!recorded) return null
@@ -243,6 +206,15 @@ function programOf(run: RunState, tool: Agent, bin: string, env: NodeJS.ProcessE
   } catch {
     return null
   }
+}
+
+/** The session any vendor's first lines of output name. */
+const anySessionInHead = (head: string): string | null => {
+  for (const agent of Object.values(AGENT_MODULES)) {
+    const session = agent.reviewer.sessionInHead(head)
+    if (session) return session
+  }
+  return null
 }
 
 /** `--reviewer-cmd builtin:NAME`, as parseReviewerCmd made it: `sh <package>/fixtures/reviewers/NAME.sh`. */
@@ -264,8 +236,9 @@ const pinOptions = (run: RunState, key: string, env: NodeJS.ProcessEnv): PinOpti
 
 /** The in-tree files the config's commands name (custom command, CLI binaries), for `pair-loop trust` to record. */
 export function configuredInTree(config: Pick<Config, 'pair_loop'>, repo: string, env = context().env): string[] {
-  const { reviewer_cmd, claude_bin, codex_bin } = config.pair_loop
-  const commands = [...(reviewer_cmd ? [reviewer_cmd] : []), [claude_bin], [codex_bin]]
+  const { reviewer_cmd } = config.pair_loop
+  const bins = Object.values(AGENT_MODULES).map((agent) => [agent.bin(config.pair_loop)])
+  const commands = [...(reviewer_cmd ? [reviewer_cmd] : []), ...bins]
   return [
     ...new Set(
       commands.flatMap((command) => {

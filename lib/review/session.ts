@@ -147,11 +147,11 @@ async function keepFailure(
 }
 
 /**
- * What is left of the run's limit, for a claude reviewer's `--max-budget-usd`: null without a limit, for another
- * reviewer, or when the person chose to go over the limit (`--over-budget`).
+ * What is left of the run's limit, for a reviewer that caps its own spend (`--max-budget-usd`): null without a limit,
+ * for a reviewer without a cap, or when the person chose to go over the limit (`--over-budget`).
  */
 function budgetLeft(choice: ReviewerChoice, overridden: boolean, budget: BudgetAssessment | null): number | null {
-  if (choice.tool !== 'claude' || overridden || budget === null || budget.limit === null) return null
+  if (!choice.spendCap || overridden || budget === null || budget.limit === null) return null
   return Math.max(budget.limit - budget.spent, 0)
 }
 

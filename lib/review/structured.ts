@@ -4,7 +4,7 @@ import * as v from 'valibot'
 import { VERDICTS, type Verdict } from '../run/state.ts'
 import { stripControl } from '../ground/text.ts'
 import { type ParsedFinding, severityOf } from '../run/grammar.ts'
-import type { ReviewerReply } from './output.ts'
+import type { ReviewerReply } from '../agents/reply.ts'
 
 const Text = v.pipe(v.string(), v.trim(), v.minLength(1))
 const Line = v.nullish(v.pipe(v.number(), v.integer(), v.minValue(0)))

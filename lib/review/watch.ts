@@ -2,12 +2,9 @@
 // known, a heartbeat in the attempt's progress file, and the no-output watchdog: a call that prints nothing, and whose
 // named transcript does not grow, for longer than the silence allowed is ended (its whole process group).
 import { fileSizeOr } from '../ground/fsutil.ts'
-import { join } from 'node:path'
 import { context, nowIso } from '../ground/context.ts'
-import { claudeProjectDir } from '../cost/locate.ts'
 import { settings } from '../ground/settings.ts'
 import { type AttemptProgress, writeProgress } from './attempt-files.ts'
-import { parseCodexJsonl } from './output.ts'
 import type { CallControl } from './process.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 
@@ -52,6 +49,7 @@ export function watchAttempt(
   let transcript: { path: string; size: number } | null = null
   let head = ''
   let sessionOfCall: string | null = null
+  let sessionInHead: ((head: string) => string | null) | null = null
   let dirty = true
   const control: CallControl = { kill: null, interrupted: false }
 
@@ -74,7 +72,7 @@ export function watchAttempt(
     dirty = true
     if (stream !== 'stdout' || sessionOfCall || head.length >= HEAD_BYTES) return
     head += chunk.toString('utf8')
-    const id = parseCodexJsonl(head.slice(0, head.lastIndexOf('\n') + 1))?.session_id
+    const id = sessionInHead?.(head)
     if (id) noteSession(id)
   }
 
@@ -105,6 +103,7 @@ export function watchAttempt(
     control,
     watched: (choice) => {
       progress.tool = choice.tool
+      sessionInHead = choice.sessionInHead
       return {
         ...choice,
         argv: (call) => {
@@ -113,8 +112,8 @@ export function watchAttempt(
           transcript = null
           if (call.sessionId) {
             noteSession(call.sessionId)
-            if (choice.tool === 'claude')
-              transcript = { path: join(claudeProjectDir(choice.cwd), `${call.sessionId}.jsonl`), size: -1 }
+            const path = choice.transcriptOf(call.sessionId)
+            if (path) transcript = { path, size: -1 }
           }
           return choice.argv(call)
         },

@@ -1,5 +1,6 @@
 // What is wrong with a config file, in the person's words: which key, in which file, what it must be, how to fix it.
 // Never the schema library's own text ("Invalid key: Expected never but received …") nor the JSON parser's.
+import { VENDORS } from './vendors.ts'
 import { relative, isAbsolute } from 'node:path'
 import type * as v from 'valibot'
 import { context } from '../ground/context.ts'
@@ -14,13 +15,17 @@ export interface ConfigProblem {
   message: string
 }
 
+/** The vendors as a person reads the choice: "claude", "codex" or "gemini". */
+const VENDOR_CHOICE = `${VENDORS.slice(0, -1).map((vendor) => `"${vendor}"`).join(', ')} or "${VENDORS.at(-1)}"`
+
 /** What each key must hold, as the person would write it. Keys without a line here are described from the schema. */
 const MUST_BE: Record<string, string> = {
   pair_loop: 'an object such as {"reviewer": "codex"}',
   budget: 'an object such as {"per_run_usd": 5}',
   pricing: 'an object of models, such as {"my-model": {"input": 3, "output": 15}}',
-  'pair_loop.coder': '"claude" or "codex"',
-  'pair_loop.reviewer': '"claude" or "codex"',
+  'pair_loop.coder': VENDOR_CHOICE,
+  'pair_loop.reviewer': VENDOR_CHOICE,
+  'pair_loop.reviewers_fallback': `a list of vendors, such as ["${VENDORS[1]}"], each one of ${VENDOR_CHOICE}`,
   'pair_loop.max_rounds': 'a whole number, 1 or more',
   'pair_loop.pr_max_rounds': 'a whole number, 1 or more',
   'pair_loop.stalemate_rounds': 'a whole number, 1 or more',
@@ -31,12 +36,14 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.reviewer_model': 'a model name, or null',
   'pair_loop.claude_bin': 'a program name or path',
   'pair_loop.codex_bin': 'a program name or path',
+  'pair_loop.gemini_bin': 'a program name or path',
   'pair_loop.allow_reviewer_cmd': 'true or false',
   'pair_loop.allow_same_vendor': 'true or false',
   'pair_loop.reviewer_env': 'an object of variables, such as {"ANTHROPIC_API_KEY": true, "TZ": "UTC"}',
   'pair_loop.reviewer_env.*': 'a string (the value), or true (the value of the command that asks)',
   'pair_loop.claude_config_dir': 'an absolute path',
   'pair_loop.codex_home': 'an absolute path',
+  'pair_loop.gemini_cli_home': 'an absolute path',
   'pair_loop.pr_action_reviews': 'a list of entries such as {"workflow": ".github/workflows/claude-review.yml"}',
   'pair_loop.pr_action_reviews.*': 'an entry naming a "workflow", a "marker" or both',
   'pair_loop.pr_action_reviews.*.*': 'a string, not empty',
@@ -102,12 +109,13 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
     case 'pair_loop.reviewer_cmd':
       return Array.isArray(value)
         ? `run \`${value.join(' ')}\` as the reviewer`
-        : 'run the reviewer CLI itself (codex or claude), not a command'
+        : 'run the reviewer CLI itself, not a command'
     case 'pair_loop.claude_bin':
     case 'pair_loop.codex_bin':
+    case 'pair_loop.gemini_bin':
       return `run \`${value}\` wherever pair-loop runs ${key.slice('pair_loop.'.length, -'_bin'.length)}`
     case 'pair_loop.coder':
-      return `count the coder's spending from ${value === 'codex' ? "Codex's" : "Claude Code's"} transcripts only`
+      return `count the coder's spending from ${value}'s transcripts only`
     case 'pair_loop.reviewer_model':
       return value === null ? "give the reviewer its CLI's default model" : `have the reviewer use ${json}`
     case 'pair_loop.pr_bots':
@@ -134,8 +142,11 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
       return value === true ? "let the coder's own vendor review its work" : `set it to ${json}`
     case 'pair_loop.reviewer_env':
       return `give the reviewer the variables ${Object.keys(value as object).join(', ') || '(none)'}`
+    case 'pair_loop.reviewers_fallback':
+      return `fall back to ${Array.isArray(value) && value.length ? value.join(', then ') : 'no other reviewer'} when the reviewer's CLI is missing`
     case 'pair_loop.claude_config_dir':
     case 'pair_loop.codex_home':
+    case 'pair_loop.gemini_cli_home':
       return `read the agent's transcripts and settings from ${json}`
     case 'pair_loop.max_rounds':
       return `allow ${value} review rounds before asking you (yours: ${personal})`

@@ -7,6 +7,7 @@ import { fail, isPairLoopError } from '../ground/errors.ts'
 import { ioFailure, readRegularFile } from '../ground/fsutil.ts'
 import { configPath } from '../ground/paths.ts'
 import { trustedSha } from './trust.ts'
+import { VENDORS } from './vendors.ts'
 import { hexDigest } from '../ground/digest.ts'
 import { gitObjectId } from '../ground/git-object-id.ts'
 import {
@@ -19,9 +20,6 @@ import {
   keyEffect,
   trustEffect,
 } from './config-issues.ts'
-
-/** The two agents, in either role. */
-export const AGENTS = ['claude', 'codex'] as const
 
 const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1))
 /** A bounded wait in seconds: below a coder shell's own limits is the point (Claude Code's Bash tool: 120 s). */
@@ -67,14 +65,18 @@ const AUTHORITY_KEYS = {
   claude_config_dir: v.optional(AbsolutePath),
   /** Where the person's Codex keeps its config and transcripts (default ~/.codex). */
   codex_home: v.optional(AbsolutePath),
+  /** The home the person's Gemini CLI keeps `.gemini/` in (its GEMINI_CLI_HOME; default ~). */
+  gemini_cli_home: v.optional(AbsolutePath),
+  /** The vendors a review falls back to, in order, when the reviewer's CLI is missing (default: none). */
+  reviewers_fallback: v.optional(v.array(v.picklist(VENDORS))),
 }
 
 /** What the pair-loop Action's `mode: review` puts in its review: read as a CI reviewer without any config. */
 export const PAIR_LOOP_REVIEW_MARKER = '<!-- pair-loop:review -->'
 
 const PairLoopSection = v.strictObject({
-  coder: v.optional(v.picklist(AGENTS)),
-  reviewer: v.optional(v.picklist(AGENTS)),
+  coder: v.optional(v.picklist(VENDORS)),
+  reviewer: v.optional(v.picklist(VENDORS)),
   max_rounds: v.optional(PositiveInt),
   reviewer_timeout_s: v.optional(PositiveInt),
   review_wait_s: v.optional(WaitSeconds),
@@ -83,6 +85,7 @@ const PairLoopSection = v.strictObject({
   reviewer_model: v.optional(v.nullable(v.pipe(v.string(), v.minLength(1)))),
   claude_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
   codex_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
+  gemini_bin: v.optional(v.pipe(v.string(), v.minLength(1))),
   pr_bots: v.optional(v.array(v.pipe(v.string(), v.minLength(1)))),
   pr_action_reviews: v.optional(v.array(ActionReview)),
   pr_final_round: v.optional(v.boolean()),
@@ -123,8 +126,8 @@ export const DEFAULT_PR_BOTS = [
 /** The config a run goes by: every key set (defaults filled in), and the files it came from with their SHA-256. */
 export const Config = v.object({
   pair_loop: v.object({
-    coder: v.picklist(AGENTS),
-    reviewer: v.picklist(AGENTS),
+    coder: v.picklist(VENDORS),
+    reviewer: v.picklist(VENDORS),
     max_rounds: PositiveInt,
     reviewer_timeout_s: PositiveInt,
     /** How long `review` waits for the detached reviewer before printing the in-flight document (a run frozen before it: 100). */
@@ -134,6 +137,7 @@ export const Config = v.object({
     reviewer_model: v.nullable(v.string()),
     claude_bin: v.string(),
     codex_bin: v.string(),
+    gemini_bin: v.optional(v.string(), 'gemini'),
     /** Review-bot logins of the PR phase (a run frozen before the key existed gets the default). */
     pr_bots: v.optional(v.array(v.string()), () => [...DEFAULT_PR_BOTS]),
     /** Which `github-actions[bot]` comments are reviews (by default the pair-loop Action's, by its marker). */
@@ -145,6 +149,9 @@ export const Config = v.object({
     reviewer_env: v.optional(v.record(v.string(), ReviewerEnvValue), () => ({})),
     claude_config_dir: v.optional(v.nullable(v.string()), null),
     codex_home: v.optional(v.nullable(v.string()), null),
+    gemini_cli_home: v.optional(v.nullable(v.string()), null),
+    /** The vendors a missing reviewer CLI falls back to, in order (a run frozen before the key: the other vendor). */
+    reviewers_fallback: v.optional(v.nullable(v.array(v.picklist(VENDORS))), null),
     /** Review rounds after the PR opened (fixes in the PR phase) before asking the person; apart from max_rounds. */
     pr_max_rounds: v.optional(PositiveInt, 3),
     /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
@@ -169,6 +176,7 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     reviewer_model: null,
     claude_bin: 'claude',
     codex_bin: 'codex',
+    gemini_bin: 'gemini',
     pr_bots: [...DEFAULT_PR_BOTS],
     pr_action_reviews: [{ marker: PAIR_LOOP_REVIEW_MARKER }],
     pr_final_round: false,
@@ -177,6 +185,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     reviewer_env: {},
     claude_config_dir: null,
     codex_home: null,
+    gemini_cli_home: null,
+    reviewers_fallback: [],
     pr_max_rounds: 3,
     stalemate_rounds: 2,
   },
@@ -349,6 +359,7 @@ export function keysNeedingTrust(
     'reviewer_model',
     'claude_bin',
     'codex_bin',
+    'gemini_bin',
     'pr_bots',
     'pr_action_reviews',
     'allow_reviewer_cmd',
@@ -356,6 +367,8 @@ export function keysNeedingTrust(
     'reviewer_env',
     'claude_config_dir',
     'codex_home',
+    'gemini_cli_home',
+    'reviewers_fallback',
   ] as const
   for (const key of keysOfTrust) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)

@@ -1,10 +1,10 @@
 // The run state schema: one valibot schema, the types derived from it.
 import * as v from 'valibot'
-import { AGENTS, Config } from './config.ts'
+import { Config } from './config.ts'
+import { REVIEWER_TOOLS, VENDORS, type Vendor } from './vendors.ts'
 import { RUN_ID_PATTERN } from '../ground/paths.ts'
 import { PrWatch, SideClaim } from './pr-schema.ts'
 
-export const REVIEWER_TOOLS = ['claude', 'codex', 'custom'] as const
 export const PHASES = ['coding', 'reviewing', 'approved', 'capped', 'finished'] as const
 export const VERDICTS = ['APPROVED', 'CHANGES_REQUESTED'] as const
 export const OUTCOMES = ['APPROVED', 'CHANGES_REQUESTED', 'ABANDONED'] as const
@@ -176,6 +176,8 @@ export const TranscriptEnv = v.object({
   HOME: v.nullable(v.string()),
   CLAUDE_CONFIG_DIR: v.nullable(v.string()),
   CODEX_HOME: v.nullable(v.string()),
+  /** Gemini CLI's (a run started before it was known has none: unset). */
+  GEMINI_CLI_HOME: v.optional(v.nullable(v.string()), null),
   XDG_CONFIG_HOME: v.nullable(v.string()),
 })
 
@@ -192,8 +194,8 @@ export const RunState = v.object({
   base_sha: v.pipe(v.string(), v.regex(/^[0-9a-f]{40,64}$/)),
   /** The branch `--base` named, when it named one: the PR's base. */
   base_branch: v.optional(v.nullable(v.string()), null),
-  coder: v.picklist(AGENTS),
-  reviewer: v.picklist(AGENTS),
+  coder: v.picklist(VENDORS),
+  reviewer: v.picklist(VENDORS),
   reviewer_fallback: v.boolean(),
   max_rounds: v.pipe(Count, v.minValue(1)),
   budget_usd: v.nullable(Usd),
@@ -218,7 +220,12 @@ export const RunState = v.object({
    */
   github: v.optional(v.nullable(v.object({ host: v.string(), repo: v.pipe(v.string(), v.regex(/^[^/]+\/[^/]+$/)) }))),
   /** Each vendor CLI's program, resolved once at `start` (null: not found); a review never looks on the caller's PATH. */
-  reviewer_programs: v.optional(v.nullable(v.object({ claude: ReviewerProgram, codex: ReviewerProgram })), null),
+  reviewer_programs: v.optional(
+    v.nullable(
+      v.object({ claude: ReviewerProgram, codex: ReviewerProgram, gemini: v.optional(ReviewerProgram, null) }),
+    ),
+    null,
+  ),
   /** The environment that locates transcripts, frozen at `start` (older runs have none: they use the current one). */
   transcript_env: v.optional(v.nullable(TranscriptEnv)),
   /** Per coder session, the most its transcripts ever showed (lib/cost/high-water.ts): money once seen stays counted. */
@@ -246,7 +253,7 @@ export type DiffStat = v.InferOutput<typeof DiffStat>
 export type FailedReview = v.InferOutput<typeof FailedReview>
 export type BudgetOverride = v.InferOutput<typeof BudgetOverride>
 export type Phase = (typeof PHASES)[number]
-export type Agent = (typeof AGENTS)[number]
+export type Agent = Vendor
 export type Verdict = (typeof VERDICTS)[number]
 export type Outcome = (typeof OUTCOMES)[number]
 export type ReviewClaim = v.InferOutput<typeof ReviewClaim>

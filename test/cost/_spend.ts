@@ -2,7 +2,7 @@
 // where Claude Code writes them, and a hand-over with a change in the tree. Prices: transcripts-and-pricing.md §5.
 import { realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { claudeProjectFolder } from '../../lib/cost/locate.ts'
+import { claudeProjectFolder } from '../../lib/agents/locate.ts'
 import type { sandbox } from '../_helpers.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'
 

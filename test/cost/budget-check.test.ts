@@ -2,7 +2,7 @@
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { claudeProjectFolder } from '../../lib/cost/locate.ts'
+import { claudeProjectFolder } from '../../lib/agents/locate.ts'
 import { expectError, expectOk, writeChange } from '../_expect.ts'
 import { ROOT, sandbox } from '../_helpers.ts'
 import { claudeAssistant, writeLines } from './_gen.ts'

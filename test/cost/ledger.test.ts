@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { coderSessionIds } from '../../lib/cost/coder.ts'
 import { computeLedger } from '../../lib/cost/ledger.ts'
-import { claudeProjectDir } from '../../lib/cost/locate.ts'
+import { claudeProjectDir } from '../../lib/agents/locate.ts'
 import type { ReviewerRound } from '../../lib/run/state.ts'
 import { tempDir } from '../_helpers.ts'
 import {

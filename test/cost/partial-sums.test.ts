@@ -7,7 +7,7 @@ import { claudeParser, scanClaude, sumClaudeFile } from '../../lib/cost/claude.t
 import { codexParser, scanCodex, sumCodexFile } from '../../lib/cost/codex.ts'
 import { computeLedger } from '../../lib/cost/ledger.ts'
 import type { Ledger } from '../../lib/cost/ledger-types.ts'
-import { claudeProjectDir } from '../../lib/cost/locate.ts'
+import { claudeProjectDir } from '../../lib/agents/locate.ts'
 import { priceBook } from '../../lib/cost/pricing.ts'
 import { type PartialSums, UNSETTLED, type UsageSums, sumsKey } from '../../lib/cost/sums.ts'
 import { cacheFileFor, loadCache } from '../../lib/cost/transcript-cache-file.ts'

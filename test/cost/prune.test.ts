@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, utimesSync, w
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { scanClaude } from '../../lib/cost/claude.ts'
-import { codexRolloutForThread } from '../../lib/cost/locate.ts'
+import { codexRolloutForThread } from '../../lib/agents/locate.ts'
 import { KEEP_FINISHED_MS, pruneCaches, pruneCachesDaily } from '../../lib/cost/prune.ts'
 import { expectOk } from '../_expect.ts'
 import { sandbox, tempDir } from '../_helpers.ts'

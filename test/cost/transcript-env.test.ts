@@ -13,13 +13,14 @@ const SID = 'e0000000-0000-4000-8000-000000000001'
 const NOTE = /looks for transcripts where it started/g
 
 describe('the environment that locates transcripts is frozen at start', () => {
-  it('start records HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and XDG_CONFIG_HOME as they were', async () => {
+  it('start records HOME, CLAUDE_CONFIG_DIR, CODEX_HOME, GEMINI_CLI_HOME and XDG_CONFIG_HOME as they were', async () => {
     const sb = sandbox()
     const start = await sb.cli(['start', '--task', 'demo'])
     expect(sb.state(start.json.run_id).transcript_env).toEqual({
       HOME: sb.env.HOME,
       CLAUDE_CONFIG_DIR: sb.env.CLAUDE_CONFIG_DIR,
       CODEX_HOME: sb.env.CODEX_HOME,
+      GEMINI_CLI_HOME: null,
       XDG_CONFIG_HOME: null,
     })
   })

@@ -20,8 +20,9 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll } from 'vitest'
 import { PRICE_TABLE } from '../../lib/cost/pricing.ts'
-import type { CliFlags } from '../../lib/review/capabilities.ts'
-import { type ReviewerCall, reviewerArgv } from '../../lib/review/reviewers.ts'
+import type { CliFlags } from '../../lib/agents/types.ts'
+import { agentOf } from '../../lib/agents/registry.ts'
+import type { ReviewerCall } from '../../lib/agents/types.ts'
 
 export const E2E_DIR = dirname(fileURLToPath(import.meta.url))
 export const ROOT = resolve(E2E_DIR, '..', '..')
@@ -617,7 +618,7 @@ export function runBinary(
 }
 
 /**
- * pair-loop's own command line for a reviewer CLI (reviewerArgv in lib/review/reviewers.ts), so the harness cannot
+ * pair-loop's own command line for a reviewer CLI (its module in lib/agents/), so the harness cannot
  * drift from the product. `flags`: the optional flags the CLI is taken to list in its --help (none by default: the
  * command line every version gets, answered in text); `cwd`: where the CLI runs, when not in `repo`.
  */
@@ -632,13 +633,12 @@ export function reviewerCommand(
   }: { repo: string; cwd?: string; model?: string | null; flags?: CliFlags; call?: Partial<ReviewerCall> },
 ): string[] {
   const bin = tool === 'claude' ? CLAUDE_BIN : CODEX_BIN
-  return reviewerArgv(tool, bin, repo, model, { flags, cwd })({
-    lastMessageFile: '',
-    sessionId: null,
-    schemaFile: '',
-    maxBudgetUsd: null,
-    ...call,
-  })
+  const places = { copy: repo, cwd: cwd ?? repo, model, flags }
+  return agentOf(tool).reviewer.argv(
+    bin,
+    { lastMessageFile: '', sessionId: null, schemaFile: '', maxBudgetUsd: null, ...call },
+    places,
+  )
 }
 
 /** A reviewer's `claude -p` (reviewerCommand, priced model) in `cwd`, the prompt on stdin. */

@@ -1,0 +1,42 @@
+// Codex CLI (`codex exec`): a read-only sandbox, no AGENTS.md from anywhere, the final message to a file, the answer held
+// to the schema; it names its own thread (`thread.started`).
+import { join } from 'node:path'
+import { parseCodexJsonl } from './codex-output.ts'
+import type { AgentModule } from './types.ts'
+
+export const codex: AgentModule = {
+  name: 'codex',
+  bin: (config) => config.codex_bin,
+  home: { env: 'CODEX_HOME', key: 'codex_home', defaultIn: (home) => join(home, '.codex') },
+  help: { argv: ['exec', '--help'], wanted: ['--output-schema'] },
+  reviewer: {
+    readsCopyFromOutside: () => false, // -C names the copy; read-only, it reads it from anywhere
+    argv: (bin, call, { copy, model, flags }) => [
+      bin,
+      'exec',
+      '--json',
+      '--sandbox',
+      'read-only',
+      '--skip-git-repo-check',
+      '-C',
+      copy,
+      '-c',
+      'project_doc_max_bytes=0', // no AGENTS.md from anywhere: the prompt carries the base commit's
+      '--output-last-message',
+      call.lastMessageFile,
+      ...(flags.has('--output-schema') ? ['--output-schema', call.schemaFile] : []),
+      ...(model ? ['-m', model] : []),
+      '-',
+    ],
+    structured: (flags) => flags.has('--output-schema'),
+    namesSession: () => false,
+    spendCap: () => false,
+    unsetEnv: [],
+    env: {},
+    // thread.started comes first: only whole lines are read
+    sessionInHead: (head) => parseCodexJsonl(head.slice(0, head.lastIndexOf('\n') + 1))?.session_id ?? null,
+    transcriptOf: () => null,
+  },
+  parse: (stdout, lastMessage) => parseCodexJsonl(stdout, lastMessage),
+  usage: 'openai',
+}
