@@ -4,7 +4,10 @@
 // reaching the person's reviewer, or not loosening the person's limits, through `pair-loop`:
 //   1. a `codex` the coder planted first on the PATH of `review` never runs: the recorded program does;
 //   2. NODE_OPTIONS, OPENAI_BASE_URL and CODEX_HOME (codex), ANTHROPIC_BASE_URL and CLAUDE_CONFIG_DIR (claude) set on
-//      `review` reach neither reviewer: no preload, no request to the attacker's server, no attacker's hook;
+//      `review` reach neither reviewer: no preload, no request to the attacker's server, no attacker's hook. Claude
+//      Code 2.1.197 is a native binary that NODE_OPTIONS does not load into, so the preload is shown against codex's
+//      Node launcher; codex 0.171 no longer reads OPENAI_BASE_URL, so it is shown arriving (or not) in the reviewer's
+//      own `env`, which the mock has codex run (a SessionStart hook of the person's shows claude's environment);
 //   4. a real `claude -p` coder's `start --budget-usd` above the person's limit and `review --reviewer-cmd
 //      builtin:approve` are `usage` naming the config key, the run untouched.
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -113,14 +116,14 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
       expect(existsSync(ran)).toBe(true)
       rmSync(ran)
 
-      person.setScript([{ api: 'openai', label: 'item-1', text: CHANGES }])
+      person.setScript([{ api: 'openai', label: `item-1 ${source}`, text: CHANGES }])
       const reviewed = await review(sb, { PATH })
       expect(reviewed.code, `${reviewed.stdout}\n${reviewed.stderr}`).toBe(0)
       expect(reviewed.json).toMatchObject({
         verdict: 'CHANGES_REQUESTED',
         reviewer: { tool: 'codex', kind: 'vendor', program: CODEX_BIN },
       })
-      expect(labelled(person, 'item-1')).toHaveLength(1)
+      expect(labelled(person, `item-1 ${source}`)).toHaveLength(1)
       expect(existsSync(ran), 'the planted codex ran').toBe(false)
       const status = await sb.cli(['status'], { PATH })
       expect(status.json).toMatchObject({
@@ -176,21 +179,21 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
         person.setScript([runEnv('codex-env'), { api: 'openai', label: 'codex-verdict', text: CHANGES }])
         const reviewed = await review(sb, fromCoder)
         expect(reviewed.code, `${reviewed.stdout}\n${reviewed.stderr}`).toBe(0)
+        // CODEX_HOME: the attacker's provider heard nothing, the person's mock gave the verdict
+        expect(attacker.requests().slice(before)).toEqual([])
         expect(reviewed.json).toMatchObject({ verdict: 'CHANGES_REQUESTED', reviewer: { tool: 'codex' } })
         expect(labelled(person, 'codex-verdict')).toHaveLength(1)
         // NODE_OPTIONS: only pair-loop's own processes (the coder's, like the command itself) loaded the preload
-        expect(coderPreload.loaded().filter((line) => /codex/.test(line))).toEqual([])
+        expect(coderPreload.loaded().filter((line) => line.includes(CODEX_BIN))).toEqual([])
         const seen = envSeen(person, 'codex-env')
         expect(seen).not.toContain('NODE_OPTIONS=')
         // OPENAI_BASE_URL
         expect(seen).not.toContain('OPENAI_BASE_URL=')
-        // CODEX_HOME: the person's, and the attacker's provider got nothing
+        // CODEX_HOME: the person's
         expect(seen).toContain(`CODEX_HOME=${sb.env.CODEX_HOME}\n`)
-        expect(attacker.requests().slice(before)).toEqual([])
 
-        // control: the real codex run directly with the same variables loads the preload, has OPENAI_BASE_URL in its
-        // environment (codex 0.171 itself no longer reads it: the env dump is what shows it arriving), and talks to the
-        // attacker's provider
+        // control: the real codex run directly, the person's variables and the coder's, loads the preload into its
+        // Node launcher, has OPENAI_BASE_URL in its environment, and talks to the attacker's provider
         attacker.setScript([runEnv('attacker-env'), { api: 'openai', label: 'attacker-verdict' }])
         const control = await runCodex('Review the change.', {
           cwd: tempDir('pl-e2e-control-'),
@@ -225,14 +228,15 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
         person.setScript([{ api: 'anthropic', label: 'claude-verdict', text: CHANGES }])
         const reviewed = await review(sb, fromCoder)
         expect(reviewed.code, `${reviewed.stdout}\n${reviewed.stderr}`).toBe(0)
+        // ANTHROPIC_BASE_URL: the attacker's server heard nothing, the person's mock gave the verdict
+        expect(attacker.requests().slice(before)).toEqual([])
         expect(reviewed.json).toMatchObject({ verdict: 'CHANGES_REQUESTED', reviewer: { tool: 'claude' } })
         expect(labelled(person, 'claude-verdict')).toHaveLength(1)
-        // ANTHROPIC_BASE_URL
-        expect(attacker.requests().slice(before)).toEqual([])
+        // CLAUDE_CONFIG_DIR: the attacker's hook did not run; the person's did
+        expect(existsSync(attackerHookRan), "the attacker's hook ran").toBe(false)
+        expect(existsSync(personSaw), "the person's hook did not run").toBe(true)
         const seen = readFileSync(personSaw, 'utf8')
         expect(seen).toContain(`ANTHROPIC_BASE_URL=${person.anthropicBaseUrl}\n`)
-        // CLAUDE_CONFIG_DIR
-        expect(existsSync(attackerHookRan), "the attacker's hook ran").toBe(false)
         expect(seen).toContain(`CLAUDE_CONFIG_DIR=${sb.env.CLAUDE_CONFIG_DIR}\n`)
 
         // control: the real claude run directly with the same variables talks to the attacker and runs its hook
