@@ -130,12 +130,12 @@ export function chooseReviewer(
   env: NodeJS.ProcessEnv = context().env,
 ): ReviewerChoice {
   const custom = reviewerCmd ?? config.pair_loop.reviewer_cmd
-  const program = custom && findExecutable(custom[0]!, env, run.repo)
+  const program = custom && customProgram(custom, env, config, run.repo)
   // a command that does not exist will not appear on a retry: unavailable, not a failed (retryable) review
   if (custom && !program)
     fail(
       'reviewer_unavailable',
-      `the reviewer command ${JSON.stringify(custom[0])} does not exist or is not executable`,
+      `the reviewer command ${JSON.stringify(custom[0])} does not exist or is not executable${custom[0]!.includes('/') ? '' : ` on the reviewer's PATH (${reviewerEnv(env, config, null).PATH}): name it by its absolute path, or set pair_loop.reviewer_env.PATH`}`,
       {
         command: custom,
       },
@@ -217,6 +217,16 @@ const anySessionInHead = (head: string): string | null => {
   return null
 }
 
+/** A custom command's program: a bare name is looked up on the reviewer's built PATH, never the caller's. */
+function customProgram(
+  command: string[],
+  env: NodeJS.ProcessEnv,
+  config: Pick<Config, 'pair_loop'>,
+  repo: string,
+): string | null {
+  return findExecutable(command[0]!, { PATH: reviewerEnv(env, config, null).PATH }, repo)
+}
+
 /** `--reviewer-cmd builtin:NAME`, as parseReviewerCmd made it: `sh <package>/fixtures/reviewers/NAME.sh`. */
 function isBuiltin(command: string[]): boolean {
   const names = builtinReviewerNames()
@@ -242,7 +252,8 @@ export function configuredInTree(config: Pick<Config, 'pair_loop'>, repo: string
   return [
     ...new Set(
       commands.flatMap((command) => {
-        const program = findExecutable(command[0]!, env, repo)
+        const program =
+          command === reviewer_cmd ? customProgram(command, env, config, repo) : findExecutable(command[0]!, env, repo)
         return program ? inTreePaths(command, program, repo) : []
       }),
     ),

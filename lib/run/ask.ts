@@ -79,7 +79,10 @@ export const askReviewerFailed = (): Ask => ({
 export const askReviewerUnavailable = (): Ask => ({
   reason: 'reviewer_unavailable',
   choices: [
-    { say: "install the reviewer's CLI (or list another in pair_loop.reviewers_fallback), then review", command: 'pair-loop review' },
+    {
+      say: "install the reviewer's CLI (or list another in pair_loop.reviewers_fallback), then review",
+      command: 'pair-loop review',
+    },
     { say: 'review with a command of your own', command: 'pair-loop review --reviewer-cmd \'["PROGRAM"]\'' },
     abandon,
   ],

@@ -16,7 +16,9 @@ export interface ConfigProblem {
 }
 
 /** The vendors as a person reads the choice: "claude", "codex" or "gemini". */
-const VENDOR_CHOICE = `${VENDORS.slice(0, -1).map((vendor) => `"${vendor}"`).join(', ')} or "${VENDORS.at(-1)}"`
+const VENDOR_CHOICE = `${VENDORS.slice(0, -1)
+  .map((vendor) => `"${vendor}"`)
+  .join(', ')} or "${VENDORS.at(-1)}"`
 
 /** What each key must hold, as the person would write it. Keys without a line here are described from the schema. */
 const MUST_BE: Record<string, string> = {

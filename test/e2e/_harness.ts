@@ -3,6 +3,7 @@
 // timeout and a process-group kill. Nothing here fakes a CLI: the tests run the real binaries.
 import { spawn, spawnSync } from 'node:child_process'
 import {
+  chmodSync,
   closeSync,
   existsSync,
   mkdirSync,
@@ -771,4 +772,37 @@ export function stringsIn(value: unknown, into: string[] = []): string[] {
   else if (Array.isArray(value)) for (const item of value) stringsIn(item, into)
   else if (value && typeof value === 'object') for (const item of Object.values(value)) stringsIn(item, into)
   return into
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// A real `claude -p` as the coder, its Bash tool calls scripted by the mock
+
+/** Writes `<dir>/pair-loop`, a shell wrapper running `command` (test/_helpers.ts CLI_COMMAND), for a coder's PATH. */
+export function writePairLoopWrapper(dir: string, command: string[]): void {
+  const quoted = command.map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ')
+  writeFileSync(join(dir, 'pair-loop'), `#!/bin/sh\nexec ${quoted} "$@"\n`)
+  chmodSync(join(dir, 'pair-loop'), 0o755)
+}
+
+/** A mock reply in which the coder's model runs `command` with Claude Code's Bash tool. */
+export const bashCall = (label: string, command: string, extra: Partial<ScriptEntry> = {}): ScriptEntry => ({
+  api: 'anthropic',
+  label,
+  text: `Running ${command.split(' ').slice(0, 2).join(' ')}.`,
+  tool: { name: 'Bash', input: { command, description: label } },
+  ...extra,
+})
+
+/** Every tool result the coder's model was sent, in order, from the last coder request's body. */
+export function toolResults(mock: MockServer, calls: MockRequest[]): string[] {
+  const last = calls.filter((call) => call.api === 'anthropic').at(-1)
+  const messages: any[] = mock.body(last!)?.messages ?? []
+  return messages
+    .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
+    .filter((block) => block.type === 'tool_result')
+    .map((block) =>
+      typeof block.content === 'string'
+        ? block.content
+        : (block.content ?? []).map((part: { text?: string }) => part.text ?? '').join(''),
+    )
 }

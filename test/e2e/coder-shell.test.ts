@@ -5,7 +5,7 @@
 // from the one reviewer request the mock saw; the ledger counts that call once. Then the same with Claude Code moving
 // the foreground `review` past its timeout to a background shell that the end of the session reaps: the verdict still
 // arrives, from the same single call.
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
@@ -21,9 +21,11 @@ import {
   tempDir,
   withReviewerVars,
   addToHomeConfig,
+  bashCall,
   type MockRequest,
-  type MockServer,
+  toolResults,
   useMock,
+  writePairLoopWrapper,
 } from './_harness.ts'
 
 /** Claude Code's Bash tool gives up on a command after this long (its default is 2 minutes). */
@@ -39,9 +41,7 @@ async function coderSandbox(port: number, config: Record<string, unknown> = {}) 
   removeLater(dirname(repo))
   removeLater(base.HOME!)
   const bin = tempDir('pl-e2e-bin-')
-  const quoted = CLI_COMMAND.map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ')
-  writeFileSync(join(bin, 'pair-loop'), `#!/bin/sh\nexec ${quoted} "$@"\n`)
-  chmodSync(join(bin, 'pair-loop'), 0o755)
+  writePairLoopWrapper(bin, CLI_COMMAND)
   const env: Record<string, string> = {
     ...base,
     PATH: `${bin}:${base.PATH}`,
@@ -59,13 +59,7 @@ async function coderSandbox(port: number, config: Record<string, unknown> = {}) 
 
 type Sandbox = Awaited<ReturnType<typeof coderSandbox>>
 
-const bash = (label: string, command: string, extra: Record<string, unknown> = {}) => ({
-  api: 'anthropic' as const,
-  label,
-  text: `Running ${command.split(' ').slice(0, 2).join(' ')}.`,
-  tool: { name: 'Bash', input: { command, description: label } },
-  ...extra,
-})
+const bash = bashCall
 
 /** The real claude -p as the coder, in the repository, allowed to run pair-loop through its Bash tool. */
 function runCoder(sb: Sandbox, prompt: string) {
@@ -75,20 +69,6 @@ function runCoder(sb: Sandbox, prompt: string) {
     ['-p', '--output-format', 'json', '--model', CLAUDE_MODEL, '--allowedTools', 'Bash(pair-loop:*)'],
     { cwd: sb.repo, env: sb.env, input: prompt, timeoutMs: 150_000 },
   )
-}
-
-/** Every tool result the coder's model was sent, in order, from the last coder request's body. */
-function toolResults(mock: MockServer, calls: MockRequest[]): string[] {
-  const last = calls.filter((call) => call.api === 'anthropic').at(-1)
-  const messages: any[] = mock.body(last!)?.messages ?? []
-  return messages
-    .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
-    .filter((block) => block.type === 'tool_result')
-    .map((block) =>
-      typeof block.content === 'string'
-        ? block.content
-        : (block.content ?? []).map((part: { text?: string }) => part.text ?? '').join(''),
-    )
 }
 
 /** The reviewer's requests (codex: the Responses API) among these calls. */

@@ -28,8 +28,10 @@ import {
   runBinary,
   runPairLoop,
   TEST_TIMEOUT_MS,
+  toolResults,
   useMock,
   withReviewerVars,
+  writePairLoopWrapper,
 } from './_harness.ts'
 
 /**
@@ -69,9 +71,7 @@ async function person(port: number) {
   removeLater(dirname(made))
   const bin = join(root, 'bin')
   mkdirSync(bin)
-  const quoted = CLI_COMMAND.map((part) => `'${part.replace(/'/g, `'\\''`)}'`).join(' ')
-  writeFileSync(join(bin, 'pair-loop'), `#!/bin/sh\nexec ${quoted} "$@"\n`)
-  chmodSync(join(bin, 'pair-loop'), 0o755)
+  writePairLoopWrapper(bin, CLI_COMMAND)
   const env: Record<string, string> = { ...base, PATH: `${bin}:${base.PATH}` }
   mkdirSync(env.PAIR_LOOP_HOME!, { recursive: true })
   writeFileSync(
@@ -85,20 +85,6 @@ async function person(port: number) {
 }
 
 type Person = Awaited<ReturnType<typeof person>>
-
-/** Every tool result the coder's model was sent, in order, from the last coder request's body. */
-function toolResults(mock: MockServer, calls: MockRequest[]): string[] {
-  const last = calls.filter((call) => call.api === 'anthropic').at(-1)
-  const messages: any[] = mock.body(last!)?.messages ?? []
-  return messages
-    .flatMap((message) => (Array.isArray(message.content) ? message.content : []))
-    .filter((block) => block.type === 'tool_result')
-    .map((block) =>
-      typeof block.content === 'string'
-        ? block.content
-        : (block.content ?? []).map((part: { text?: string }) => part.text ?? '').join(''),
-    )
-}
 
 /** What Claude Code answers a call of an MCP tool whose server has not connected yet. */
 const NOT_YET = 'No such tool available'
