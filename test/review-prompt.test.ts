@@ -146,4 +146,48 @@ describe('review: the prompt', () => {
     },
     SLOW,
   )
+
+  it(
+    'round 2 leads with the change since the snapshot round 1 reviewed, then the conversation, then the whole change',
+    async () => {
+      const sb = sandbox({ 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 1\n' })
+      await startRun(sb)
+      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 2 // ROUND-ONE-EDIT-31a7\n' })
+      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+      expectOk(await sb.cli(reviewArgs('changes')))
+      for (const finding of ['1.1', '1.2'])
+        expectOk(
+          await sb.cli(['reply', '--finding', finding, '--disposition', 'fixed', '--body-file', '-'], {
+            input: 'done',
+          }),
+        )
+      writeFiles(sb.repo, { 'src/b.ts': 'export const b = 2 // ROUND-TWO-EDIT-8e02\n' })
+      expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
+      const { prompt } = await reviewKeepingPrompt(sb)
+      const at = (text: string) => prompt.indexOf(text)
+      const delta = prompt.slice(at('## Since the last review'), at('## Conversation so far'))
+      expect(at('## Since the last review')).toBeGreaterThan(0)
+      expect(at('## Since the last review')).toBeLessThan(at('## Conversation so far'))
+      expect(at('## Conversation so far')).toBeLessThan(at('## The whole change'))
+      expect(delta).toContain('+export const b = 2 // ROUND-TWO-EDIT-8e02')
+      expect(delta).not.toContain('ROUND-ONE-EDIT-31a7') // round 1 saw it: not in the delta
+      // the whole change is still there, round 1's edit included
+      expect(prompt.slice(at('## The whole change'))).toContain('+export const a = 2 // ROUND-ONE-EDIT-31a7')
+    },
+    SLOW,
+  )
+
+  it(
+    'round 1 has no delta: the change and the conversation as before',
+    async () => {
+      const sb = sandbox({ 'src/a.ts': 'export const a = 1\n' })
+      await startRun(sb)
+      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 2\n' })
+      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+      const { prompt } = await reviewKeepingPrompt(sb)
+      expect(prompt).not.toContain('## Since the last review')
+      expect(prompt.indexOf('## The change')).toBeLessThan(prompt.indexOf('## Conversation so far'))
+    },
+    SLOW,
+  )
 })

@@ -15,7 +15,7 @@ export const claude: AgentModule = {
   home: { env: 'CLAUDE_CONFIG_DIR', key: 'claude_config_dir', defaultIn: (home) => join(home, '.claude') },
   help: {
     argv: ['--help'],
-    wanted: ['--json-schema', '--session-id', '--max-budget-usd', '--setting-sources', '--add-dir'],
+    wanted: ['--json-schema', '--session-id', '--max-budget-usd', '--setting-sources', '--add-dir', '--resume'],
   },
   reviewer: {
     readsCopyFromOutside: (flags) => flags.has('--add-dir'),
@@ -30,7 +30,11 @@ export const claude: AgentModule = {
       ...(flags.has('--setting-sources') ? ['--setting-sources', 'user'] : []), // no project or local settings, hooks
       ...(flags.has('--add-dir') && cwd !== copy ? ['--add-dir', copy] : []), // read access to the reviewer's copy
       ...(flags.has('--json-schema') ? ['--json-schema', JSON.stringify(ANSWER_SCHEMA)] : []),
-      ...(flags.has('--session-id') && call.sessionId ? ['--session-id', call.sessionId] : []),
+      ...(call.resume && flags.has('--resume')
+        ? ['--resume', call.resume] // the same read-only tools and settings: they are given again on every call
+        : flags.has('--session-id') && call.sessionId
+          ? ['--session-id', call.sessionId]
+          : []),
       ...(flags.has('--max-budget-usd') && call.maxBudgetUsd !== null
         ? ['--max-budget-usd', budgetArg(call.maxBudgetUsd)]
         : []),
@@ -38,6 +42,7 @@ export const claude: AgentModule = {
     ],
     structured: (flags) => flags.has('--json-schema'),
     namesSession: (flags) => flags.has('--session-id'),
+    resumes: (flags) => flags.has('--resume') && flags.has('--session-id'),
     spendCap: (flags) => flags.has('--max-budget-usd'),
     // set, it makes claude load CLAUDE.md from --add-dir folders whatever --setting-sources says
     unsetEnv: ['CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD'],

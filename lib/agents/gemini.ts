@@ -12,7 +12,7 @@ export const gemini: AgentModule = {
   home: { env: 'GEMINI_CLI_HOME', key: 'gemini_cli_home', defaultIn: (home) => home },
   help: {
     argv: ['--help'],
-    wanted: ['--approval-mode', '--include-directories', '--session-id', '--skip-trust', '--output-format'],
+    wanted: ['--approval-mode', '--include-directories', '--session-id', '--skip-trust', '--output-format', '--resume'],
   },
   reviewer: {
     readsCopyFromOutside: (flags) => flags.has('--include-directories'),
@@ -25,11 +25,16 @@ export const gemini: AgentModule = {
       ...(flags.has('--approval-mode') ? ['--approval-mode', 'plan'] : []),
       ...(flags.has('--skip-trust') ? ['--skip-trust'] : []), // headless in an untrusted folder it would exit 55
       ...(flags.has('--include-directories') && cwd !== copy ? ['--include-directories', copy] : []),
-      ...(flags.has('--session-id') && call.sessionId ? ['--session-id', call.sessionId] : []),
+      ...(call.resume && flags.has('--resume')
+        ? ['--resume', call.resume]
+        : flags.has('--session-id') && call.sessionId
+          ? ['--session-id', call.sessionId]
+          : []),
       ...(model ? ['-m', model] : []),
     ],
     structured: () => false,
     namesSession: (flags) => flags.has('--session-id'),
+    resumes: (flags) => flags.has('--resume') && flags.has('--session-id'),
     spendCap: () => false,
     unsetEnv: [],
     // no relaunch in a child Node with a bigger heap: one process group, half the start time

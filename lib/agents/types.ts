@@ -17,6 +17,8 @@ export interface ReviewerCall {
   schemaFile: string
   /** What is left of the run's limit (`claude -p --max-budget-usd`), or null for no cap. */
   maxBudgetUsd: number | null
+  /** The reviewer's own session from the last round, to continue (Continuity), or null for a fresh one. */
+  resume?: string | null
 }
 
 /** Where a reviewer call reads and runs: the read-only copy of the snapshot, and its working folder. */
@@ -52,6 +54,8 @@ export interface AgentModule {
     structured: (flags: CliFlags) => boolean
     /** pair-loop names its session before the call (`--session-id`). */
     namesSession: (flags: CliFlags) => boolean
+    /** It can continue an earlier session by its id (`--resume`, `exec resume`), read-only as the first call. */
+    resumes: (flags: CliFlags) => boolean
     /** It stops itself at a USD limit (`--max-budget-usd`). */
     spendCap: (flags: CliFlags) => boolean
     /** Variables taken out of its environment (they would load the repository's instructions). */

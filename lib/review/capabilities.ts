@@ -47,7 +47,8 @@ function binaryKey(tool: Vendor, bin: string): string | null {
   try {
     const real = realpathSync(bin)
     const stat = statSync(real)
-    return `${tool}\0${real}\0${stat.size}\0${stat.mtimeMs}`
+    // the flags looked for are part of the key: a list that grows asks the binary again
+    return `${tool}\0${real}\0${stat.size}\0${stat.mtimeMs}\0${agentOf(tool).help.wanted.join(' ')}`
   } catch {
     return null
   }

@@ -1,4 +1,6 @@
 // One review: build the prompt, call the reviewer (re-asking once for a missing verdict), and judge what came back.
+import { lastShownTree } from '../run/run-queries.ts'
+import { snapshotDelta } from '../snapshot/diff.ts'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { context } from '../ground/context.ts'
@@ -37,6 +39,8 @@ export interface ConductOptions {
   diffSource?: { diff: WorkingDiff; title: string }
   /** The working tree's change against the base, taken already (the worker begins on it while the run is claimed). */
   change?: ReturnType<typeof reviewedChange> | null
+  /** The reviewer's session of the last round to continue (lib/review/continuity.ts), or null for a fresh one. */
+  resume?: string | null
 }
 
 export interface CallRecord extends CallSpend {
@@ -57,6 +61,8 @@ export interface ReviewVerdict {
   touches_reviewer_instructions: string[]
   /** The snapshot reviewed, its tree id (null: not the working tree, e.g. the pushed PR's diff). */
   tree: string | null
+  /** The tree of the files shown, in pair-loop's store (null as `tree`). */
+  shown_tree: string | null
 }
 
 export type Conducted =
@@ -72,13 +78,18 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   const instructions = change.instructions
   // the reviewer reads its own read-only copy of what it is shown, never the working tree the coder keeps writing
   const copy = await writeReviewerCopy(change.snapshot, reviewerCopyDir(run))
+  const since = options.diffSource ? null : lastShownTree(run)
+  const shown = options.diffSource ? null : (change.diff.shown_tree ?? null)
+  const delta = since && shown ? await snapshotDelta(change.snapshot, since, shown, options.maxDiffBytes) : null
   const prompt = buildPrompt(run, diff, {
     instructions,
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
     copy,
+    delta: delta && since ? { ...delta, since } : null,
+    resumed: Boolean(options.resume),
   })
-  const touches = { touches_reviewer_instructions: instructions.touched, tree: diff.tree }
+  const touches = { touches_reviewer_instructions: instructions.touched, tree: diff.tree, shown_tree: shown }
   const calls: CallRecord[] = []
 
   const first = await callReviewer(run, prompt, 1, options, calls)
@@ -148,21 +159,28 @@ async function callReviewer(
     PAIR_LOOP_ROUND: String(round),
   }
   for (const name of choice.unsetEnv) delete env[name]
-  const sessionId = choice.namesSession ? crypto.randomUUID() : null
+  // a resumed call goes on in the session it names; a fresh one gets a new name (when the CLI takes one)
+  const resume = options.resume ?? null
+  const sessionId = resume ?? (choice.namesSession ? crypto.randomUUID() : null)
   const left = options.budgetLeftUsd ?? null
   const maxBudgetUsd = left === null ? null : left - earlier.reduce((sum, call) => sum + (call.cost?.usd ?? 0), 0)
 
-  const result = await runReviewerProcess(choice.argv({ lastMessageFile, sessionId, schemaFile, maxBudgetUsd }), {
-    cwd: choice.cwd,
-    env,
-    input: prompt,
-    timeoutMs: options.timeoutMs,
-    heartbeatMs: options.heartbeatMs,
-    onHeartbeat: (elapsed, bytes) =>
-      options.log?.(`waiting for the ${choice.tool} reviewer: ${Math.round(elapsed / 1000)} s, ${bytes} bytes so far`),
-    signalRelay: options.signalRelay,
-    onSpawn: options.onSpawn,
-  })
+  const result = await runReviewerProcess(
+    choice.argv({ lastMessageFile, sessionId, schemaFile, maxBudgetUsd, resume }),
+    {
+      cwd: choice.cwd,
+      env,
+      input: prompt,
+      timeoutMs: options.timeoutMs,
+      heartbeatMs: options.heartbeatMs,
+      onHeartbeat: (elapsed, bytes) =>
+        options.log?.(
+          `waiting for the ${choice.tool} reviewer: ${Math.round(elapsed / 1000)} s, ${bytes} bytes so far`,
+        ),
+      signalRelay: options.signalRelay,
+      onSpawn: options.onSpawn,
+    },
+  )
   writeFileSync(rawPath, result.stdout)
   if (result.stderr.length) writeFileSync(`${rawPath}.stderr`, result.stderr)
   const lastMessage = readIfThere(lastMessageFile)

@@ -19,6 +19,8 @@ export interface WorkingDiff {
   tree: string | null
   /** Paths named only (binary, too big, not a regular file): the reviewer is told it did not see them. */
   unreviewed: { path: string; why: string; oid: string | null }[]
+  /** The tree of the files shown, in pair-loop's store (null: not the working tree): the next round's delta starts there. */
+  shown_tree?: string | null
 }
 
 /** The working tree (untracked files included, HANDOFF.md aside) against the base commit, snapshotted and diffed. */
@@ -54,6 +56,7 @@ function isReviewedChange(value: unknown): value is { diff: WorkingDiff; instruc
     typeof kept.diff.diff === 'string' &&
     typeof kept.diff.tree === 'string' &&
     Array.isArray(kept.diff.unreviewed) &&
+    typeof kept.diff.shown_tree === 'string' &&
     Array.isArray(kept.instructions?.base) &&
     Array.isArray(kept.instructions.touched)
   )
@@ -68,5 +71,6 @@ async function diffOf(snap: RepoSnapshot, maxBytes: number): Promise<WorkingDiff
     truncated: diff.truncated,
     tree: snap.tree,
     unreviewed: diff.unreviewed,
+    shown_tree: diff.shownTree,
   }
 }

@@ -17,6 +17,10 @@ export interface PromptContext {
   changeTitle?: string
   /** The reviewer's read-only copy of the snapshot (lib/snapshot/copy.ts): where it may read files, and what it lacks. */
   copy?: Pick<ReviewerCopy, 'dir' | 'left_out'>
+  /** The change since the last reviewed tree (`since`): shown first, before the whole change. */
+  delta?: { since: string; stat: string; diff: string; truncated: boolean } | null
+  /** The call continues the reviewer's session of the last round: it has read the whole change and the base's files. */
+  resumed?: boolean
 }
 
 export function buildPrompt(
@@ -54,19 +58,43 @@ export function buildPrompt(
     '',
     'The conversation below shows the coder\'s replies to earlier findings. Check findings answered "fixed". Read the reason given for "wont-fix" or "question"; raise a finding again only if it is still wrong.',
     '',
-    ...instructionFiles(run, context.instructions),
-    `## The change (${context.changeTitle ?? `working tree against base ${run.base_sha.slice(0, 12)}, untracked files included`})`,
+    ...(context.resumed ? [] : instructionFiles(run, context.instructions)),
+    ...deltaSection(context.delta, rest),
+    ...(context.delta ? conversationSection(conversation) : []),
+    `## The ${context.delta ? 'whole ' : ''}change (${context.changeTitle ?? `working tree against base ${run.base_sha.slice(0, 12)}, untracked files included`})`,
     '',
     ...unreviewedNote(diff.unreviewed ?? [], diff.diff),
     fenced(diff.stat || '(no changes)', 'text'),
     '',
-    fenced(diff.diff || '(empty diff)', 'diff'),
-    truncation,
-    '## Conversation so far',
-    '',
-    conversation ? fenced(conversation, 'markdown') : '(none)',
-    '',
+    ...(context.resumed && context.delta
+      ? [
+          `You reviewed this change in this session; it is that change with the delta above. ${rest[0]!.toUpperCase()}${rest.slice(1)}.`,
+          '',
+        ]
+      : [fenced(diff.diff || '(empty diff)', 'diff'), truncation]),
+    ...(context.delta ? [] : conversationSection(conversation)),
   ].join('\n')
+}
+
+/** The replies and rounds so far, as HANDOFF.md tells them. */
+function conversationSection(conversation: string): string[] {
+  return ['## Conversation so far', '', conversation ? fenced(conversation, 'markdown') : '(none)', '']
+}
+
+/** Round N ≥ 2: what changed since the tree the last review saw, first (a finding may still be on any line). */
+function deltaSection(delta: PromptContext['delta'], rest: string): string[] {
+  if (!delta) return []
+  const cut = delta.truncated ? [`[delta truncated: its stat lists every file it touches — ${rest}]`, ''] : []
+  return [
+    `## Since the last review (its snapshot ${delta.since.slice(0, 12)})`,
+    '',
+    'What the coder changed since the last review, first. The whole change is below; a finding may be on any line of it, touched by this delta or not.',
+    '',
+    fenced(delta.stat || '(nothing changed since the last review)', 'text'),
+    '',
+    ...(delta.diff ? [fenced(delta.diff, 'diff'), ''] : []),
+    ...cut,
+  ]
 }
 
 /** Where the reviewer may read files: its read-only copy of the snapshot shown, never the live working tree. */

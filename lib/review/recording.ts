@@ -38,6 +38,7 @@ export function reviewInputOf(
     ...(calls.length > 1 ? { session_ids: sessions } : {}),
     touches_reviewer_instructions: review.touches_reviewer_instructions,
     tree: review.tree,
+    shown_tree: review.shown_tree,
   }
 }
 

@@ -33,6 +33,8 @@ export interface ReviewerChoice {
   namesSession: boolean
   /** The CLI stops itself at what the run has left (`claude -p --max-budget-usd`). */
   spendCap: boolean
+  /** It can continue its session of the last round (Continuity). */
+  resumes: boolean
   /** A named session's transcript while it is written, for the review watch (null: none to follow). */
   transcriptOf: (sessionId: string) => string | null
   /** The session the first lines of its output name, before the call ends (null: none there). */
@@ -114,6 +116,7 @@ function cliChoice(
     structured: agent.reviewer.structured(flags),
     namesSession: agent.reviewer.namesSession(flags),
     spendCap: agent.reviewer.spendCap(flags),
+    resumes: agent.reviewer.resumes(flags),
     transcriptOf: (sessionId) => agent.reviewer.transcriptOf(cwd, sessionId, built),
     sessionInHead: agent.reviewer.sessionInHead,
     cwd,
@@ -154,6 +157,7 @@ export function chooseReviewer(
       structured: false,
       namesSession: false,
       spendCap: false,
+      resumes: false,
       transcriptOf: () => null,
       sessionInHead: anySessionInHead, // a command may print a vendor's format
       cwd: reviewerCopyDir(run, env),

@@ -31,6 +31,7 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.max_rounds': 'a whole number, 1 or more',
   'pair_loop.pr_max_rounds': 'a whole number, 1 or more',
   'pair_loop.stalemate_rounds': 'a whole number, 1 or more',
+  'pair_loop.reviewer_resume_s': 'a whole number of seconds, from 0 (never resume) to 86400',
   'pair_loop.reviewer_timeout_s': 'a whole number of seconds, 1 or more',
   'pair_loop.review_wait_s': 'a whole number of seconds, from 0 to 86400',
   'pair_loop.max_diff_bytes': 'a whole number of bytes, 1 or more',

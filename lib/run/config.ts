@@ -92,6 +92,7 @@ const PairLoopSection = v.strictObject({
   ...AUTHORITY_KEYS,
   pr_max_rounds: v.optional(PositiveInt),
   stalemate_rounds: v.optional(PositiveInt),
+  reviewer_resume_s: v.optional(WaitSeconds),
 })
 
 const BudgetSection = v.strictObject({
@@ -156,6 +157,8 @@ export const Config = v.object({
     pr_max_rounds: v.optional(PositiveInt, 3),
     /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
     stalemate_rounds: v.optional(PositiveInt, 2),
+    /** A round continues the reviewer's session of the last one when that call ended this recently (0: never). */
+    reviewer_resume_s: v.optional(WaitSeconds, 300),
   }),
   budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
   pricing: v.record(v.string(), ModelPrice),
@@ -189,6 +192,7 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     reviewers_fallback: [],
     pr_max_rounds: 3,
     stalemate_rounds: 2,
+    reviewer_resume_s: 300,
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
   pricing: {},

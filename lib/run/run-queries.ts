@@ -69,6 +69,12 @@ export function lastReviewedTree(run: RunState): string | null {
   return null
 }
 
+/** The files the last review was shown, as a tree in pair-loop's store: the next round's delta starts there. */
+export function lastShownTree(run: RunState): string | null {
+  for (const round of [...run.rounds].reverse()) if (round.reviewer?.shown_tree) return round.reviewer.shown_tree
+  return null
+}
+
 /**
  * An approved run (or one whose PR is open) whose working tree (its snapshot's `tree` now) is not the newest approved
  * one. A review that recorded no tree (a run from before snapshots) saw bytes nobody can name: that is moved too.

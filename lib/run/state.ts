@@ -86,6 +86,8 @@ export const ReviewerRound = v.object({
   fingerprint: v.optional(v.nullable(v.string())),
   /** The snapshot the reviewer saw (lib/snapshot/): git's tree id of exactly those bytes; none for a PR diff or an older run. */
   tree: v.optional(v.nullable(v.string())),
+  /** The tree of the files it was shown, in pair-loop's store: the next round's delta starts from it. */
+  shown_tree: v.optional(v.nullable(v.string())),
   /** What reviewed: a vendor's CLI, a custom command or a stub shipped with pair-loop (an older round: from `tool`). */
   kind: v.optional(v.picklist(REVIEWER_KINDS)),
   /** The program that ran (absolute path), or null when not recorded. */

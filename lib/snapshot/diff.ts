@@ -28,6 +28,8 @@ export interface SnapshotDiff {
   counts: DiffStat
   /** Paths named only, with why and their ids in the snapshot. */
   unreviewed: { path: string; why: string; oid: string | null }[]
+  /** The tree of the files shown, written to pair-loop's store: a later round's delta starts from it. */
+  shownTree: string
 }
 
 /** The diff shown to the reviewer, capped at `maxBytes` (0: no diff body, the stat alone). */
@@ -69,7 +71,36 @@ export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promis
   const tail =
     named.length || notes.length ? [`Named only (${named.length}), not shown below:`, ...named, ...notes] : []
   const text = [...shownStat.lines, ...(shownStat.summary ? [shownStat.summary] : []), ...tail].join('\n')
-  return { stat: text, diff: patch.text(), bytes: patch.bytes, truncated: patch.truncated, counts, unreviewed }
+  return {
+    stat: text,
+    diff: patch.text(),
+    bytes: patch.bytes,
+    truncated: patch.truncated,
+    counts,
+    unreviewed,
+    shownTree: newTree,
+  }
+}
+
+/**
+ * The change from `fromTree` (the files a review was shown, its `shownTree`) to `toTree` (this review's), capped like
+ * the whole diff: null when that tree is no longer in pair-loop's store (pruned), so the prompt gives the whole change.
+ */
+export async function snapshotDelta(
+  snap: RepoSnapshot,
+  fromTree: string,
+  toTree: string,
+  maxBytes: number,
+): Promise<{ stat: string; diff: string; truncated: boolean } | null> {
+  if (fromTree === toTree) return { stat: '', diff: '', truncated: false }
+  const patch = new Capped(Math.max(maxBytes, 0))
+  try {
+    const stat = await statAndPatch(snap, fromTree, toTree, maxBytes > 0 ? patch : null)
+    const text = [...stat.lines, ...(stat.summary ? [stat.summary] : [])].join('\n')
+    return { stat: text, diff: patch.text(), truncated: patch.truncated }
+  } catch {
+    return null
+  }
 }
 
 const verbOf = (change: Change) =>
