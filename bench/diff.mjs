@@ -47,7 +47,9 @@ if (!existsSync(CLI)) {
 const scratch = realpathSync(mkdtempSync(join(tmpdir(), 'pl-bench-diff-')))
 const home = join(scratch, 'home')
 const env = benchEnv(home, { TMPDIR: scratch })
-mkdirSync(home, { recursive: true })
+mkdirSync(env.PAIR_LOOP_HOME, { recursive: true })
+// the stub reviewer is a --reviewer-cmd: the person allows it in their config (the bench's home is the person's here)
+writeFileSync(join(env.PAIR_LOOP_HOME, 'config.json'), JSON.stringify({ pair_loop: { allow_reviewer_cmd: true } }))
 // workingDiff runs in this process: give it the same environment as the commands
 for (const key of Object.keys(process.env)) if (!(key in env)) delete process.env[key]
 Object.assign(process.env, env)

@@ -518,13 +518,43 @@ describe('every path is named, and what is named only is said to be unreviewed',
     expect(diff.diff).toContain('# ␀ \uFFFD')
   })
 
-  it('a true binary is named only, as not reviewed, with its blob id as git computes it', async () => {
+  it('a true binary is named only, as not reviewed, with its size and its blob id as git computes it', async () => {
     const t = scenario()
-    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200]))
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200])) // 11 bytes
     const diff = await t.diff()
     const oid = git(t.repo, ['hash-object', '--no-filters', 'blob.bin']).trim()
-    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid }])
-    expect(diff.stat).toContain(` blob.bin | added, binary: NOT REVIEWED (now ${oid})`)
+    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid, size: 11 }])
+    expect(diff.stat).toContain(` blob.bin | added, binary: NOT REVIEWED (now ${oid}, 11 bytes)`)
+  })
+
+  // issue 34: a binary was named by its id alone, its size nowhere
+  it('a binary the change rewrites is named with both sides: the base blob and size, the new blob and size', async () => {
+    const t = scenario({ 'a.txt': 'one\n' })
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 7])) // 7 bytes
+    git(t.repo, ['add', 'blob.bin'])
+    git(t.repo, ['commit', '-qm', 'a binary'])
+    const base = head(t.repo)
+    const was = git(t.repo, ['hash-object', '--no-filters', 'blob.bin']).trim()
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 7, 1, 0, 2, 0, 3, 0])) // 13 bytes
+    const now = git(t.repo, ['hash-object', '--no-filters', 'blob.bin']).trim()
+    const diff = await workingDiff(t.repo, base, 200_000, t.home)
+    expect(diff.stat).toContain(
+      ` blob.bin | modified, binary: NOT REVIEWED (was ${was.slice(0, 12)}, 7 bytes; now ${now}, 13 bytes)`,
+    )
+    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid: now, size: 13 }])
+  })
+
+  it('a binary the change deletes is named with the base blob and its size', async () => {
+    const t = scenario({ 'a.txt': 'one\n' })
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 7, 9, 0])) // 9 bytes
+    git(t.repo, ['add', 'blob.bin'])
+    git(t.repo, ['commit', '-qm', 'a binary'])
+    const base = head(t.repo)
+    const was = git(t.repo, ['rev-parse', 'HEAD:blob.bin']).trim()
+    rmSync(join(t.repo, 'blob.bin'))
+    const diff = await workingDiff(t.repo, base, 200_000, t.home)
+    expect(diff.stat).toContain(` blob.bin | deleted, binary: NOT REVIEWED (was ${was.slice(0, 12)}, 9 bytes)`)
+    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid: was, size: 9 }])
   })
 
   it('a same-size rewrite of a 17 MiB file after the approval changes the tree (item 9)', async () => {

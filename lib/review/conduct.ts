@@ -12,6 +12,8 @@ import { parseCodexJsonl, parseReviewerOutput, type ReviewerReply } from './outp
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
 import { writeReviewerCopy } from '../snapshot/copy.ts'
+import { writeNamedOnly } from '../snapshot/named-only.ts'
+import { namedOnlyPath } from '../ground/paths.ts'
 import { buildPrompt, buildReask } from './prompt.ts'
 import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
@@ -69,6 +71,8 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   const change = await (options.change ?? reviewedChange(run.repo, run.base_sha, options.maxDiffBytes))
   const diff = options.diffSource?.diff ?? change.diff
   const instructions = change.instructions
+  // what a review of this tree named only, kept: the PR body of the approved tree names it NOT REVIEWED too
+  if (!options.diffSource && diff.tree) writeNamedOnly(namedOnlyPath(run.run_id, diff.tree), diff.unreviewed)
   // the reviewer reads its own read-only copy of what it is shown, never the working tree the coder keeps writing
   const copy = await writeReviewerCopy(change.snapshot, reviewerCopyDir(run))
   const prompt = buildPrompt(run, diff, {
