@@ -11,10 +11,11 @@ import type { ReviewerCost, RunState, Verdict } from '../run/state.ts'
 import { parseCodexJsonl, parseReviewerOutput, type ReviewerReply } from './output.ts'
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
-import { writeReviewerCopy } from '../snapshot/copy.ts'
+import { emptyReviewerCopy, writeReviewerCopy } from '../snapshot/copy.ts'
+import type { RepoSnapshot } from '../snapshot/snapshot.ts'
 import { writeNamedOnly } from '../snapshot/named-only.ts'
 import { namedOnlyPath } from '../ground/paths.ts'
-import { buildPrompt, buildReask } from './prompt.ts'
+import { buildPrompt, buildReask, type PromptContext } from './prompt.ts'
 import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
@@ -34,8 +35,11 @@ export interface ConductOptions {
   onSpawn?: (pid: number) => void
   /** What is left of the run's limit before this review (`claude -p --max-budget-usd`); null: no cap. */
   budgetLeftUsd?: number | null
-  /** The change to review when it is not the working tree against the base (the final round: the pushed PR's diff). */
-  diffSource?: { diff: WorkingDiff; title: string }
+  /**
+   * The change to review when it is not the working tree against the base (the final round: the pushed PR's diff), and
+   * the tree its head must be (the approved tree): the reviewer's copy is the snapshot only when it is that tree.
+   */
+  diffSource?: { diff: WorkingDiff; title: string; tree: string | null }
   /** The working tree's change against the base, taken already (the worker begins on it while the run is claimed). */
   change?: ReturnType<typeof reviewedChange> | null
 }
@@ -73,13 +77,11 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   const instructions = change.instructions
   // what a review of this tree named only, kept: the PR body of the approved tree names it NOT REVIEWED too
   if (!options.diffSource && diff.tree) writeNamedOnly(namedOnlyPath(run.run_id, diff.tree), diff.unreviewed)
-  // the reviewer reads its own read-only copy of what it is shown, never the working tree the coder keeps writing
-  const copy = await writeReviewerCopy(change.snapshot, reviewerCopyDir(run))
   const prompt = buildPrompt(run, diff, {
     instructions,
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
-    copy,
+    copy: await reviewerCopy(run, change.snapshot, options.diffSource),
   })
   const touches = { touches_reviewer_instructions: instructions.touched, tree: diff.tree }
   const calls: CallRecord[] = []
@@ -119,6 +121,25 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
     },
     calls,
   }
+}
+
+/**
+ * The reviewer's own read-only copy of what it is shown, never the working tree the coder keeps writing: the snapshot,
+ * or for another source (the PR's diff) the snapshot when it is the tree that source must be, else an empty folder.
+ */
+async function reviewerCopy(
+  run: RunState,
+  snapshot: RepoSnapshot,
+  source: ConductOptions['diffSource'],
+): Promise<PromptContext['copy']> {
+  const dir = reviewerCopyDir(run)
+  if (!source) return writeReviewerCopy(snapshot, dir)
+  if (!source.tree || snapshot.tree !== source.tree) {
+    emptyReviewerCopy(dir)
+    return undefined
+  }
+  const copy = await writeReviewerCopy(snapshot, dir)
+  return { ...copy, what: `the tree the loop approved (${source.tree.slice(0, 12)}: the PR head must be it)` }
 }
 
 interface Called {

@@ -177,6 +177,18 @@ async function writeAll(store: ObjectStore, dir: string, files: Wanted[]): Promi
   await flush()
 }
 
+/**
+ * An empty read-only copy at `dir`, for a review of bytes no snapshot here holds (the final round's PR diff when the
+ * working tree is not the approved tree): the reviewer's flags still name it, and it holds nothing stale or live.
+ */
+export function emptyReviewerCopy(dir: string): ReviewerCopy {
+  removeCopy(dir)
+  rmSync(`${dir}.json`, { force: true })
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
+  chmodSync(dir, 0o555)
+  return { dir, tree: '', files: 0, bytes: 0, left_out: [] }
+}
+
 /** Every folder of the copy made read-only, deepest first (its files were written read-only). */
 function readOnly(dir: string): void {
   for (const entry of readdirSync(dir, { withFileTypes: true }))
