@@ -42,25 +42,17 @@ export async function writeReviewerCopy(
   const leaves: Omit<Wanted, 'size'>[] = []
   await collect(snap, '', leaves, left_out)
   const known = new Map(Object.entries(there ? (kept?.sizes ?? {}) : {})) // the last copy's: asked again only if new
-  const wanted = await sized(snap.store, leaves, left_out, known)
   const changed = new Set(changedPaths(snap, ''))
-  wanted.sort((a, b) => Number(changed.has(b.path)) - Number(changed.has(a.path))) // stable: by path within each
-  let bytes = 0
-  const within: Wanted[] = []
-  for (const file of wanted) {
-    if (bytes + file.size > maxBytes) {
-      left_out.push({ path: file.path, why: `past the copy's cap of ${maxBytes} bytes` })
-      continue
-    }
-    bytes += file.size
-    within.push(file)
-  }
+  const ordered = leaves.sort((a, b) => (a.path < b.path ? -1 : 1))
+  ordered.sort((a, b) => Number(changed.has(b.path)) - Number(changed.has(a.path))) // stable: by path within each
+  const { within, bytes, sizes } = await fill(snap.store, ordered, known, maxBytes, left_out)
   // the run's last copy, where it is whole: only the files that differ from it are written
   const written = await placeFiles(snap.store, dir, within, there ? (kept?.written ?? null) : null)
   left_out.sort((a, b) => (a.path < b.path ? -1 : 1))
   const copy = { dir, tree: snap.tree, files: within.length, bytes, left_out }
-  const sizes = Object.fromEntries(wanted.map((file) => [file.oid, file.size]))
-  writeFileAtomic(record, JSON.stringify({ ...copy, written, sizes }), 0o600, { durable: false })
+  writeFileAtomic(record, JSON.stringify({ ...copy, written, sizes: Object.fromEntries(sizes) }), 0o600, {
+    durable: false,
+  })
   return copy
 }
 
@@ -106,33 +98,63 @@ function changedPaths(snap: RepoSnapshot, prefix: string): string[] {
 /** A relative path of plain names: nothing that climbs out of the copy or names it. */
 const safePath = (path: string) => path.split('/').every((part) => part !== '' && part !== '.' && part !== '..')
 
+/** Leaves sized per git call while the copy fills: a big tree's every size is never asked once the copy is full. */
+const SIZE_CHUNK = 2000
+
 /**
- * Each leaf's size (`known` ones not asked again), asked of where its bytes are; one whose bytes are nowhere (over
- * 16 MiB, not kept) is left out.
+ * The leaves that fit within `maxBytes`, taken in order, and the sizes asked (`known` ones not asked again). A leaf
+ * too big for the room left is passed over for the next; once less than a hundredth of the cap is left, the rest are
+ * left out unsized. One whose bytes are nowhere (over 16 MiB, not kept) is left out.
  */
-async function sized(
+async function fill(
+  store: ObjectStore,
+  ordered: Omit<Wanted, 'size'>[],
+  known: Map<string, number>,
+  maxBytes: number,
+  left_out: ReviewerCopy['left_out'],
+): Promise<{ within: Wanted[]; bytes: number; sizes: Map<string, number> }> {
+  const within: Wanted[] = []
+  const sizes = new Map<string, number>()
+  let bytes = 0
+  const past = (leaf: Omit<Wanted, 'size'>) =>
+    left_out.push({ path: leaf.path, why: `past the copy's cap of ${maxBytes} bytes` })
+  for (let at = 0; at < ordered.length; at += SIZE_CHUNK) {
+    const chunk = ordered.slice(at, at + SIZE_CHUNK)
+    if (maxBytes - bytes < maxBytes / 100) {
+      for (const leaf of ordered.slice(at)) past(leaf)
+      break
+    }
+    for (const [oid, size] of await sizesOf(store, chunk, known)) sizes.set(oid, size)
+    for (const leaf of chunk) {
+      const size = sizes.get(leaf.oid)
+      if (size === undefined) left_out.push({ path: leaf.path, why: 'its bytes were not kept (over 16 MiB)' })
+      else if (bytes + size > maxBytes) past(leaf)
+      else {
+        bytes += size
+        within.push({ ...leaf, size })
+      }
+    }
+  }
+  return { within, bytes, sizes }
+}
+
+/** Each leaf's size, from `known` or asked of where its bytes are (absent: nowhere). */
+async function sizesOf(
   store: ObjectStore,
   leaves: Omit<Wanted, 'size'>[],
-  left_out: ReviewerCopy['left_out'],
   known: Map<string, number>,
-): Promise<Wanted[]> {
+): Promise<Map<string, number>> {
   const unknown = leaves.filter((leaf) => !known.has(leaf.oid))
   const sizes = await storedSizes(
     store,
     unknown.filter((leaf) => leaf.source === 'store').map((leaf) => leaf.oid),
   )
-  for (const [oid, size] of known) sizes.set(oid, size)
+  for (const leaf of leaves) if (known.has(leaf.oid)) sizes.set(leaf.oid, known.get(leaf.oid)!)
   const byRepo = new Map<RepoGit, string[]>()
   for (const leaf of unknown)
     if (leaf.source !== 'store') byRepo.get(leaf.source)?.push(leaf.oid) ?? byRepo.set(leaf.source, [leaf.oid])
   for (const [git, ids] of byRepo) for (const [oid, size] of await objectSizes(git, ids)) sizes.set(oid, size)
-  const wanted: Wanted[] = []
-  for (const leaf of leaves) {
-    const size = sizes.get(leaf.oid)
-    if (size === undefined) left_out.push({ path: leaf.path, why: 'its bytes were not kept (over 16 MiB)' })
-    else wanted.push({ ...leaf, size })
-  }
-  return wanted.sort((a, b) => (a.path < b.path ? -1 : 1))
+  return sizes
 }
 
 /**
