@@ -1,7 +1,7 @@
 // The diff the reviewer reads (lib/review/diff.ts over lib/snapshot/): submodules shown, nothing of the change written
 // into .git/objects, the cap applied while git is read (git stopped there), large files named only as not reviewed. Expected values come from git itself or from a hand count of what the test wrote.
 import { createHash } from 'node:crypto'
-import { closeSync, openSync, readFileSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync, writeSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { workingDiff } from '../lib/review/diff.ts'
@@ -215,17 +215,46 @@ describe('the review diff: large files', () => {
     expect(diff.bytes).toBeLessThan(text.length / 2)
   })
 
-  it('names a text file over 16 MiB only, as not reviewed, with its blob id as git computes it', async () => {
+  it('names a text file over 16 MiB only, as not reviewed, with its size and its blob id as git computes it', async () => {
     const repo = makeRepo()
     const base = head(repo)
     const size = 17 * 1024 * 1024
     writeNumberedLines(join(repo, 'huge.txt'), size / 64, 64)
     const diff = await workingDiff(repo, base, 200_000)
     const oid = git(repo, ['hash-object', '--no-filters', 'huge.txt']).trim()
-    expect(diff.stat).toContain(` huge.txt | added, over 16 MiB: NOT REVIEWED (now ${oid})`)
-    expect(diff.unreviewed).toEqual([{ path: 'huge.txt', why: 'over 16 MiB', oid }])
+    expect(diff.stat).toContain(` huge.txt | added, over 16 MiB: NOT REVIEWED (now ${oid}, 17825792 bytes)`)
+    expect(diff.unreviewed).toEqual([{ path: 'huge.txt', why: 'over 16 MiB', oid, size: 17 * 1024 * 1024 }])
     expect(diff.diff).toBe('')
     expect(diff.truncated).toBe(false)
+  })
+
+  it('names a file over 16 MiB with its size again from a snapshot that does not read it again', async () => {
+    const repo = makeRepo()
+    const base = head(repo)
+    const home = tempDir('pl-home-')
+    writeNumberedLines(join(repo, 'huge.txt'), (17 * 1024 * 1024) / 64, 64)
+    const past = new Date(Date.now() - 60_000) // old enough for git's stat check to trust: not read again
+    utimesSync(join(repo, 'huge.txt'), past, past)
+    const first = await workingDiff(repo, base, 200_000, home)
+    rmSync(join(home, 'cache', 'snapshot', 'by-tree'), { recursive: true }) // the diff computed again, not kept
+    const again = await workingDiff(repo, base, 200_000, home)
+    expect(again.stat).toContain(', 17825792 bytes)')
+    expect([again.stat, again.unreviewed]).toEqual([first.stat, first.unreviewed])
+  })
+
+  it("names a file over 16 MiB the change deletes with the base's size, read from the repository", async () => {
+    const repo = makeRepo()
+    writeNumberedLines(join(repo, 'huge.txt'), (17 * 1024 * 1024) / 64, 64)
+    git(repo, ['add', 'huge.txt'])
+    git(repo, ['commit', '-qm', 'a huge file'])
+    const base = head(repo)
+    const oid = git(repo, ['rev-parse', 'HEAD:huge.txt']).trim()
+    rmSync(join(repo, 'huge.txt'))
+    const diff = await workingDiff(repo, base, 200_000, tempDir('pl-home-'))
+    expect(diff.stat).toContain(
+      ` huge.txt | deleted, over 16 MiB: NOT REVIEWED (was ${oid.slice(0, 12)}, 17825792 bytes)`,
+    )
+    expect(diff.unreviewed).toEqual([{ path: 'huge.txt', why: 'over 16 MiB', oid, size: 17825792 }])
   })
 
   it(

@@ -74,7 +74,7 @@ describe('review: the prompt', () => {
   )
 
   it(
-    'names a binary file without its content, as NOT REVIEWED with its blob id',
+    'names a binary file without its content, as NOT REVIEWED with its blob id and size',
     async () => {
       const sb = sandbox()
       await startRun(sb)
@@ -88,7 +88,7 @@ describe('review: the prompt', () => {
       expectOk(await sb.cli(['coder-done', '--summary', 'added a logo']))
       const { prompt } = await reviewKeepingPrompt(sb)
       const oid = git(sb.repo, ['hash-object', '--no-filters', 'assets/logo.bin'], sb.env).trim()
-      expect(prompt).toContain(` assets/logo.bin | added, binary: NOT REVIEWED (now ${oid})`)
+      expect(prompt).toContain(` assets/logo.bin | added, binary: NOT REVIEWED (now ${oid}, 30 bytes)`) // 8 + 18 + 4
       expect(prompt).toContain('named only, marked NOT REVIEWED')
       expect(prompt).not.toContain('BINARY-MARKER-91c2')
       expect(prompt).not.toContain('\x00')

@@ -41,7 +41,7 @@ describe('finish --create-pr', () => {
     expect(verified.approved_tree).toBe(verified.head_tree)
   })
 
-  it('names a binary of the approved change NOT REVIEWED in the PR body, with its blob id', async () => {
+  it('names a binary of the approved change NOT REVIEWED in the PR body, with its size and blob id', async () => {
     const sb = sandbox()
     const runId = await startRun(sb)
     writeFileSync(join(sb.repo, 'logo.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200]))
@@ -53,7 +53,26 @@ describe('finish --create-pr', () => {
     const oid = git(sb.repo, ['rev-parse', 'HEAD:logo.bin'], sb.env).trim()
     const body = readFileSync(join(sb.home, 'runs', runId, 'pr-body.md'), 'utf8')
     expect(body).toContain('**NOT REVIEWED** (1 path(s)')
-    expect(body).toContain(`- \`logo.bin\` — binary (blob \`${oid}\`)`)
+    expect(body).toContain(`- \`logo.bin\` — binary, 11 bytes (blob \`${oid}\`)`)
+  })
+
+  it('names the binary its review was shown NOT REVIEWED in the PR body, though the working tree moved on since', async () => {
+    const sb = sandbox()
+    const runId = await startRun(sb)
+    writeFileSync(join(sb.repo, 'logo.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200])) // 11 bytes
+    expectOk(await sb.cli(['coder-done', '--summary', 'the logo']))
+    expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:approve']))
+    git(sb.repo, ['add', 'logo.bin'], sb.env)
+    git(sb.repo, ['commit', '-qm', 'the approved change'], sb.env)
+    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED']))
+    // the PR is named later, the working tree no longer the approved tree: read again from it, the binary was left
+    // out of the body (the snapshot's tree differed from the approved one)
+    writeFileSync(join(sb.repo, 'later.txt'), 'not part of the PR\n')
+    expect(git(sb.repo, ['status', '--porcelain'], sb.env)).toContain('?? later.txt') // not the approved tree now
+    expectOk(await sb.cli(['finish', '--verdict', 'APPROVED', '--pr', '9'], { env: githubWithPrs(sb.repo, [9]) }))
+    const oid = git(sb.repo, ['rev-parse', 'HEAD:logo.bin'], sb.env).trim()
+    const body = readFileSync(join(sb.home, 'runs', runId, 'pr-body.md'), 'utf8')
+    expect(body).toContain(`- \`logo.bin\` — binary, 11 bytes (blob \`${oid}\`)`)
   })
 
   it('refuses, before any PR opens, a commit of other bytes than the approved ones left on disk (item 11)', async () => {

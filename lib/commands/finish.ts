@@ -9,8 +9,9 @@ import type { RunCostSummary } from '../cost/summary.ts'
 import { fail, isPairLoopError, PairLoopError } from '../ground/errors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { createPr, ghTarget } from '../ground/gh.ts'
-import { prBodyPath } from '../ground/paths.ts'
-import { type NamedOnly, renderPrBody } from '../pr/body.ts'
+import { namedOnlyPath, prBodyPath } from '../ground/paths.ts'
+import { renderPrBody } from '../pr/body.ts'
+import { type NamedOnly, readNamedOnly } from '../snapshot/named-only.ts'
 import { changeRun, checkBranch, configOf, resolveRun } from '../run/run-access.ts'
 import { approvedTree, movedSinceApproval } from '../run/run-queries.ts'
 import { treeNow } from '../snapshot/now.ts'
@@ -172,8 +173,13 @@ async function claimCreation(ctx: Context, runId: string): Promise<{ pr: RunStat
   }
 }
 
-/** The approved change's paths the reviewer saw named only, read again from the working tree when it is that tree. */
+/**
+ * The approved change's paths the reviewer saw named only: as its review recorded them (review/conduct.ts), else (a
+ * review recorded otherwise) read again from the working tree when it is that tree.
+ */
 async function namedOnlyOf(run: RunState, approved: string, home: string): Promise<NamedOnly[]> {
+  const recorded = readNamedOnly(namedOnlyPath(run.run_id, approved, home))
+  if (recorded) return recorded
   const diff = await workingDiff(run.repo, run.base_sha, configOf(run).pair_loop.max_diff_bytes, home)
   return diff.tree === approved ? diff.unreviewed : []
 }

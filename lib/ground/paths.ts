@@ -50,6 +50,9 @@ export const runArtifactsDir = (id: string, home = context().home) => join(runsD
 export const prBodyPath = (id: string, home = context().home) => join(runArtifactsDir(id, home), 'pr-body.md')
 /** The snapshot the last `pr-check` read (beside the state, in the run's folder). */
 export const prSnapshotPath = (id: string, home = context().home) => join(runArtifactsDir(id, home), 'pr-snapshot.json')
+/** The paths a review of `tree` named only (binary, over 16 MiB, not a regular file): the PR body names them too. */
+export const namedOnlyPath = (id: string, tree: string, home = context().home) =>
+  join(runArtifactsDir(id, home), 'named-only', `${tree.replace(/[^0-9a-f]/g, '')}.json`)
 /** The PR diff the final round (`review --pr`) reviewed. */
 export const prDiffPath = (id: string, home = context().home) => join(runArtifactsDir(id, home), 'pr-diff.patch')
 

@@ -8,6 +8,7 @@ import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
 import { formatUsd } from '../ground/money.ts'
 import { approvedTree, approvedTrees, openFindings } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
+import type { NamedOnly } from '../snapshot/named-only.ts'
 import { recordOf, renderRecord } from './record.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
@@ -67,14 +68,10 @@ const lastReviewTool = (run: RunState) => {
   return last ? reviewerName(reviewerShown(last)) : run.reviewer
 }
 
-/** A path of the approved change the reviewer was shown by name only (a binary, a file over 16 MiB, not a regular file). */
-export interface NamedOnly {
-  path: string
-  why: string
-  oid: string | null
-}
-
-/** The approved change's paths named only: said in the PR body too, so no one reads the approval as covering them. */
+/**
+ * The approved change's paths named only (a binary, a file over 16 MiB, not a regular file), each with its size and
+ * blob id: said in the PR body too, so no one reads the approval as covering them.
+ */
 function notReviewed(named: NamedOnly[]): string[] {
   if (!named.length) return []
   const shown = named.slice(0, 50)
@@ -82,7 +79,8 @@ function notReviewed(named: NamedOnly[]): string[] {
     `**NOT REVIEWED** (${named.length} path(s) the reviewer was shown by name only, never their content):`,
     '',
     ...shown.map(
-      (item) => `- \`${neutraliseInline(item.path)}\` — ${item.why}${item.oid ? ` (blob \`${item.oid}\`)` : ''}`,
+      (item) =>
+        `- \`${neutraliseInline(item.path)}\` — ${item.why}${item.size === null ? '' : `, ${item.size} bytes`}${item.oid ? ` (blob \`${item.oid}\`)` : ''}`,
     ),
     ...(named.length > shown.length ? [`- … and ${named.length - shown.length} more`] : []),
     '',

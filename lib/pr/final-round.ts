@@ -20,7 +20,7 @@ import { chooseReviewer } from '../review/reviewers.ts'
 import { callSettings, type ReviewSessionOptions } from '../review/session.ts'
 import { stoppedAs, type TaskResult, type WorkerCall } from '../review/worker.ts'
 import { changeRun, configOf } from '../run/run-access.ts'
-import { nextFields, numberFindings } from '../run/run-queries.ts'
+import { approvedTree, nextFields, numberFindings } from '../run/run-queries.ts'
 import type { ReviewerRound, RunState } from '../run/state.ts'
 import { recordFailedReview } from '../run/transitions.ts'
 import { diffStatText } from './diff-lines.ts'
@@ -77,7 +77,8 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
     ...callSettings(run, choice, { config, timeoutS: job.timeout_s, log: call.log }),
     signalRelay: call.watch.control,
     onSpawn: call.onSpawn,
-    diffSource: { diff, title: `the pushed PR #${pr} against its base` },
+    // the reviewer's copy is the approved tree (what the PR head must be) when the working tree is it, else empty
+    diffSource: { diff, title: `the pushed PR #${pr} against its base`, tree: approvedTree(run) },
   })
   await call.noted()
   if (!conducted.ok) {

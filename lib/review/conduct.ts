@@ -14,8 +14,11 @@ import { parseReviewerOutput } from './output.ts'
 import type { ReviewerReply } from '../agents/reply.ts'
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
-import { writeReviewerCopy } from '../snapshot/copy.ts'
-import { buildPrompt, buildReask } from './prompt.ts'
+import { emptyReviewerCopy, writeReviewerCopy } from '../snapshot/copy.ts'
+import type { RepoSnapshot } from '../snapshot/snapshot.ts'
+import { writeNamedOnly } from '../snapshot/named-only.ts'
+import { namedOnlyPath } from '../ground/paths.ts'
+import { buildPrompt, buildReask, type PromptContext } from './prompt.ts'
 import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
@@ -35,8 +38,11 @@ export interface ConductOptions {
   onSpawn?: (pid: number) => void
   /** What is left of the run's limit before this review (`claude -p --max-budget-usd`); null: no cap. */
   budgetLeftUsd?: number | null
-  /** The change to review when it is not the working tree against the base (the final round: the pushed PR's diff). */
-  diffSource?: { diff: WorkingDiff; title: string }
+  /**
+   * The change to review when it is not the working tree against the base (the final round: the pushed PR's diff), and
+   * the tree its head must be (the approved tree): the reviewer's copy is the snapshot only when it is that tree.
+   */
+  diffSource?: { diff: WorkingDiff; title: string; tree: string | null }
   /** The working tree's change against the base, taken already (the worker begins on it while the run is claimed). */
   change?: ReturnType<typeof reviewedChange> | null
   /** The reviewer's session of the last round to continue (lib/review/continuity.ts), or null for a fresh one. */
@@ -76,8 +82,8 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   const change = await (options.change ?? reviewedChange(run.repo, run.base_sha, options.maxDiffBytes))
   const diff = options.diffSource?.diff ?? change.diff
   const instructions = change.instructions
-  // the reviewer reads its own read-only copy of what it is shown, never the working tree the coder keeps writing
-  const copy = await writeReviewerCopy(change.snapshot, reviewerCopyDir(run))
+  // what a review of this tree named only, kept: the PR body of the approved tree names it NOT REVIEWED too
+  if (!options.diffSource && diff.tree) writeNamedOnly(namedOnlyPath(run.run_id, diff.tree), diff.unreviewed)
   const since = options.diffSource ? null : lastShownTree(run)
   const shown = options.diffSource ? null : (change.diff.shown_tree ?? null)
   const delta = since && shown ? await snapshotDelta(change.snapshot, since, shown, options.maxDiffBytes) : null
@@ -85,7 +91,7 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
     instructions,
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
-    copy,
+    copy: await reviewerCopy(run, change.snapshot, options.diffSource),
     delta: delta && since ? { ...delta, since } : null,
     resumed: Boolean(options.resume),
   })
@@ -127,6 +133,25 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
     },
     calls,
   }
+}
+
+/**
+ * The reviewer's own read-only copy of what it is shown, never the working tree the coder keeps writing: the snapshot,
+ * or for another source (the PR's diff) the snapshot when it is the tree that source must be, else an empty folder.
+ */
+async function reviewerCopy(
+  run: RunState,
+  snapshot: RepoSnapshot,
+  source: ConductOptions['diffSource'],
+): Promise<PromptContext['copy']> {
+  const dir = reviewerCopyDir(run)
+  if (!source) return writeReviewerCopy(snapshot, dir)
+  if (!source.tree || snapshot.tree !== source.tree) {
+    emptyReviewerCopy(dir)
+    return undefined
+  }
+  const copy = await writeReviewerCopy(snapshot, dir)
+  return { ...copy, what: `the tree the loop approved (${source.tree.slice(0, 12)}: the PR head must be it)` }
 }
 
 interface Called {

@@ -3,6 +3,7 @@
 import { pairLoopHome } from '../ground/paths.ts'
 import { byTree } from '../snapshot/by-tree.ts'
 import { snapshotDiff } from '../snapshot/diff.ts'
+import type { NamedOnly } from '../snapshot/named-only.ts'
 import { type RepoSnapshot, takeSnapshot } from '../snapshot/snapshot.ts'
 import { type ReviewerInstructions, reviewerInstructions } from './instructions.ts'
 
@@ -18,7 +19,7 @@ export interface WorkingDiff {
   /** The snapshot's tree id, the bytes this diff was built from: null for a diff that is not of the working tree. */
   tree: string | null
   /** Paths named only (binary, too big, not a regular file): the reviewer is told it did not see them. */
-  unreviewed: { path: string; why: string; oid: string | null }[]
+  unreviewed: NamedOnly[]
   /** The tree of the files shown, in pair-loop's store (null: not the working tree): the next round's delta starts there. */
   shown_tree?: string | null
 }

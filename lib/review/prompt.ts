@@ -15,8 +15,11 @@ export interface PromptContext {
   structured?: boolean
   /** What the change is, when not the working tree (the final round: the pushed PR against its base). */
   changeTitle?: string
-  /** The reviewer's read-only copy of the snapshot (lib/snapshot/copy.ts): where it may read files, and what it lacks. */
-  copy?: Pick<ReviewerCopy, 'dir' | 'left_out'>
+  /**
+   * The reviewer's read-only copy of the snapshot (lib/snapshot/copy.ts): where it may read files, and what it lacks;
+   * `what` it is when not the snapshot the diff was built from (the final round's approved tree).
+   */
+  copy?: Pick<ReviewerCopy, 'dir' | 'left_out'> & { what?: string }
   /** The change since the last reviewed tree (`since`): shown first, before the whole change. */
   delta?: { since: string; stat: string; diff: string; truncated: boolean } | null
   /** The call continues the reviewer's session of the last round: it has read the whole change and the base's files. */
@@ -99,14 +102,17 @@ function deltaSection(delta: PromptContext['delta'], rest: string): string[] {
 
 /** Where the reviewer may read files: its read-only copy of the snapshot shown, never the live working tree. */
 function readWhere(copy: PromptContext['copy']): string {
-  if (!copy) return 'Judge it from what this prompt shows.'
+  if (!copy)
+    return "Judge it from what this prompt shows; the repository is the coder's, still being written: do not read it."
   const lacking = copy.left_out.length
     ? ` It lacks ${copy.left_out.length} path(s): ${copy.left_out
         .slice(0, 20)
         .map((left) => `${neutraliseInline(left.path)} (${left.why})`)
         .join(', ')}${copy.left_out.length > 20 ? ', …' : ''}.`
     : ''
-  return `You may read the change's files in a read-only copy of the snapshot under review at ${copy.dir} (the same bytes as the diff below, by their paths from the repository's top; the repository itself is the coder's, still being written: do not read it).${lacking}`
+  const what = copy.what ?? 'the snapshot under review'
+  const same = copy.what ? '' : 'the same bytes as the diff below, '
+  return `You may read the change's files in a read-only copy of ${what} at ${copy.dir} (${same}by their paths from the repository's top; the repository itself is the coder's, still being written: do not read it).${lacking}`
 }
 
 /** What the reviewer was not shown, said before the listing: named only is not reviewed. */

@@ -8,7 +8,7 @@ import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 
 /** Bump when what is kept changes shape or meaning: an old entry is then never read. */
-const VERSION = 2 // 2: text or binary judged by content (issue 34)
+const VERSION = 3 // 2: text or binary judged by content (issue 34); 3: a path named only, with its size
 
 const entryFile = (home: string, key: string) => join(home, 'cache', 'snapshot', 'by-tree', `${key}.json`)
 

@@ -1,21 +1,20 @@
 // The reviewer's own copy of a snapshot: its files written from pair-loop's object store (the change's blobs as the
 // snapshot read them) and the repository's verified objects (the base's unchanged ones) into a folder under the run's
 // artifacts, then made read-only. The reviewer reads this, never the live working tree the coder writes meanwhile.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+// Written once per run in full; a later round writes only the files that differ from the last copy (copy-files.ts).
+import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { writeFileAtomic } from '../ground/fsutil.ts'
+import { placeFiles, removeCopy, type Wanted, type Written } from './copy-files.ts'
 import type { Manifest } from './manifest.ts'
 import type { RepoSnapshot } from './snapshot.ts'
-import { eachStoredBlob, hasObject, type ObjectStore, storeGit } from './store.ts'
-import { objectSizes, readVerified, type RepoGit } from './verified.ts'
+import { hasObject, type ObjectStore, storedSizes } from './store.ts'
+import { objectSizes, type RepoGit } from './verified.ts'
 
 /**
  * What the copy holds at most, in bytes: the changed files first, then the rest by path; past it, files are left out
  * and named (the diff still shows the change). Writing a big tree's every file would hold up each new review.
  */
 export const COPY_MAX_BYTES = 64 * 1024 * 1024
-/** Bytes read from the repository per git call: memory stays bounded whatever the tree holds. */
-const BATCH_BYTES = 32 * 1024 * 1024
 
 export interface ReviewerCopy {
   dir: string
@@ -27,14 +26,6 @@ export interface ReviewerCopy {
   left_out: { path: string; why: string }[]
 }
 
-interface Wanted {
-  path: string
-  oid: string
-  mode: string
-  source: 'store' | RepoGit
-  size: number
-}
-
 /** The snapshot written to `dir` (kept when it already holds this tree), read-only, within `maxBytes`. */
 export async function writeReviewerCopy(
   snap: RepoSnapshot,
@@ -43,32 +34,25 @@ export async function writeReviewerCopy(
 ): Promise<ReviewerCopy> {
   const record = `${dir}.json`
   const kept = readRecord(record)
-  if (kept?.tree === snap.tree && kept.dir === dir && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
-    return kept
-  removeCopy(dir)
-  rmSync(record, { force: true })
+  const there = kept?.dir === dir && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()
+  if (there && kept?.tree === snap.tree)
+    return { dir, tree: kept.tree, files: kept.files, bytes: kept.bytes, left_out: kept.left_out }
+  rmSync(record, { force: true }) // first: a copy half written is never taken for a whole one
   const left_out: ReviewerCopy['left_out'] = []
   const leaves: Omit<Wanted, 'size'>[] = []
   await collect(snap, '', leaves, left_out)
-  const wanted = await sized(snap.store, leaves, left_out)
+  const known = new Map(Object.entries(there ? (kept?.sizes ?? {}) : {})) // the last copy's: asked again only if new
   const changed = new Set(changedPaths(snap, ''))
-  wanted.sort((a, b) => Number(changed.has(b.path)) - Number(changed.has(a.path))) // stable: by path within each
-  let bytes = 0
-  const within: Wanted[] = []
-  for (const file of wanted) {
-    if (bytes + file.size > maxBytes) {
-      left_out.push({ path: file.path, why: `past the copy's cap of ${maxBytes} bytes` })
-      continue
-    }
-    bytes += file.size
-    within.push(file)
-  }
-  mkdirSync(dir, { recursive: true, mode: 0o700 })
-  await writeAll(snap.store, dir, within)
-  readOnly(dir)
+  const ordered = leaves.sort((a, b) => (a.path < b.path ? -1 : 1))
+  ordered.sort((a, b) => Number(changed.has(b.path)) - Number(changed.has(a.path))) // stable: by path within each
+  const { within, bytes, sizes } = await fill(snap.store, ordered, known, maxBytes, left_out)
+  // the run's last copy, where it is whole: only the files that differ from it are written
+  const written = await placeFiles(snap.store, dir, within, there ? (kept?.written ?? null) : null)
   left_out.sort((a, b) => (a.path < b.path ? -1 : 1))
   const copy = { dir, tree: snap.tree, files: within.length, bytes, left_out }
-  writeFileAtomic(record, JSON.stringify(copy), 0o600, { durable: false })
+  writeFileAtomic(record, JSON.stringify({ ...copy, written, sizes: Object.fromEntries(sizes) }), 0o600, {
+    durable: false,
+  })
   return copy
 }
 
@@ -84,6 +68,8 @@ async function collect(
     if (change.after) manifest.set(change.path, change.after)
     else manifest.delete(change.path)
   const subs = new Map(snap.submodules.map((sub) => [sub.path, sub]))
+  // only a changed file's blob is in the store for sure (a base one may be, from another snapshot): looked for there
+  const changed = new Set(snap.changes.flatMap((change) => (change.after ? [change.path] : [])))
   for (const [path, leaf] of manifest) {
     const label = `${prefix}${path}`
     const sub = subs.get(path)
@@ -98,7 +84,7 @@ async function collect(
         path: label,
         oid: leaf.oid,
         mode: leaf.mode,
-        source: hasObject(snap.store, leaf.oid) ? 'store' : snap.git,
+        source: changed.has(path) && hasObject(snap.store, leaf.oid) ? 'store' : snap.git,
       })
   }
 }
@@ -112,93 +98,86 @@ function changedPaths(snap: RepoSnapshot, prefix: string): string[] {
 /** A relative path of plain names: nothing that climbs out of the copy or names it. */
 const safePath = (path: string) => path.split('/').every((part) => part !== '' && part !== '.' && part !== '..')
 
-/** Each leaf's size, asked of where its bytes are; one whose bytes are nowhere (over 16 MiB, not kept) is left out. */
-async function sized(
+/** Leaves sized per git call while the copy fills: a big tree's every size is never asked once the copy is full. */
+const SIZE_CHUNK = 2000
+
+/**
+ * The leaves that fit within `maxBytes`, taken in order, and the sizes asked (`known` ones not asked again). A leaf
+ * too big for the room left is passed over for the next; once less than a hundredth of the cap is left, the rest are
+ * left out unsized. One whose bytes are nowhere (over 16 MiB, not kept) is left out.
+ */
+async function fill(
+  store: ObjectStore,
+  ordered: Omit<Wanted, 'size'>[],
+  known: Map<string, number>,
+  maxBytes: number,
+  left_out: ReviewerCopy['left_out'],
+): Promise<{ within: Wanted[]; bytes: number; sizes: Map<string, number> }> {
+  const within: Wanted[] = []
+  const sizes = new Map<string, number>()
+  let bytes = 0
+  const past = (leaf: Omit<Wanted, 'size'>) =>
+    left_out.push({ path: leaf.path, why: `past the copy's cap of ${maxBytes} bytes` })
+  for (let at = 0; at < ordered.length; at += SIZE_CHUNK) {
+    const chunk = ordered.slice(at, at + SIZE_CHUNK)
+    if (maxBytes - bytes < maxBytes / 100) {
+      for (const leaf of ordered.slice(at)) past(leaf)
+      break
+    }
+    for (const [oid, size] of await sizesOf(store, chunk, known)) sizes.set(oid, size)
+    for (const leaf of chunk) {
+      const size = sizes.get(leaf.oid)
+      if (size === undefined) left_out.push({ path: leaf.path, why: 'its bytes were not kept (over 16 MiB)' })
+      else if (bytes + size > maxBytes) past(leaf)
+      else {
+        bytes += size
+        within.push({ ...leaf, size })
+      }
+    }
+  }
+  return { within, bytes, sizes }
+}
+
+/** Each leaf's size, from `known` or asked of where its bytes are (absent: nowhere). */
+async function sizesOf(
   store: ObjectStore,
   leaves: Omit<Wanted, 'size'>[],
-  left_out: ReviewerCopy['left_out'],
-): Promise<Wanted[]> {
-  const sizes = new Map<string, number>()
-  const fromStore = [...new Set(leaves.filter((leaf) => leaf.source === 'store').map((leaf) => leaf.oid))]
-  if (fromStore.length) {
-    const chunks: Buffer[] = []
-    const input = `${fromStore.join('\n')}\n`
-    await storeGit(store, ['cat-file', '--batch-check'], (chunk) => chunks.push(chunk) > 0, 120_000, input)
-    const text = Buffer.concat(chunks).toString('latin1')
-    for (const line of text.split('\n')) {
-      const match = /^([0-9a-f]+) blob (\d+)$/.exec(line)
-      if (match) sizes.set(match[1]!, Number(match[2]))
-    }
-  }
+  known: Map<string, number>,
+): Promise<Map<string, number>> {
+  const unknown = leaves.filter((leaf) => !known.has(leaf.oid))
+  const sizes = await storedSizes(
+    store,
+    unknown.filter((leaf) => leaf.source === 'store').map((leaf) => leaf.oid),
+  )
+  for (const leaf of leaves) if (known.has(leaf.oid)) sizes.set(leaf.oid, known.get(leaf.oid)!)
   const byRepo = new Map<RepoGit, string[]>()
-  for (const leaf of leaves)
-    if (leaf.source !== 'store') byRepo.set(leaf.source, [...(byRepo.get(leaf.source) ?? []), leaf.oid])
-  for (const [git, ids] of byRepo)
-    for (const [oid, size] of await objectSizes(git, [...new Set(ids)])) sizes.set(oid, size)
-  const wanted: Wanted[] = []
-  for (const leaf of leaves) {
-    const size = sizes.get(leaf.oid)
-    if (size === undefined) left_out.push({ path: leaf.path, why: 'its bytes were not kept (over 16 MiB)' })
-    else wanted.push({ ...leaf, size })
-  }
-  return wanted.sort((a, b) => (a.path < b.path ? -1 : 1))
+  for (const leaf of unknown)
+    if (leaf.source !== 'store') byRepo.get(leaf.source)?.push(leaf.oid) ?? byRepo.set(leaf.source, [leaf.oid])
+  for (const [git, ids] of byRepo) for (const [oid, size] of await objectSizes(git, ids)) sizes.set(oid, size)
+  return sizes
 }
 
-/** Every file written, a blob at a time from the store and a bounded batch at a time from each repository. */
-async function writeAll(store: ObjectStore, dir: string, files: Wanted[]): Promise<void> {
-  const byOid = new Map<string, Wanted[]>()
-  for (const file of files) byOid.set(file.oid, [...(byOid.get(file.oid) ?? []), file])
-  const write = (oid: string, content: Buffer) => {
-    const at = byOid.get(oid) ?? []
-    byOid.delete(oid) // written once, to every path it is at, whichever batch asks for it again
-    for (const file of at) {
-      const path = join(dir, file.path)
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
-      writeFileSync(path, content, { mode: file.mode === '100755' ? 0o555 : 0o444, flag: 'wx' })
-    }
-  }
-  const stored = [...new Set(files.filter((file) => file.source === 'store').map((file) => file.oid))]
-  await eachStoredBlob(store, stored, write)
-  let batch: Wanted[] = []
-  let batchBytes = 0
-  const flush = async () => {
-    const git = batch[0]?.source
-    if (!git || git === 'store') return
-    const read = await readVerified(git, [...new Set(batch.map((file) => file.oid))], 'a file of the reviewed snapshot')
-    for (const [oid, object] of read) write(oid, object.content)
-    batch = []
-    batchBytes = 0
-  }
-  for (const file of files.filter((f) => f.source !== 'store')) {
-    if (batch.length && (batch[0]!.source !== file.source || batchBytes + file.size > BATCH_BYTES)) await flush()
-    batch.push(file)
-    batchBytes += file.size
-  }
-  await flush()
-}
-
-/** Every folder of the copy made read-only, deepest first (its files were written read-only). */
-function readOnly(dir: string): void {
-  for (const entry of readdirSync(dir, { withFileTypes: true }))
-    if (entry.isDirectory()) readOnly(join(dir, entry.name))
+/**
+ * An empty read-only copy at `dir`, for a review of bytes no snapshot here holds (the final round's PR diff when the
+ * working tree is not the approved tree): the reviewer's flags still name it, and it holds nothing stale or live.
+ */
+export function emptyReviewerCopy(dir: string): ReviewerCopy {
+  removeCopy(dir)
+  rmSync(`${dir}.json`, { force: true })
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
   chmodSync(dir, 0o555)
+  return { dir, tree: '', files: 0, bytes: 0, left_out: [] }
 }
 
-/** A copy removed: its folders made writable again first (rm cannot unlink from a read-only folder). */
-export function removeCopy(dir: string): void {
-  const writable = (at: string) => {
-    if (!lstatSync(at, { throwIfNoEntry: false })?.isDirectory()) return
-    chmodSync(at, 0o700)
-    for (const entry of readdirSync(at, { withFileTypes: true }))
-      if (entry.isDirectory()) writable(join(at, entry.name))
-  }
-  writable(dir)
-  rmSync(dir, { recursive: true, force: true })
-}
+/**
+ * The record beside a copy: the copy, what each of its files was when written (copy-files.ts), and the size of each
+ * blob of its tree (the next copy asks git only for the new ones: 30k sizes from loose objects took seconds).
+ */
+type CopyRecord = ReviewerCopy & { written?: Written; sizes?: Record<string, number> }
 
-function readRecord(file: string): ReviewerCopy | null {
+function readRecord(file: string): CopyRecord | null {
   try {
-    const value = JSON.parse(readFileSync(file, 'utf8')) as ReviewerCopy
+    const value = JSON.parse(readFileSync(file, 'utf8')) as CopyRecord
     return typeof value?.tree === 'string' && Array.isArray(value.left_out) ? value : null
   } catch {
     return null

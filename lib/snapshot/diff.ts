@@ -5,15 +5,18 @@ import type { DiffStat } from '../run/state.ts'
 import { Capped } from '../ground/capped.ts'
 import { type BlobKind, blobKind, WHOLE_FILE_LIMIT } from './files.ts'
 import { type Leaf, type Manifest, manifestTree } from './manifest.ts'
+import type { NamedOnly } from './named-only.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 import type { Change } from './take.ts'
-import { eachStoredBlob, hasObject, showable, storeGit, writeObject } from './store.ts'
+import { eachStoredBlob, hasObject, showable, storedSizes, storeGit, writeObject } from './store.ts'
 import { objectSizes, readVerified } from './verified.ts'
 
 /** One changed path as the reviewer sees it, from the top repository. */
 interface Item {
   label: string
   change: Change
+  /** The snapshot it is in (the top one, or a submodule's): where its blobs' sizes are asked. */
+  snap: RepoSnapshot
   /** Why it is named only (null: its diff is shown). */
   unreviewed: string | null
 }
@@ -26,8 +29,8 @@ export interface SnapshotDiff {
   bytes: number
   truncated: boolean
   counts: DiffStat
-  /** Paths named only, with why and their ids in the snapshot. */
-  unreviewed: { path: string; why: string; oid: string | null }[]
+  /** Paths named only, with why, their ids in the snapshot and their sizes in bytes (null: not a blob, or unknown). */
+  unreviewed: NamedOnly[]
   /** The tree of the files shown, written to pair-loop's store: a later round's delta starts from it. */
   shownTree: string
 }
@@ -50,24 +53,22 @@ export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promis
     ? await statAndPatch(snap, oldTree, newTree, maxBytes > 0 ? patch : null)
     : { lines: [], summary: '', files: 0, insertions: 0, deletions: 0 }
 
-  const named = items
-    .filter((item) => item.unreviewed)
-    .map(
-      ({ label, change, unreviewed }) => ` ${label} | ${verbOf(change)}, ${unreviewed}: NOT REVIEWED (${idOf(change)})`,
-    )
+  const namedItems = items.filter((item) => item.unreviewed)
+  const sizes = await sizesOf(namedItems)
+  const named = namedItems.map(
+    ({ label, change, unreviewed }) =>
+      ` ${label} | ${verbOf(change)}, ${unreviewed}: NOT REVIEWED (${idOf(change, sizes)})`,
+  )
   // a rename is one file, as git counts it
   const counts = {
     files: shownStat.files + named.length,
     insertions: shownStat.insertions,
     deletions: shownStat.deletions,
   }
-  const unreviewed = items
-    .filter((item) => item.unreviewed)
-    .map((item) => ({
-      path: item.label,
-      why: item.unreviewed!,
-      oid: (item.change.after ?? item.change.before)?.oid ?? null,
-    }))
+  const unreviewed = namedItems.map((item) => {
+    const leaf = item.change.after ?? item.change.before
+    return { path: item.label, why: item.unreviewed!, oid: leaf?.oid ?? null, size: sizeOf(leaf, sizes) }
+  })
   const tail =
     named.length || notes.length ? [`Named only (${named.length}), not shown below:`, ...named, ...notes] : []
   const text = [...shownStat.lines, ...(shownStat.summary ? [shownStat.summary] : []), ...tail].join('\n')
@@ -112,15 +113,48 @@ const verbOf = (change: Change) =>
         ? 'mode changed'
         : 'modified'
 
-const idOf = (change: Change) =>
-  [change.before && `was ${change.before.oid.slice(0, 12)}`, change.after && `now ${change.after.oid}`]
+/** Each side's blob id (the old one short) and its size in bytes, where it has one. */
+const idOf = (change: Change, sizes: Map<string, number>) => {
+  const side = (word: string, leaf: Leaf, oid: string) => {
+    const size = sizeOf(leaf, sizes)
+    return `${word} ${oid}${size === null ? '' : `, ${size} bytes`}`
+  }
+  return [
+    change.before && side('was', change.before, change.before.oid.slice(0, 12)),
+    change.after && side('now', change.after, change.after.oid),
+  ]
     .filter(Boolean)
-    .join(', ')
+    .join('; ')
+}
+
+/** A blob's size (a file's or a link's), never a repository's commit or tree. */
+const sizeOf = (leaf: Leaf | null, sizes: Map<string, number>) =>
+  leaf && /^1[02]0/.test(leaf.mode) ? (sizes.get(leaf.oid) ?? null) : null
+
+/**
+ * The sizes of the named-only paths' blobs, both sides: from pair-loop's store (a binary's bytes are kept there, a
+ * blob too big to keep has its size noted), else from the repository (a base blob too big to copy).
+ */
+async function sizesOf(items: Item[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>()
+  const bySnap = new Map<RepoSnapshot, string[]>()
+  for (const { snap, change } of items)
+    for (const leaf of [change.before, change.after])
+      if (leaf && /^1[02]0/.test(leaf.mode)) bySnap.set(snap, [...(bySnap.get(snap) ?? []), leaf.oid])
+  for (const [snap, oids] of bySnap) {
+    const found = await storedSizes(snap.store, oids)
+    const rest = oids.filter((oid) => !found.has(oid))
+    if (rest.length) for (const [oid, size] of await objectSizes(snap.git, rest)) found.set(oid, size)
+    for (const [oid, size] of found) sizes.set(oid, size)
+  }
+  return sizes
+}
 
 /** The changed paths of the snapshot and of its submodules, each with whether its diff can be shown. */
 async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[]): Promise<Item[]> {
   const items: Item[] = []
   const subs = new Map(snap.submodules.map((sub) => [sub.path, sub]))
+  const movedTo = new Map(snap.submodules.flatMap((sub) => (sub.moved_from ? [[sub.moved_from, sub.path]] : [])))
   const oldKinds = await baseKinds(snap)
   for (const skipped of snap.skipped)
     notes.push(` ${prefix}${skipped.path} | ${skipped.what}: left out of the snapshot, NOT REVIEWED`)
@@ -129,11 +163,17 @@ async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[])
     const isRepo = (leaf: Leaf | null) => leaf?.mode === '160000' || (leaf?.mode === '40000' && subs.has(change.path))
     if (isRepo(change.before) || isRepo(change.after)) {
       const sub = subs.get(change.path)
-      if (!sub) {
-        items.push({ label, change, unreviewed: 'a submodule that is not checked out' })
+      const to = change.after ? undefined : movedTo.get(change.path)
+      if (to !== undefined) {
+        notes.push(` ${label} | submodule moved to ${prefix}${to}: its files are shown there`)
         continue
       }
-      const from = sub.recorded ? `its recorded commit ${sub.recorded.slice(0, 12)}` : 'nothing (new since base)'
+      if (!sub) {
+        items.push({ label, change, snap, unreviewed: 'a submodule that is not checked out' })
+        continue
+      }
+      const at = sub.moved_from ? ` at ${prefix}${sub.moved_from} (moved)` : ''
+      const from = sub.recorded ? `its recorded commit ${sub.recorded.slice(0, 12)}${at}` : 'nothing (new since base)'
       const now = sub.folded
         ? 'its work tree, with changes not committed inside it (a PR cannot ship them)'
         : `commit ${sub.head}`
@@ -141,7 +181,7 @@ async function collectItems(snap: RepoSnapshot, prefix: string, notes: string[])
       items.push(...(await collectItems(sub.snapshot, `${label}/`, notes)))
       continue
     }
-    items.push({ label, change, unreviewed: whyUnreviewed(snap, change, oldKinds) })
+    items.push({ label, change, snap, unreviewed: whyUnreviewed(snap, change, oldKinds) })
   }
   return items
 }

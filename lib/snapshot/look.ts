@@ -8,7 +8,7 @@ import { type BlobKind, readRegularFile } from './files.ts'
 import type { FolderFiles } from './folder-files.ts'
 import { objectId } from './objects.ts'
 import { indexEntry, type IndexEntry } from './private-index.ts'
-import { type ObjectStore, writeObject } from './store.ts'
+import { noteSize, type ObjectStore, writeObject } from './store.ts'
 
 export type Look =
   | { type: 'gone' }
@@ -80,7 +80,9 @@ function lookFile(
     read = readRegularFile(full, seen, store.format)
   }
   if (!read) return { type: 'skipped', what: 'changed while it was read' }
-  if (read.oid !== baseOid && read.content) writeObject(store, 'blob', read.content) // the diff needs its bytes
+  if (read.oid !== baseOid && read.content)
+    writeObject(store, 'blob', read.content) // the diff needs its bytes
+  else if (read.oid !== baseOid && read.steady) noteSize(store, read.oid, Number(read.stats.size)) // named with its size
   const mode = read.stats.mode & 0o100n ? '100755' : '100644'
   // a file that grew or shrank while read is hashed as read, but never entered: it is read again next time
   const entry = read.steady ? entryOf(path, read.stats, read.oid, mode, store, startNs) : null

@@ -23,12 +23,14 @@ export function pruneSnapshots(runs: RunState[], home: string, now: number): num
     rmSync(file, { force: true })
     removed++
   }
+  // objects, and the sizes noted of blobs too big to keep (store.ts): a snapshot that needs one writes it again
   for (const format of listDir(join(home, 'store')))
-    for (const fan of listDir(join(home, 'store', format, 'objects')))
-      for (const name of listDir(join(home, 'store', format, 'objects', fan))) {
-        const file = join(home, 'store', format, 'objects', fan, name)
-        if (old(file)) drop(file)
-      }
+    for (const kept of ['objects', 'sizes'])
+      for (const fan of listDir(join(home, 'store', format, kept)))
+        for (const name of listDir(join(home, 'store', format, kept, fan))) {
+          const file = join(home, 'store', format, kept, fan, name)
+          if (old(file)) drop(file)
+        }
   const manifests = join(home, 'cache', 'snapshot', 'trees')
   for (const name of listDir(manifests))
     if (!trees.has(name.replace(/\.(leaves|json)$/, '')) && old(join(manifests, name))) drop(join(manifests, name))

@@ -29,6 +29,7 @@ import {
   reusableFolders,
   treeManifest,
 } from './manifest.ts'
+import { type MovedFrom, movedSubmodules } from './moved-submodules.ts'
 import { commitTree, type ObjectFormat, objectId } from './objects.ts'
 import {
   privateIndexPath,
@@ -52,8 +53,10 @@ import {
 
 export interface SubmoduleSnapshot {
   path: string
-  /** The commit the outer base records for it (null: new since base). */
+  /** The commit the outer base records for it (null: new since base), at its path or where it was moved from. */
   recorded: string | null
+  /** Its path at base when the change moved it (.gitmodules names it so); null: at its own path, or new. */
+  moved_from: string | null
   /** Its checked-out commit. */
   head: string | null
   /** Its work tree differs from its commit: a gitlink cannot ship that, so its tree is folded in instead. */
@@ -264,8 +267,10 @@ async function snapshotWith(
   for (const path of listed.others()) take(t, path) // never in the index: never listed twice
   await takePending(t)
   const submodules: SubmoduleSnapshot[] = []
+  const unrecorded = t.repositories.filter((repo) => repo.before?.mode !== '160000').map((repo) => repo.path)
+  const moved = await movedSubmodules(unrecorded, t.base, t.manifest, git, store)
   for (const { path, full, before } of t.repositories) {
-    const sub = await submodule(path, full, before, depth)
+    const sub = await submodule(path, full, before, depth, moved.get(path) ?? null)
     if (!sub) continue
     submodules.push(sub)
     const leaf: Leaf = sub.folded ? { mode: '40000', oid: sub.snapshot.tree } : { mode: '160000', oid: sub.head! }
@@ -331,6 +336,7 @@ async function snapshotWith(
     full: string,
     before: Leaf | null,
     at: number,
+    movedFrom: MovedFrom | null,
   ): Promise<SubmoduleSnapshot | null> {
     if (at >= SUBMODULE_DEPTH) return null
     const inner = await repoGit(full)
@@ -338,7 +344,8 @@ async function snapshotWith(
       (
         await plainGitTry(full, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}'], { env: cleanGitEnv() })
       ).stdout.trim() || null
-    const recorded = before?.mode === '160000' ? before.oid : null
+    const recorded = before?.mode === '160000' ? before.oid : (movedFrom?.leaf.oid ?? null)
+    const where = movedFrom ? ` (at ${movedFrom.path} in the base, moved by the change)` : ''
     const objects = objectSession(inner)
     let against: string
     let headTree: string | null
@@ -346,13 +353,14 @@ async function snapshotWith(
       headTree = head
         ? await commitTreeOf(inner, head, `the submodule ${path}'s commit ${head.slice(0, 12)}`, objects.read)
         : null
-      // shown against what the base records (one that cannot be read is git_error naming it, never an empty diff),
-      // or, added or moved by the change, as wholly new: its files are shown, never its HEAD against itself
+      // shown against what the base records, here or where the change moved it from (one that cannot be read is
+      // git_error naming it, never an empty diff), or, added by the change, as wholly new: its files are shown, never
+      // its HEAD against itself
       against = recorded
         ? await commitTreeOf(
             inner,
             recorded,
-            `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}`,
+            `the submodule ${path}'s recorded commit ${recorded.slice(0, 12)}${where}`,
             objects.read,
           )
         : emptyTreeId(inner.format)
@@ -361,7 +369,7 @@ async function snapshotWith(
       throw error
     }
     const snapshot = await snapshotAgainst(inner, against, { ...options, depth: at + 1 }, objects)
-    return { path, recorded, head, folded: snapshot.tree !== headTree, snapshot }
+    return { path, recorded, moved_from: movedFrom?.path ?? null, head, folded: snapshot.tree !== headTree, snapshot }
   }
 }
 

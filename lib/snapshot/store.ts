@@ -2,8 +2,8 @@
 // snapshot's changed files and the base's verified blobs are written here, and the reviewer's diff is computed here,
 // by git reading these objects only, with no configuration, attributes or hooks but the store's own.
 import { context } from '../ground/context.ts'
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
 import { deflateSync } from 'node:zlib'
 import { execStream, type StreamResult } from '../ground/exec.ts'
 import { fail } from '../ground/errors.ts'
@@ -46,9 +46,55 @@ export function writeObject(store: ObjectStore, type: ObjectType, content: Uint8
 
 export const hasObject = (store: ObjectStore, oid: string) => existsSync(objectPath(store, oid))
 
-/** The diff can show this blob: its bytes are in the store, or it is one named only (binary, too big) that needs none. */
+/** Where a blob too big to keep has its size noted: it is named with its size, and its bytes are never kept. */
+const sizeNotePath = (store: ObjectStore, oid: string) => join(store.dir, 'sizes', oid.slice(0, 2), oid.slice(2))
+
+/** A blob too big to keep (files.ts WHOLE_FILE_LIMIT): its size in bytes noted in the store, once. */
+export function noteSize(store: ObjectStore, oid: string, size: number): void {
+  const path = sizeNotePath(store, oid)
+  if (existsSync(path)) return
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 })
+  const temp = `${path}.${context().pid}.${Math.random().toString(36).slice(2)}.tmp`
+  writeFileSync(temp, String(size))
+  renameSync(temp, path)
+}
+
+/**
+ * The diff can show this blob: its bytes are in the store, or (too big to keep) its size is noted. A binary's bytes are
+ * kept too, though never shown: it is named with its size, read from them.
+ */
 export const showable = (store: ObjectStore, oid: string, kind: BlobKind | undefined) =>
-  kind === 'big' || kind === 'binary' || hasObject(store, oid)
+  kind === 'big' ? existsSync(sizeNotePath(store, oid)) : hasObject(store, oid)
+
+/** The sizes in bytes of the store's blobs among `oids`, and of those too big to keep from their notes. */
+export async function storedSizes(store: ObjectStore, oids: string[]): Promise<Map<string, number>> {
+  const sizes = new Map<string, number>()
+  const unique = [...new Set(oids)]
+  const stored = unique.filter((oid) => hasObject(store, oid))
+  if (stored.length) {
+    const chunks: Buffer[] = []
+    const input = `${stored.join('\n')}\n`
+    await storeGit(store, ['cat-file', '--batch-check'], (chunk) => chunks.push(chunk) > 0, 120_000, input)
+    for (const line of Buffer.concat(chunks).toString('latin1').split('\n')) {
+      const match = /^([0-9a-f]+) blob (\d+)$/.exec(line)
+      if (match) sizes.set(match[1]!, Number(match[2]))
+    }
+  }
+  for (const oid of unique) {
+    if (sizes.has(oid)) continue
+    const noted = Number(readIfThere(sizeNotePath(store, oid)))
+    if (Number.isSafeInteger(noted) && noted >= 0) sizes.set(oid, noted)
+  }
+  return sizes
+}
+
+const readIfThere = (path: string): string => {
+  try {
+    return readFileSync(path, 'latin1').trim() || 'none'
+  } catch {
+    return 'none'
+  }
+}
 
 /** git with nothing of the user's: no system or global config, no attributes, no replace refs, no pager. */
 function storeEnv(store: ObjectStore): NodeJS.ProcessEnv {
