@@ -214,6 +214,7 @@ const NAMES_VENDORS_FOR_A_REASON: Record<string, string> = {
   'lib/cost/claude.ts': "the reader of Claude Code's transcript format names the source it reads",
   'lib/cost/codex.ts': "the reader of Codex's rollout format names the source it reads",
   'lib/cost/gemini-transcript.ts': "Gemini's session records are typed `gemini`",
+  'lib/cost/gemini-scan.ts': "the reader of Gemini CLI's session files names the source it reads",
   'lib/cost/coder-readers.ts': "one transcript reader per coder vendor, keyed by the vendor list's type",
   'lib/ground/skills.ts': 'where each coder CLI looks for skills (claude and codex: the coders with a skill)',
   'scripts/install-skill.ts': 'the same, as flags',

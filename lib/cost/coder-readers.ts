@@ -1,15 +1,18 @@
 // How each coder CLI's transcripts are found and read for the ledger, one entry per vendor (the type asks for every
 // one in lib/run/vendors.ts): its sessions in a repository, each session's files, a file scanned (incrementally) and
-// summed into the run's round windows. A vendor whose transcripts pair-loop cannot read yet has null: `start` refuses
-// it as a coder (its spend would go uncounted).
+// summed into the run's round windows. A vendor whose transcripts pair-loop cannot read has null: `start` refuses it as
+// a coder (its spend would go uncounted).
+import { basename } from 'node:path'
 import type { RunState } from '../run/state.ts'
 import type { Vendor } from '../run/vendors.ts'
 import { scanClaude, sumClaude, sumClaudeFile } from './claude.ts'
 import { scanCodex, sumCodex, sumCodexFile } from './codex.ts'
+import { scanGemini, sumGemini, sumGeminiFile } from './gemini-scan.ts'
+import { geminiDir, geminiSessionFiles } from './gemini-transcript.ts'
 import type { Source } from './ledger-types.ts'
 import { claudeSessionFiles, codexRolloutForThread, subagentFiles } from '../agents/locate.ts'
 import type { PriceBook } from './pricing.ts'
-import { claudeSessions, codexSessions } from './sessions.ts'
+import { claudeSessions, codexSessions, geminiSessions } from './sessions.ts'
 import type { PartialSums, UsageSums } from './sums.ts'
 import type { ScanResult, SumsHook } from './transcript-cache.ts'
 
@@ -75,4 +78,21 @@ const codex: CoderReader = {
   },
 }
 
-export const CODER_READERS: Readonly<Record<Vendor, CoderReader | null>> = { claude, codex, gemini: null }
+const gemini: CoderReader = {
+  sessions: geminiSessions,
+  // each session's files in the order of their names (session-<time>-…: a resume's newer file last, so its copy of a
+  // message is the one kept), then its subagents' files
+  plan: (_run, sessions, env) =>
+    sessions.flatMap(({ id }): Planned[] => {
+      const { files, subagents } = geminiSessionFiles(id, env)
+      const byName = files.sort((a, b) => basename(a).localeCompare(basename(b)))
+      if (byName.length) return [...byName, ...subagents].map((path) => ({ session: id, path }))
+      const why = `no session-*-${id.slice(0, 8)}.jsonl whose first record names ${id} under ${geminiDir(env)}/tmp/*/chats`
+      return [{ role: 'coder', kind: 'gemini', session: id, path: null, status: 'missing', why }]
+    }),
+  scan: (path, cache, _env, hook) => scanGemini(path, cache, hook),
+  sumFile: sumGeminiFile,
+  sumAll: sumGemini,
+}
+
+export const CODER_READERS: Readonly<Record<Vendor, CoderReader | null>> = { claude, codex, gemini }

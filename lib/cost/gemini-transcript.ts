@@ -37,7 +37,7 @@ function entries(dir: string): Dirent[] {
 }
 
 /** The first line's sessionId (the file's metadata record, a few hundred bytes), or null; a FIFO or link is not read. */
-function sessionOf(path: string): string | null {
+export function geminiSessionIdOf(path: string): string | null {
   try {
     const text = readFileHead(path, 64 * 1024)?.toString('utf8') ?? ''
     const end = text.indexOf('\n')
@@ -66,7 +66,7 @@ export function geminiSessionFiles(
     for (const file of entries(chats)) {
       const path = join(chats, file.name)
       if (!file.isFile() || !file.name.startsWith('session-') || !file.name.endsWith(suffix)) continue
-      if (sessionOf(path) === sessionId) out.files.push(path)
+      if (geminiSessionIdOf(path) === sessionId) out.files.push(path)
     }
     if (!out.files.length) continue
     for (const sub of entries(join(chats, sessionId)))
@@ -77,13 +77,18 @@ export function geminiSessionFiles(
 
 const count = (n: unknown): number | null => (typeof n === 'number' && Number.isFinite(n) && n >= 0 ? n : null)
 
-/** A message record with usage, or null (user messages, metadata, records of the wrong shape). */
-function response(record: Loose): GeminiResponse | null {
-  if (record?.type !== 'gemini' || typeof record.id !== 'string' || !record.tokens) return null
+/**
+ * A message record with usage; null for records without (user messages, metadata, updates); a string naming the
+ * field that is wrong in a `gemini` message that carries usage.
+ */
+export function geminiMessage(record: Loose): GeminiResponse | string | null {
+  if (record?.type !== 'gemini' || record.tokens === undefined || record.tokens === null) return null
   const t = record.tokens
+  if (typeof record.id !== 'string' || !record.id) return 'id'
+  if (typeof t !== 'object') return 'tokens'
   const [prompt, cached, candidates] = [count(t.input), count(t.cached ?? 0), count(t.output)]
   const [thoughts, tool] = [count(t.thoughts ?? 0), count(t.tool ?? 0)]
-  if (prompt === null || cached === null || candidates === null || thoughts === null || tool === null) return null
+  if (prompt === null || cached === null || candidates === null || thoughts === null || tool === null) return 'tokens'
   const timestamp = typeof record.timestamp === 'string' ? Date.parse(record.timestamp) : Number.NaN
   const model = typeof record.model === 'string' && record.model ? record.model : null
   return { id: record.id, timestamp, model, prompt, cached: Math.min(cached, prompt), candidates, thoughts, tool }
@@ -99,8 +104,8 @@ export function readGeminiSession(path: string): GeminiResponse[] {
   }
   const byId = new Map<string, GeminiResponse>()
   const keep = (record: Loose) => {
-    const found = response(record)
-    if (found) byId.set(found.id, found)
+    const found = geminiMessage(record)
+    if (found && typeof found === 'object') byId.set(found.id, found)
   }
   for (const line of text.split('\n')) {
     if (!line.includes('"tokens"')) continue // only gemini messages with usage matter

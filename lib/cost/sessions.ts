@@ -1,10 +1,13 @@
 // Which transcripts belong to a repository: the Claude Code sessions in its project folders (the top level's and any
-// folder's below it, confirmed by the `cwd` the lines record), and the Codex rollouts whose recorded cwd is in it.
+// folder's below it, confirmed by the `cwd` the lines record), the Codex rollouts whose recorded cwd is in it, and the
+// Gemini CLI sessions whose project root is in it.
 // Where the folders are is locate.ts's; which of them is the coder's, coder.ts's.
 import { closeSync, type Dirent, lstatSync, openSync, readSync, readdirSync, type Stats, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { claudeProjectFolder, claudeProjectRoots, codexRollouts, realPath } from '../agents/locate.ts'
 import { context } from '../ground/context.ts'
+import { readFileHead } from '../ground/fsutil.ts'
+import { geminiDir, geminiSessionIdOf } from './gemini-transcript.ts'
 
 /** Whether a recorded `cwd` is the repository's top level (its real path) or a folder below it. */
 export function withinRepo(cwd: string, top: string): boolean {
@@ -186,5 +189,60 @@ function changedAt(path: string): number {
     return changedMs(statSync(path))
   } catch {
     return Number.NaN
+  }
+}
+
+export interface GeminiSession {
+  id: string
+  /** The session's newest file in the repository's project folders. */
+  path: string
+  mtimeMs: number
+}
+
+/**
+ * Gemini CLI sessions whose project root (`<slug>/.project_root`: the folder it ran in) is the repository's top level
+ * or a folder below it, newest first. With `since` (ms), only session files changed since then are opened (their first
+ * record names the session). A session may have several files (a resume starts one): its newest stands for it.
+ */
+export function geminiSessions(
+  repo: string,
+  env: NodeJS.ProcessEnv = context().env,
+  options: { since?: number } = {},
+): GeminiSession[] {
+  const top = realPath(repo)
+  const tmp = join(geminiDir(env), 'tmp')
+  const found = new Map<string, GeminiSession>()
+  for (const project of dirents(tmp)) {
+    const root = project.isDirectory() ? projectRoot(join(tmp, project.name)) : null
+    if (root === null || !(withinRepo(root, top) || withinRepo(realPath(root), top))) continue
+    const chats = join(tmp, project.name, 'chats')
+    for (const file of dirents(chats)) {
+      if (!file.isFile() || !file.name.startsWith('session-') || !file.name.endsWith('.jsonl')) continue
+      const path = join(chats, file.name)
+      const mtimeMs = changedAt(path)
+      if (options.since !== undefined && !(mtimeMs >= options.since)) continue
+      const id = geminiSessionIdOf(path)
+      const known = id === null ? undefined : found.get(id)
+      if (id !== null && !(known && known.mtimeMs >= mtimeMs)) found.set(id, { id, path, mtimeMs })
+    }
+  }
+  return [...found.values()].sort((a, b) => b.mtimeMs - a.mtimeMs)
+}
+
+/** The project root a Gemini project folder's `.project_root` names (a regular file, a path), or null. */
+function projectRoot(folder: string): string | null {
+  try {
+    const text = readFileHead(join(folder, '.project_root'), 8192)?.toString('utf8').trim()
+    return text?.startsWith('/') ? text : null
+  } catch {
+    return null
+  }
+}
+
+function dirents(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+  } catch {
+    return []
   }
 }
