@@ -31,7 +31,7 @@ const CORE = [
 // state's schema of it sits in lib, beside the run state that embeds it
 const IN_LIB = [
   '/lib/cost/status-snapshot.ts',
-  '/lib/cost/locate.ts',
+  '/lib/agents/locate.ts',
   '/lib/cost/sessions.ts',
   '/lib/cost/gemini-transcript.ts', // sessions.ts finds Gemini sessions with it: in cost it would make a cycle of chunks
   '/lib/cost/transcript-env.ts',
