@@ -40,6 +40,8 @@ export interface ReviewerCall {
   reported_usd: number | null
   model_usage?: Record<string, ReviewerModelUsage>
   session_id: string | null
+  /** When the call started (ms): a continued session's transcript also holds earlier calls, counted there. */
+  since_ms?: number | null
 }
 
 export interface CostOptions {
@@ -94,7 +96,8 @@ export function costOfReviewerCall(call: ReviewerCall, options: CostOptions): Re
   const env = options.env ?? context().env
   const prices = priceBook(options.pricing)
   const family = usageFamily(call)
-  const transcript = call.session_id ? transcriptCost(family, call.session_id, prices, env) : null
+  const since = call.since_ms ?? Number.NEGATIVE_INFINITY
+  const transcript = call.session_id ? transcriptCost(family, call.session_id, prices, env, since) : null
   const reported =
     typeof call.reported_usd === 'number' && Number.isFinite(call.reported_usd) && call.reported_usd >= 0
       ? call.reported_usd
@@ -214,17 +217,21 @@ function priceRows(
 
 const n = (value: unknown) => (typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : 0)
 
-/** The cost the call's own transcript shows (Claude session with its subagents, or the Codex rollout of the thread). */
+/**
+ * The cost the call's own transcript shows (Claude session with its subagents, the Codex rollout of the thread, the
+ * Gemini session), from `since` on: a continued session's earlier calls were counted with them.
+ */
 function transcriptCost(
   family: UsageFamily,
   sessionId: string,
   prices: PriceBook,
   env: NodeJS.ProcessEnv,
+  since: number,
 ): Priced | null {
   const cache = cacheDir(pairLoopHome(env))
   let items: UsageItem[]
   if (family === 'google') {
-    const session = geminiSessionCost(sessionId, prices, { env })
+    const session = geminiSessionCost(sessionId, prices, { env, since })
     return session && { ...session, lastModel: Object.keys(session.models).at(-1) ?? null }
   }
   if (family === 'anthropic') {
@@ -239,6 +246,7 @@ function transcriptCost(
     if (!path) return null
     items = codexItems(scanCodex(path, cache, env), prices)
   }
+  items = items.filter((item) => !(item.ts < since)) // only what this call added, never a continued history again
   const out: Priced = { usd: 0, models: {}, unpriced: [], lastModel: null, entries: items.length }
   for (const item of items) {
     out.usd += item.usd

@@ -22,7 +22,8 @@ import { buildPrompt, buildReask, type PromptContext } from './prompt.ts'
 import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
-export type CostOfCall = (reply: ReviewerReply, tool: ReviewerChoice['tool']) => ReviewerCost | null
+/** A call's cost; `startedMs`: when it started (a continued session's transcript holds the earlier calls too). */
+export type CostOfCall = (reply: ReviewerReply, tool: ReviewerChoice['tool'], startedMs?: number) => ReviewerCost | null
 
 export interface ConductOptions {
   choice: ReviewerChoice
@@ -190,6 +191,7 @@ async function callReviewer(
   const left = options.budgetLeftUsd ?? null
   const maxBudgetUsd = left === null ? null : left - earlier.reduce((sum, call) => sum + (call.cost?.usd ?? 0), 0)
 
+  const startedMs = context().now()
   const result = await runReviewerProcess(
     choice.argv({ lastMessageFile, sessionId, schemaFile, maxBudgetUsd, resume }),
     {
@@ -215,7 +217,7 @@ async function callReviewer(
   const reply = result.truncated ? null : readReply(result.stdout, lastMessage)
   const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(choice, result.stdout) : null)
   // a call killed before it answered (a timeout, a signal) was still paid for: its named transcript says how much
-  const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session })
+  const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session }, startedMs)
   const record: CallRecord = {
     reply,
     usage: reply?.usage ?? null,
@@ -260,10 +262,10 @@ const silentReply: ReviewerReply = {
   reported_usd: null,
 }
 
-function safeCost(options: ConductOptions, reply: ReviewerReply): ReviewerCost | null {
+function safeCost(options: ConductOptions, reply: ReviewerReply, startedMs: number): ReviewerCost | null {
   if (!reply.usage && reply.reported_usd === null && !reply.session_id) return null // nothing to price
   try {
-    return options.costOf(reply, options.choice.tool)
+    return options.costOf(reply, options.choice.tool, startedMs)
   } catch (error) {
     options.log?.(`could not cost the reviewer call: ${(error as Error).message}`)
     return null

@@ -63,7 +63,7 @@ export function failureOf(
 
 /** What one reviewer call cost, priced at the run's own prices (the model asked for when the output names none). */
 export function costOfCall(choice: ReviewerChoice, config: Pick<Config, 'pricing'>): CostOfCall {
-  return (reply, tool) =>
+  return (reply, tool, startedMs) =>
     costOfReviewerCall(
       {
         tool,
@@ -72,6 +72,7 @@ export function costOfCall(choice: ReviewerChoice, config: Pick<Config, 'pricing
         reported_usd: reply.reported_usd,
         model_usage: reply.model_usage,
         session_id: reply.session_id,
+        since_ms: startedMs ?? null,
       },
       // its transcript is where the reviewer's own (built) environment put it
       { pricing: config.pricing, env: { ...choice.env, PAIR_LOOP_HOME: context().home } },

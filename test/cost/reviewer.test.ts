@@ -300,3 +300,37 @@ describe('costOfReviewerCall: a custom command', () => {
     expect(codexLike.usd).toBeCloseTo((800 * 1.25 + 200 * 0.125 + 100 * 10) / 1e6, 12)
   })
 })
+
+describe('costOfReviewerCall: a continued session', () => {
+  it("counts from its transcript only what the call added, not the earlier rounds' responses it continues", () => {
+    const env = homes()
+    const sid = '5e1f0c2a-0000-4000-8000-0000000000c7'
+    const round1 = Date.parse('2026-12-08T01:00:00Z')
+    const round2 = round1 + 60_000
+    const haiku = 'claude-haiku-4-5-20251001' // $1 input, $5 output per million
+    writeLines(join(env.CLAUDE_CONFIG_DIR, 'projects', '-elsewhere', `${sid}.jsonl`), [
+      claudeAssistant({
+        sessionId: sid,
+        ts: new Date(round1).toISOString(),
+        id: 'msg_r1',
+        requestId: 'req_r1',
+        model: haiku,
+        usage: { input: 1_000_000, output: 0, w5m: 0, w1h: 0, read: 0 },
+      }),
+      claudeAssistant({
+        sessionId: sid,
+        ts: new Date(round2 + 5).toISOString(),
+        id: 'msg_r2',
+        requestId: 'req_r2',
+        model: haiku,
+        usage: { input: 200_000, output: 10_000, w5m: 0, w1h: 0, read: 0 },
+      }),
+    ])
+    const call = { tool: 'claude' as const, model: haiku, usage: null, reported_usd: null, session_id: sid }
+    // round 2 alone: 200k × $1 + 10k × $5 per million = $0.25; the whole session would be $1.25
+    const continued = costOfReviewerCall({ ...call, since_ms: round2 }, { pricing: {}, env })
+    expect(continued.transcript_usd).toBeCloseTo(0.25, 12)
+    // the control: without the call's start, the continued session's history is counted again
+    expect(costOfReviewerCall(call, { pricing: {}, env }).transcript_usd).toBeCloseTo(1.25, 12)
+  })
+})
