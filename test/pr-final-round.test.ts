@@ -137,7 +137,9 @@ describe("the final round's reviewer reads its own copy", () => {
   it("claude's --add-dir names the copy, its cwd is outside the repository, and a Read there gets the approved bytes", async () => {
     const out = tempDir('pl-final-claude-')
     const bin = join(out, 'claude')
-    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: { pr_final_round: true, claude_bin: bin } }, 7)
+    // claude is the person's reviewer (a missing codex no longer falls back to the coder's own vendor)
+    const person = { pr_final_round: true, claude_bin: bin, reviewer: 'claude', coder: 'codex' }
+    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: person }, 7)
     writeFileSync(bin, fakeClaude(out, sb.repo))
     chmodSync(bin, 0o755)
     expectOk(await sb.cli(['review', '--pr']))
