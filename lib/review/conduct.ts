@@ -8,13 +8,13 @@ import { stripControl } from '../ground/text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from '../run/grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../run/state.ts'
-import { parseReviewerOutput } from './output.ts'
+import { parseReviewerError, parseReviewerOutput } from './output.ts'
 import type { ReviewerReply } from '../agents/reply.ts'
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
 import { writeReviewerCopy } from '../snapshot/copy.ts'
 import { buildPrompt, buildReask } from './prompt.ts'
-import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
+import type { ReviewerChoice } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
 export type CostOfCall = (reply: ReviewerReply, tool: ReviewerChoice['tool']) => ReviewerCost | null
@@ -71,7 +71,7 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
   const diff = options.diffSource?.diff ?? change.diff
   const instructions = change.instructions
   // the reviewer reads its own read-only copy of what it is shown, never the working tree the coder keeps writing
-  const copy = await writeReviewerCopy(change.snapshot, reviewerCopyDir(run))
+  const copy = await writeReviewerCopy(change.snapshot, options.choice.copy.dir, undefined, options.choice.copy.hidden)
   const prompt = buildPrompt(run, diff, {
     instructions,
     structured: options.choice.structured,
@@ -155,7 +155,7 @@ async function callReviewer(
   const result = await runReviewerProcess(choice.argv({ lastMessageFile, sessionId, schemaFile, maxBudgetUsd }), {
     cwd: choice.cwd,
     env,
-    input: prompt,
+    input: choice.input(prompt),
     timeoutMs: options.timeoutMs,
     heartbeatMs: options.heartbeatMs,
     onHeartbeat: (elapsed, bytes) =>
@@ -169,7 +169,7 @@ async function callReviewer(
   rmSync(lastMessageFile, { force: true })
 
   // output past its cap is never parsed: a verdict is only ever read from complete output
-  const reply = result.truncated ? null : readReply(result.stdout, lastMessage)
+  const reply = result.truncated ? null : readReply(result.stdout, lastMessage, result.stderr)
   const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(choice, result.stdout) : null)
   // a call killed before it answered (a timeout, a signal) was still paid for: its named transcript says how much
   const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session })
@@ -197,8 +197,10 @@ async function callReviewer(
   return { record, text, answer }
 }
 
-function readReply(stdout: Buffer, lastMessage: string | null): ReviewerReply | null {
-  return stdout.length || lastMessage ? parseReviewerOutput(stdout.toString('utf8'), lastMessage) : null
+/** Its output read; nothing on stdout: the error it printed on stderr in its CLI's format (gemini's), or none. */
+function readReply(stdout: Buffer, lastMessage: string | null, stderr: Buffer): ReviewerReply | null {
+  if (stdout.length || lastMessage) return parseReviewerOutput(stdout.toString('utf8'), lastMessage)
+  return parseReviewerError(stderr.toString('utf8'))
 }
 
 /** The session the first lines of output cut at its cap name (codex's `thread.started`), for the record only. */

@@ -2,7 +2,7 @@
 // snapshot read them) and the repository's verified objects (the base's unchanged ones) into a folder under the run's
 // artifacts, then made read-only. The reviewer reads this, never the live working tree the coder writes meanwhile.
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { dirname, join } from 'node:path'
+import { basename, dirname, join } from 'node:path'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import type { Manifest } from './manifest.ts'
 import type { RepoSnapshot } from './snapshot.ts'
@@ -21,6 +21,8 @@ export interface ReviewerCopy {
   dir: string
   /** The snapshot's tree id the copy holds. */
   tree: string
+  /** The file names left out wherever they are (a reviewer CLI would load them as instructions), lower-cased. */
+  hidden?: string[]
   files: number
   bytes: number
   /** Paths of the snapshot not in the copy, and why (a link, past the cap, a submodule not checked out…). */
@@ -35,21 +37,32 @@ interface Wanted {
   size: number
 }
 
-/** The snapshot written to `dir` (kept when it already holds this tree), read-only, within `maxBytes`. */
+/**
+ * The snapshot written to `dir` (kept when it already holds this tree), read-only, within `maxBytes`, without the
+ * files named `hidden` in any folder (compared without case: a case-blind file system finds GEMINI.md as gemini.md).
+ */
 export async function writeReviewerCopy(
   snap: RepoSnapshot,
   dir: string,
   maxBytes = COPY_MAX_BYTES,
+  hidden: readonly string[] = [],
 ): Promise<ReviewerCopy> {
   const record = `${dir}.json`
   const kept = readRecord(record)
-  if (kept?.tree === snap.tree && kept.dir === dir && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory())
+  const names = [...new Set(hidden.map((name) => name.toLowerCase()))].sort()
+  if (
+    kept?.tree === snap.tree &&
+    kept.dir === dir &&
+    (kept.hidden ?? []).join('\0') === names.join('\0') &&
+    lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()
+  )
     return kept
   removeCopy(dir)
   rmSync(record, { force: true })
   const left_out: ReviewerCopy['left_out'] = []
   const leaves: Omit<Wanted, 'size'>[] = []
   await collect(snap, '', leaves, left_out)
+  leaveOut(leaves, left_out, new Set(names))
   const wanted = await sized(snap.store, leaves, left_out)
   const changed = new Set(changedPaths(snap, ''))
   wanted.sort((a, b) => Number(changed.has(b.path)) - Number(changed.has(a.path))) // stable: by path within each
@@ -67,7 +80,14 @@ export async function writeReviewerCopy(
   await writeAll(snap.store, dir, within)
   readOnly(dir)
   left_out.sort((a, b) => (a.path < b.path ? -1 : 1))
-  const copy = { dir, tree: snap.tree, files: within.length, bytes, left_out }
+  const copy = {
+    dir,
+    tree: snap.tree,
+    ...(names.length ? { hidden: names } : {}),
+    files: within.length,
+    bytes,
+    left_out,
+  }
   writeFileAtomic(record, JSON.stringify(copy), 0o600, { durable: false })
   return copy
 }
@@ -101,6 +121,18 @@ async function collect(
         source: hasObject(snap.store, leaf.oid) ? 'store' : snap.git,
       })
   }
+}
+
+/** The leaves named as one of `hidden` taken out, each named in `left_out`. */
+function leaveOut(leaves: Omit<Wanted, 'size'>[], left_out: ReviewerCopy['left_out'], hidden: Set<string>): void {
+  if (!hidden.size) return
+  let at = 0
+  for (const leaf of leaves) {
+    if (hidden.has(basename(leaf.path).toLowerCase()))
+      left_out.push({ path: leaf.path, why: 'instructions its CLI would load (their change, if any, is in the diff)' })
+    else leaves[at++] = leaf
+  }
+  leaves.length = at
 }
 
 /** The paths the change touches, submodules' too, from the top. */
