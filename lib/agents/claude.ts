@@ -47,9 +47,12 @@ export const claude: AgentModule = {
     // set, it makes claude load CLAUDE.md from --add-dir folders whatever --setting-sources says
     unsetEnv: ['CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD'],
     env: {},
+    contextFiles: () => [], // its switches keep every instruction file unread
+    stdin: (prompt) => prompt,
     sessionInHead: () => null,
     transcriptOf: (cwd, sessionId, env) => join(claudeProjectDir(cwd, env), `${sessionId}.jsonl`),
   },
+  parseError: () => null,
   parse: (stdout) => parseClaudeJson(stdout),
   usage: 'anthropic',
 }

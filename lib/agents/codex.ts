@@ -18,10 +18,13 @@ export const codex: AgentModule = {
     spendCap: () => false,
     unsetEnv: [],
     env: {},
+    contextFiles: () => [], // its switches keep every instruction file unread
+    stdin: (prompt) => prompt,
     // thread.started comes first: only whole lines are read
     sessionInHead: (head) => parseCodexJsonl(head.slice(0, head.lastIndexOf('\n') + 1))?.session_id ?? null,
     transcriptOf: () => null,
   },
+  parseError: () => null,
   parse: (stdout, lastMessage) => parseCodexJsonl(stdout, lastMessage),
   usage: 'openai',
 }

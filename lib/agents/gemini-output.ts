@@ -1,5 +1,6 @@
-// `gemini -p … -o json`: one document, `response` and `session_id`, or `error`; its tokens in `stats.models`
-// (docs/reference/gemini-cli.md). It reports no USD: the price book prices the per-model tokens.
+// `gemini -p … -o json`: one document on stdout, `response` and `session_id`, its tokens in `stats.models`; a failed
+// call prints its `error` document on stderr instead (docs/reference/gemini-cli.md). It reports no USD: the price
+// book prices the per-model tokens.
 import type { Usage } from '../run/state.ts'
 import { type Loose, type ModelUsage, type ReviewerReply, num, str } from './reply.ts'
 
@@ -73,4 +74,50 @@ function mainModel(models: ModelUsage | null): string | null {
     (a, b) => (b[1].outputTokens ?? 0) - (a[1].outputTokens ?? 0) || (b[1].inputTokens ?? 0) - (a[1].inputTokens ?? 0),
   )
   return entries[0]?.[0] ?? null
+}
+
+/** How many of stderr's last `{` lines are tried as the error document (its stack trace comes before it). */
+const ERROR_TRIES = 20
+
+/**
+ * The error document a failed `-o json` call prints on stderr, after the error's trace (0.61.0 exits with the HTTP
+ * status, 400 as 144): its message, and the session it was in. Null when stderr holds none.
+ */
+export function parseGeminiError(stderr: string): ReviewerReply | null {
+  const text = stderr.trimEnd()
+  let at = text.length
+  for (let tries = 0; tries < ERROR_TRIES && at > 0; tries++) {
+    at = text.lastIndexOf('\n{', at - 1)
+    const doc = jsonObject(text.slice(at + 1))
+    if (doc?.error && typeof doc.error === 'object' && 'session_id' in doc)
+      return {
+        format: 'gemini-json',
+        text: null,
+        error: errorMessage(doc.error),
+        session_id: str(doc.session_id),
+        model: null,
+        usage: null,
+        reported_usd: null,
+      }
+    if (at < 0) break
+  }
+  return null
+}
+
+/** The API's own message when the CLI wrapped the API's error document in its message, with its status. */
+function errorMessage(error: Loose): string {
+  const message = str(error.message) ?? 'gemini reported an error'
+  const api = jsonObject(message)?.error
+  if (!api || typeof api !== 'object' || !str(api.message)) return message
+  const status = [api.code, api.status].filter((part) => typeof part === 'number' || typeof part === 'string')
+  return `${api.message}${status.length ? ` (${status.join(' ')})` : ''}`
+}
+
+function jsonObject(text: string): Loose | null {
+  try {
+    const parsed = JSON.parse(text)
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : null
+  } catch {
+    return null
+  }
 }

@@ -60,8 +60,15 @@ export interface AgentModule {
     spendCap: (flags: CliFlags) => boolean
     /** Variables taken out of its environment (they would load the repository's instructions). */
     unsetEnv: readonly string[]
-    /** Variables it always gets (quiet, headless), set after the person's. */
+    /** Variables it always gets (quiet, headless), set after the person's; its `--help` is read with them too. */
     env: Readonly<Record<string, string>>
+    /**
+     * Base names of the files it loads as instructions from every folder it may read, whatever its flags (`env`: the
+     * reviewer's, where its settings are found): its copy leaves them out (their change is in the diff).
+     */
+    contextFiles: (env: NodeJS.ProcessEnv) => readonly string[]
+    /** The prompt as it goes on its stdin (escaped where the CLI would read markup in it). */
+    stdin: (prompt: string) => string
     /** The session its first lines of output name (codex's `thread.started`), before the call ends; or null. */
     sessionInHead: (head: string) => string | null
     /** A named session's transcript while it is written (the review watch reads it), or null. */
@@ -69,5 +76,7 @@ export interface AgentModule {
   }
   /** Its output read as a reply, or null when it is not in this CLI's format. */
   parse: (stdout: string, lastMessage?: string | null) => ReviewerReply | null
+  /** The error a call that printed nothing on stdout reported on stderr in this CLI's format, or null. */
+  parseError: (stderr: string) => ReviewerReply | null
   usage: UsageFamily
 }

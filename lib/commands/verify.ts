@@ -6,6 +6,7 @@ import { resolveRun } from '../run/run-access.ts'
 import { approvedTree, lastReview } from '../run/run-queries.ts'
 import { type ReviewerShown, reviewerName, reviewerShown, reviewerSource } from '../run/reviewer-identity.ts'
 import { expectApprovedHead } from './approved-head.ts'
+import { VENDORS } from '../run/vendors.ts'
 
 export interface VerifyOptions {
   run?: string
@@ -47,7 +48,7 @@ function notByVendor(runId: string, reviewer: ReviewerShown): never {
   const what = reviewer.kind === 'builtin' ? 'a stub shipped with pair-loop' : 'a custom command'
   fail(
     'head_not_approved',
-    `run ${runId} was approved by ${reviewerName(reviewer)}, ${what}, not by a vendor's reviewer (claude or codex); pass --no-require-vendor to accept it`,
+    `run ${runId} was approved by ${reviewerName(reviewer)}, ${what}, not by a vendor's reviewer (${VENDORS.join(', ')}); pass --no-require-vendor to accept it`,
     { run_id: runId, reviewer, required: 'vendor', paths: [] },
   )
 }

@@ -10,7 +10,7 @@ import { stripControl } from '../ground/text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from '../run/grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
 import type { ReviewerCost, RunState, Verdict } from '../run/state.ts'
-import { parseReviewerOutput } from './output.ts'
+import { parseReviewerError, parseReviewerOutput } from './output.ts'
 import type { ReviewerReply } from '../agents/reply.ts'
 import { runReviewerProcess } from './process.ts'
 import { reviewedChange, type WorkingDiff } from './diff.ts'
@@ -19,7 +19,7 @@ import type { RepoSnapshot } from '../snapshot/snapshot.ts'
 import { writeNamedOnly } from '../snapshot/named-only.ts'
 import { namedOnlyPath } from '../ground/paths.ts'
 import { buildPrompt, buildReask, type PromptContext } from './prompt.ts'
-import { type ReviewerChoice, reviewerCopyDir } from './reviewers.ts'
+import type { ReviewerChoice } from './reviewers.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
 /** A call's cost; `startedMs`: when it started (a continued session's transcript holds the earlier calls too). */
@@ -92,7 +92,7 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
     instructions,
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
-    copy: await reviewerCopy(run, change.snapshot, options.diffSource),
+    copy: await reviewerCopy(change.snapshot, options.diffSource, options.choice.copy),
     delta: delta && since ? { ...delta, since } : null,
     resumed: Boolean(options.resume),
   })
@@ -141,17 +141,16 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
  * or for another source (the PR's diff) the snapshot when it is the tree that source must be, else an empty folder.
  */
 async function reviewerCopy(
-  run: RunState,
   snapshot: RepoSnapshot,
   source: ConductOptions['diffSource'],
+  { dir, hidden }: ReviewerChoice['copy'],
 ): Promise<PromptContext['copy']> {
-  const dir = reviewerCopyDir(run)
-  if (!source) return writeReviewerCopy(snapshot, dir)
+  if (!source) return writeReviewerCopy(snapshot, dir, undefined, hidden)
   if (!source.tree || snapshot.tree !== source.tree) {
     emptyReviewerCopy(dir)
     return undefined
   }
-  const copy = await writeReviewerCopy(snapshot, dir)
+  const copy = await writeReviewerCopy(snapshot, dir, undefined, hidden)
   return { ...copy, what: `the tree the loop approved (${source.tree.slice(0, 12)}: the PR head must be it)` }
 }
 
@@ -197,7 +196,7 @@ async function callReviewer(
     {
       cwd: choice.cwd,
       env,
-      input: prompt,
+      input: choice.input(prompt),
       timeoutMs: options.timeoutMs,
       heartbeatMs: options.heartbeatMs,
       onHeartbeat: (elapsed, bytes) =>
@@ -214,7 +213,7 @@ async function callReviewer(
   rmSync(lastMessageFile, { force: true })
 
   // output past its cap is never parsed: a verdict is only ever read from complete output
-  const reply = result.truncated ? null : readReply(result.stdout, lastMessage)
+  const reply = result.truncated ? null : readReply(result.stdout, lastMessage, result.stderr)
   const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(choice, result.stdout) : null)
   // a call killed before it answered (a timeout, a signal) was still paid for: its named transcript says how much
   const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session }, startedMs)
@@ -242,8 +241,10 @@ async function callReviewer(
   return { record, text, answer }
 }
 
-function readReply(stdout: Buffer, lastMessage: string | null): ReviewerReply | null {
-  return stdout.length || lastMessage ? parseReviewerOutput(stdout.toString('utf8'), lastMessage) : null
+/** Its output read; nothing on stdout: the error it printed on stderr in its CLI's format (gemini's), or none. */
+function readReply(stdout: Buffer, lastMessage: string | null, stderr: Buffer): ReviewerReply | null {
+  if (stdout.length || lastMessage) return parseReviewerOutput(stdout.toString('utf8'), lastMessage)
+  return parseReviewerError(stderr.toString('utf8'))
 }
 
 /** The session the first lines of output cut at its cap name (codex's `thread.started`), for the record only. */

@@ -82,7 +82,7 @@ export function judgeFailure(
 }
 
 const AUTH_TROUBLE =
-  /\b401\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in/i
+  /\b401\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|api[ _-]?key not valid|authentication[_ ]error|not logged in|please (log|sign) in/i
 
 /** claude -p stopped by `--max-budget-usd` (what is left of the run's limit): `error_max_budget_usd`. */
 const BUDGET_TROUBLE = /reached maximum budget|error_max_budget_usd/i

@@ -22,15 +22,17 @@ export interface ReviewerInstructions {
   touched: string[]
 }
 
-/** Instruction text the CLIs read from a repository: Claude Code's memory files and rules, Codex's project docs. */
-const DOC_NAMES = new Set(['CLAUDE.md', 'CLAUDE.local.md', 'AGENTS.md', 'AGENTS.override.md'])
+/** Instruction text the CLIs read from a repository: Claude Code's memory files and rules, Codex's project docs,
+ * Gemini CLI's context files. */
+const DOC_NAMES = new Set(['CLAUDE.md', 'CLAUDE.local.md', 'AGENTS.md', 'AGENTS.override.md', 'GEMINI.md'])
 export const isInstructionDoc = (path: string) =>
   path.endsWith('.md') && (DOC_NAMES.has(basename(path)) || /(^|\/)\.claude\/rules\/.+\.md$/.test(path))
 
 /** Anything a reviewer CLI loads from a repository: the docs above, .claude/ (settings, hooks, agents, commands,
- * skills), .codex/ (config, hooks), .agents/ (skills), .mcp.json (MCP servers). */
+ * skills), .codex/ (config, hooks), .gemini/ (settings, commands, policies), .agents/ (skills), .mcp.json (MCP
+ * servers). */
 export const isReviewerConfig = (path: string) =>
-  isInstructionDoc(path) || /(^|\/)\.(claude|codex|agents)\//.test(path) || /(^|\/)\.mcp\.json$/.test(path)
+  isInstructionDoc(path) || /(^|\/)\.(claude|codex|gemini|agents)\//.test(path) || /(^|\/)\.mcp\.json$/.test(path)
 
 export const PER_FILE_BYTES = 16 * 1024
 export const TOTAL_BYTES = 48 * 1024

@@ -20,8 +20,17 @@ export function parseReviewerOutput(stdout: string, lastMessage?: string | null)
   }
 }
 
+/** A call that printed nothing on stdout: the error it reported on stderr in a vendor's format, or null. */
+export function parseReviewerError(stderr: string): ReviewerReply | null {
+  for (const agent of Object.values(AGENT_MODULES)) {
+    const reply = agent.parseError(stderr)
+    if (reply) return reply
+  }
+  return null
+}
+
 const TROUBLE =
-  /(usage limit|rate[ _-]?limit|quota|insufficient[_ ]quota|\b429\b|\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|authentication[_ ]error|not logged in|please (log|sign) in|overloaded|\b529\b|credit balance)/i
+  /(usage limit|rate[ _-]?limit|quota|insufficient[_ ]quota|\b429\b|\b401\b|\b403\b|unauthori[sz]ed|invalid[ _-]?(x-)?api[ _-]?key|api[ _-]?key not valid|authentication[_ ]error|not logged in|please (log|sign) in|overloaded|\b529\b|credit balance)/i
 
 /** A line of the reviewer's output that reads like an API, auth or quota failure (checked only when no verdict came). */
 export function troubleLine(text: string): string | null {

@@ -44,6 +44,10 @@ export interface ReviewerChoice {
   cwd: string
   /** Variables taken out of the reviewer's environment (they would load the repository's instructions). */
   unsetEnv: string[]
+  /** Its read-only copy of the snapshot, and the file names left out of it (those its CLI loads as instructions). */
+  copy: { dir: string; hidden: string[] }
+  /** The prompt as it goes on the reviewer's stdin. */
+  input: (prompt: string) => string
   argv: (call: ReviewerCall) => string[]
 }
 
@@ -82,10 +86,15 @@ export function reviewerWorkdir(run: RunState, env: NodeJS.ProcessEnv = context(
 
 /**
  * The reviewer's read-only copy of the snapshot it reviews (lib/snapshot/copy.ts), under the run's artifacts: every
- * flag that names the repository names this, never the live working tree the coder writes while the review runs.
+ * flag that names the repository names this, never the live working tree the coder writes while the review runs. A
+ * vendor whose copy leaves files out (`hiddenFor`) has a copy of its own.
  */
-export function reviewerCopyDir(run: Pick<RunState, 'run_id'>, env: NodeJS.ProcessEnv = context().env): string {
-  return join(runArtifactsDir(run.run_id, pairLoopHome(env)), 'reviewed-snapshot')
+export function reviewerCopyDir(
+  run: Pick<RunState, 'run_id'>,
+  env: NodeJS.ProcessEnv = context().env,
+  hiddenFor: Vendor | null = null,
+): string {
+  return join(runArtifactsDir(run.run_id, pairLoopHome(env)), `reviewed-snapshot${hiddenFor ? `-${hiddenFor}` : ''}`)
 }
 
 /** The choice for one vendor's CLI at `path`, with the flags its help lists. */
@@ -100,10 +109,10 @@ function cliChoice(
 ): ReviewerChoice {
   const agent = agentOf(tool)
   const built = reviewerEnv(env, config, path)
-  built.PAIR_LOOP_HOME = pairLoopHome(env) // the help cache's home, not passed to the reviewer (conduct builds its own)
-  const flags = cliFlags(tool, path, built)
-  delete built.PAIR_LOOP_HOME
-  const copy = reviewerCopyDir(run, env)
+  // asked with the variables it always gets (gemini: no relaunch, half the time) and the help cache's home
+  const flags = cliFlags(tool, path, { ...built, ...agent.reviewer.env, PAIR_LOOP_HOME: pairLoopHome(env) })
+  const hidden = [...agent.reviewer.contextFiles(built)]
+  const copy = reviewerCopyDir(run, env, hidden.length ? tool : null)
   const cwd = agent.reviewer.readsCopyFromOutside(flags) ? reviewerWorkdir(run, env) : copy
   const places = { copy, cwd, model, flags }
   return {
@@ -121,6 +130,8 @@ function cliChoice(
     sessionInHead: agent.reviewer.sessionInHead,
     cwd,
     unsetEnv: [...agent.reviewer.unsetEnv],
+    copy: { dir: copy, hidden },
+    input: agent.reviewer.stdin,
     argv: (call) => agent.reviewer.argv(path, call, places),
   }
 }
@@ -162,6 +173,8 @@ export function chooseReviewer(
       sessionInHead: anySessionInHead, // a command may print a vendor's format
       cwd: reviewerCopyDir(run, env),
       unsetEnv: [],
+      copy: { dir: reviewerCopyDir(run, env), hidden: [] },
+      input: (prompt) => prompt,
       argv: () => argv,
     }
   }

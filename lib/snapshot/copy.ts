@@ -3,6 +3,7 @@
 // artifacts, then made read-only. The reviewer reads this, never the live working tree the coder writes meanwhile.
 // Written once per run in full; a later round writes only the files that differ from the last copy (copy-files.ts).
 import { chmodSync, lstatSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
+import { basename } from 'node:path'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { placeFiles, removeCopy, type Wanted, type Written } from './copy-files.ts'
 import type { Manifest } from './manifest.ts'
@@ -20,27 +21,37 @@ export interface ReviewerCopy {
   dir: string
   /** The snapshot's tree id the copy holds. */
   tree: string
+  /** The file names left out wherever they are (a reviewer CLI would load them as instructions), lower-cased. */
+  hidden?: string[]
   files: number
   bytes: number
   /** Paths of the snapshot not in the copy, and why (a link, past the cap, a submodule not checked out…). */
   left_out: { path: string; why: string }[]
 }
 
-/** The snapshot written to `dir` (kept when it already holds this tree), read-only, within `maxBytes`. */
+/**
+ * The snapshot written to `dir` (kept when it already holds this tree), read-only, within `maxBytes`, without the
+ * files named `hidden` in any folder (compared without case: a case-blind file system finds GEMINI.md as gemini.md).
+ */
 export async function writeReviewerCopy(
   snap: RepoSnapshot,
   dir: string,
   maxBytes = COPY_MAX_BYTES,
+  hidden: readonly string[] = [],
 ): Promise<ReviewerCopy> {
   const record = `${dir}.json`
   const kept = readRecord(record)
-  const there = kept?.dir === dir && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()
+  const names = [...new Set(hidden.map((name) => name.toLowerCase()))].sort()
+  const sameHidden = (kept?.hidden ?? []).join('\0') === names.join('\0')
+  // a copy made with other names hidden is written again whole: a file it left out may be due now, or the reverse
+  const there = kept?.dir === dir && sameHidden && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()
   if (there && kept?.tree === snap.tree)
-    return { dir, tree: kept.tree, files: kept.files, bytes: kept.bytes, left_out: kept.left_out }
+    return { dir, tree: kept.tree, ...hiddenOf(names), files: kept.files, bytes: kept.bytes, left_out: kept.left_out }
   rmSync(record, { force: true }) // first: a copy half written is never taken for a whole one
   const left_out: ReviewerCopy['left_out'] = []
   const leaves: Omit<Wanted, 'size'>[] = []
   await collect(snap, '', leaves, left_out)
+  leaveOut(leaves, left_out, new Set(names))
   const known = new Map(Object.entries(there ? (kept?.sizes ?? {}) : {})) // the last copy's: asked again only if new
   const changed = new Set(changedPaths(snap, ''))
   const ordered = leaves.sort((a, b) => (a.path < b.path ? -1 : 1))
@@ -49,7 +60,7 @@ export async function writeReviewerCopy(
   // the run's last copy, where it is whole: only the files that differ from it are written
   const written = await placeFiles(snap.store, dir, within, there ? (kept?.written ?? null) : null)
   left_out.sort((a, b) => (a.path < b.path ? -1 : 1))
-  const copy = { dir, tree: snap.tree, files: within.length, bytes, left_out }
+  const copy = { dir, tree: snap.tree, ...hiddenOf(names), files: within.length, bytes, left_out }
   writeFileAtomic(record, JSON.stringify({ ...copy, written, sizes: Object.fromEntries(sizes) }), 0o600, {
     durable: false,
   })
@@ -87,6 +98,20 @@ async function collect(
         source: changed.has(path) && hasObject(snap.store, leaf.oid) ? 'store' : snap.git,
       })
   }
+}
+
+const hiddenOf = (names: string[]) => (names.length ? { hidden: names } : {})
+
+/** The leaves named as one of `hidden` taken out, each named in `left_out`. */
+function leaveOut(leaves: Omit<Wanted, 'size'>[], left_out: ReviewerCopy['left_out'], hidden: Set<string>): void {
+  if (!hidden.size) return
+  let at = 0
+  for (const leaf of leaves) {
+    if (hidden.has(basename(leaf.path).toLowerCase()))
+      left_out.push({ path: leaf.path, why: 'instructions its CLI would load (their change, if any, is in the diff)' })
+    else leaves[at++] = leaf
+  }
+  leaves.length = at
 }
 
 /** The paths the change touches, submodules' too, from the top. */

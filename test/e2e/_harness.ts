@@ -754,7 +754,8 @@ export async function runPairLoop(
   return { ...result, json }
 }
 
-/** The prompt pair-loop sent (the text holding `task`), out of a recorded request body (Anthropic `messages` or Responses `input`). */
+/** The prompt pair-loop sent (the text holding `task`), out of a recorded request body (Anthropic `messages`, Responses
+ * `input` or Gemini `contents`). */
 export function promptIn(body: any, task: string): string | undefined {
   const texts: string[] = []
   const collect = (value: unknown): void => {
@@ -762,7 +763,7 @@ export function promptIn(body: any, task: string): string | undefined {
     else if (Array.isArray(value)) value.forEach(collect)
     else if (value && typeof value === 'object') Object.values(value).forEach(collect)
   }
-  collect(body?.messages ?? body?.input)
+  collect(body?.messages ?? body?.input ?? body?.contents)
   return texts.find((text) => text.includes(task))
 }
 

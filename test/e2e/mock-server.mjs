@@ -525,7 +525,7 @@ async function geminiGenerate(req, res, body, entry, n, path) {
   const texts =
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
   const usage = geminiUsage(entry.usage)
-  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? entry.tool : null
+  const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? toolFor(entry.tool, body) : null
   const structured = !scriptedTool && geminiWantsStructured(body) ? structuredAnswer(entry, texts.join('\n')) : null
   if (structured)
     texts.splice(0, texts.length, typeof structured === 'string' ? structured : JSON.stringify(structured))
