@@ -2,7 +2,7 @@
 // command line that continues it (lib/agents/): the same read-only switches as a fresh call.
 import { describe, expect, it } from 'vitest'
 import { agentOf } from '../lib/agents/registry.ts'
-import { sessionToResume } from '../lib/review/continuity.ts'
+import { resumeBaseline, sessionToResume, usageSince } from '../lib/review/continuity.ts'
 
 const ENDED = Date.parse('2026-12-08T01:00:00Z')
 const round = (reviewer: Record<string, unknown> | null) => ({ reviewer }) as never
@@ -111,5 +111,34 @@ describe('the command line that continues a session', () => {
       places(['--resume', '--session-id', '--approval-mode']),
     )
     expect(argv).toEqual(['/bin/gemini', '-p', '', '-o', 'json', '--approval-mode', 'plan', '--resume', 'thread-1'])
+  })
+})
+
+describe("a continued session's running total (codex's exec resume reports the thread's sum)", () => {
+  const usage = (input: number, cached: number, output: number) => ({
+    input_tokens: input,
+    output_tokens: output,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+    cache_write_5m_tokens: 0,
+    cache_write_1h_tokens: 0,
+    cached_input_tokens: cached,
+    reasoning_output_tokens: 0,
+  })
+
+  it('counts what the call added: the total minus the last total reported, never below zero', () => {
+    // round 1 reported 9000/0/300; round 2's two responses added 19200 in (18500 cached) and 100 out
+    expect(usageSince(usage(28_200, 18_500, 400), usage(9000, 0, 300))).toEqual(usage(19_200, 18_500, 100))
+    expect(usageSince(usage(10, 0, 1), usage(20, 5, 2))).toEqual(usage(0, 0, 0))
+  })
+
+  it("takes the last round's reported total of that session as the baseline, else its usage", () => {
+    const reviewer = (session_id: string, extra: object) => ({
+      reviewer: { session_id, usage: usage(1, 0, 1), ...extra },
+    })
+    const run = { rounds: [reviewer('t1', { session_usage: usage(9000, 0, 300) }), reviewer('t2', {})] } as never
+    expect(resumeBaseline(run, 't1')).toEqual(usage(9000, 0, 300))
+    expect(resumeBaseline(run, 't2')).toEqual(usage(1, 0, 1))
+    expect(resumeBaseline(run, 't3')).toBeNull()
   })
 })

@@ -43,6 +43,7 @@ export const claude: AgentModule = {
     structured: (flags) => flags.has('--json-schema'),
     namesSession: (flags) => flags.has('--session-id'),
     resumes: (flags) => flags.has('--resume') && flags.has('--session-id'),
+    reportsSessionTotal: false,
     spendCap: (flags) => flags.has('--max-budget-usd'),
     // set, it makes claude load CLAUDE.md from --add-dir folders whatever --setting-sources says
     unsetEnv: ['CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD'],

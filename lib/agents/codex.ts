@@ -15,6 +15,8 @@ export const codex: AgentModule = {
     structured: (flags) => flags.has('--output-schema'),
     namesSession: () => false,
     resumes: (flags) => flags.has('resume'),
+    // measured with the real codex (test/e2e/continuity.test.ts): exec resume's turn.completed sums the thread
+    reportsSessionTotal: true,
     spendCap: () => false,
     unsetEnv: [],
     env: {},

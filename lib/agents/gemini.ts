@@ -44,6 +44,7 @@ export const gemini: AgentModule = {
     structured: () => false,
     namesSession: (flags) => flags.has('--session-id'),
     resumes: (flags) => flags.has('--resume') && flags.has('--session-id'),
+    reportsSessionTotal: false,
     spendCap: () => false,
     unsetEnv: [],
     // no relaunch in a child Node with a bigger heap: one process group, half the start time

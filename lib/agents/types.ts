@@ -56,6 +56,8 @@ export interface AgentModule {
     namesSession: (flags: CliFlags) => boolean
     /** It can continue an earlier session by its id (`--resume`, `exec resume`), read-only as the first call. */
     resumes: (flags: CliFlags) => boolean
+    /** The usage it reports for a call that continued a session is the session's running total, not the call's. */
+    reportsSessionTotal: boolean
     /** It stops itself at a USD limit (`--max-budget-usd`). */
     spendCap: (flags: CliFlags) => boolean
     /** Variables taken out of its environment (they would load the repository's instructions). */

@@ -1,4 +1,5 @@
 // One review: build the prompt, call the reviewer (re-asking once for a missing verdict), and judge what came back.
+import { usageSince } from './continuity.ts'
 import { lastShownTree } from '../run/run-queries.ts'
 import { snapshotDelta } from '../snapshot/diff.ts'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -9,7 +10,7 @@ import { type Failure, judgeFailure } from './failure.ts'
 import { stripControl } from '../ground/text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from '../run/grammar.ts'
 import type { CallSpend } from '../cost/review-calls.ts'
-import type { ReviewerCost, RunState, Verdict } from '../run/state.ts'
+import type { ReviewerCost, RunState, Usage, Verdict } from '../run/state.ts'
 import { parseReviewerError, parseReviewerOutput } from './output.ts'
 import type { ReviewerReply } from '../agents/reply.ts'
 import { runReviewerProcess } from './process.ts'
@@ -48,6 +49,8 @@ export interface ConductOptions {
   change?: ReturnType<typeof reviewedChange> | null
   /** The reviewer's session of the last round to continue (lib/review/continuity.ts), or null for a fresh one. */
   resume?: string | null
+  /** That session's usage as its CLI last reported it: a running total is counted from there. */
+  resumeBaseline?: Usage | null
 }
 
 export interface CallRecord extends CallSpend {
@@ -55,6 +58,8 @@ export interface CallRecord extends CallSpend {
   raw_output_path: string
   /** The call's session: the one pair-loop named before it (claude), else the one the reviewer reported (codex). */
   session_id: string | null
+  /** The usage as the CLI reported it, when that is the continued session's running total (`usage`: this call's). */
+  session_usage?: Usage | null
 }
 
 export interface ReviewVerdict {
@@ -216,14 +221,20 @@ async function callReviewer(
   const reply = result.truncated ? null : readReply(result.stdout, lastMessage, result.stderr)
   const session = reply?.session_id ?? sessionId ?? (result.truncated ? threadOfHead(choice, result.stdout) : null)
   // a call killed before it answered (a timeout, a signal) was still paid for: its named transcript says how much
-  const cost = safeCost(options, { ...(reply ?? silentReply), session_id: session }, startedMs)
+  const reported = reply?.usage ?? null
+  // a continued session's running total counts from the last total reported (the call before, or the last round's)
+  const totalSince =
+    resume && choice.reportsSessionTotal ? (earlier.at(-1)?.session_usage ?? options.resumeBaseline) : null
+  const usage = reported && totalSince ? usageSince(reported, totalSince) : reported
+  const cost = safeCost(options, { ...(reply ?? silentReply), usage, session_id: session }, startedMs)
   const record: CallRecord = {
     reply,
-    usage: reply?.usage ?? null,
+    usage,
     cost,
     duration_ms: result.durationMs,
     raw_output_path: rawPath,
     session_id: session,
+    ...(choice.reportsSessionTotal ? { session_usage: reported } : {}),
   }
   const structured = choice.structured && reply && !reply.error ? readStructured(structuredObject(reply)) : null
   if (choice.structured && reply?.text && !reply.error && !structured)

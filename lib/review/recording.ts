@@ -39,6 +39,7 @@ export function reviewInputOf(
     touches_reviewer_instructions: review.touches_reviewer_instructions,
     tree: review.tree,
     shown_tree: review.shown_tree,
+    ...(calls.at(-1)!.session_usage !== undefined ? { session_usage: calls.at(-1)!.session_usage } : {}),
   }
 }
 

@@ -35,6 +35,8 @@ export interface ReviewerChoice {
   spendCap: boolean
   /** It can continue its session of the last round (Continuity). */
   resumes: boolean
+  /** What it reports for a continued session is the session's running total (the call's own: minus the last total). */
+  reportsSessionTotal: boolean
   /** A named session's transcript while it is written, for the review watch (null: none to follow). */
   transcriptOf: (sessionId: string) => string | null
   /** The session the first lines of its output name, before the call ends (null: none there). */
@@ -126,6 +128,7 @@ function cliChoice(
     namesSession: agent.reviewer.namesSession(flags),
     spendCap: agent.reviewer.spendCap(flags),
     resumes: agent.reviewer.resumes(flags),
+    reportsSessionTotal: agent.reviewer.reportsSessionTotal,
     transcriptOf: (sessionId) => agent.reviewer.transcriptOf(cwd, sessionId, built),
     sessionInHead: agent.reviewer.sessionInHead,
     cwd,
@@ -169,6 +172,7 @@ export function chooseReviewer(
       namesSession: false,
       spendCap: false,
       resumes: false,
+      reportsSessionTotal: false,
       transcriptOf: () => null,
       sessionInHead: anySessionInHead, // a command may print a vendor's format
       cwd: reviewerCopyDir(run, env),

@@ -1,7 +1,7 @@
 // One claimed review of the loop's round. The foreground (`review`) makes the checks, claims the run and starts the
 // detached worker, then waits a bounded time (lib/review/foreground.ts); the worker conducts the review and records
 // it, or keeps the failure (`conductRound`). A failure is never a verdict; a call stopped on purpose is kept too.
-import { sessionToResume } from './continuity.ts'
+import { resumeBaseline, sessionToResume } from './continuity.ts'
 import { afterFailure } from '../run/run-queries.ts'
 import type { Config } from '../run/config.ts'
 import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
@@ -87,6 +87,7 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
   if (resume) call.log(`continuing the ${choice.tool} reviewer's session ${resume} of the last round`)
   const conducted = await conductReview(run, {
     resume,
+    resumeBaseline: resume ? resumeBaseline(run, resume) : null,
     ...callSettings(run, choice, { config, timeoutS: job.timeout_s, log: call.log }),
     budgetLeftUsd: job.budget_left_usd,
     heartbeatMs: heartbeatMs(),

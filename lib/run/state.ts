@@ -88,6 +88,8 @@ export const ReviewerRound = v.object({
   tree: v.optional(v.nullable(v.string())),
   /** The tree of the files it was shown, in pair-loop's store: the next round's delta starts from it. */
   shown_tree: v.optional(v.nullable(v.string())),
+  /** Its session's usage as the CLI last reported it, where that is a running total (codex): the next call counts from it. */
+  session_usage: v.optional(v.nullable(Usage)),
   /** What reviewed: a vendor's CLI, a custom command or a stub shipped with pair-loop (an older round: from `tool`). */
   kind: v.optional(v.picklist(REVIEWER_KINDS)),
   /** The program that ran (absolute path), or null when not recorded. */

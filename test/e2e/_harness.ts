@@ -764,7 +764,8 @@ export function promptIn(body: any, task: string): string | undefined {
     else if (value && typeof value === 'object') Object.values(value).forEach(collect)
   }
   collect(body?.messages ?? body?.input ?? body?.contents)
-  return texts.find((text) => text.includes(task))
+  // the latest: a continued session's request holds the earlier rounds' prompts first
+  return texts.findLast((text) => text.includes(task))
 }
 
 /** Every string in a request body (system prompt, instructions, tools, messages), however deep. */
