@@ -3,6 +3,7 @@
 import { decimalFlag, defineScript, integerFlag, isMain, main } from '../lib/cli/cli.ts'
 import * as start from '../lib/commands/start.ts'
 import { VENDORS } from '../lib/run/vendors.ts'
+import { SEVERITIES } from '../lib/run/severity-gate.ts'
 import { fail } from '../lib/ground/errors.ts'
 
 /** The task heads HANDOFF.md and the PR body: a paragraph, not a document. */
@@ -25,6 +26,12 @@ const startScript = defineScript({
       description: 'spending limit for the run in USD (default from config)',
       valueHint: 'X',
     },
+    'block-on': {
+      type: 'enum',
+      options: [...SEVERITIES],
+      description:
+        "the severity gate for this run: findings below it do not keep a round from approval; only at or below the config's pair_loop.block_on (default nit: every finding blocks)",
+    },
     base: {
       type: 'string',
       description:
@@ -43,6 +50,7 @@ const startScript = defineScript({
       reviewer: args.reviewer,
       maxRounds,
       budgetUsd,
+      blockOn: args['block-on'],
       base: args.base,
       cwd: args.cwd,
     })

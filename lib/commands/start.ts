@@ -21,7 +21,8 @@ import type { Agent } from '../run/state.ts'
 import { createRun, ensureRunsDir } from '../run/store.ts'
 import { stripControl } from '../ground/text.ts'
 import { newRun } from '../run/transitions.ts'
-import { checkBudgetFlag, checkVendors } from '../run/authority.ts'
+import { checkBlockOnFlag, checkBudgetFlag, checkVendors } from '../run/authority.ts'
+import type { Severity } from '../run/severity-gate.ts'
 import { reviewerSource } from '../run/reviewer-identity.ts'
 import { resolvePrograms } from '../review/programs.ts'
 
@@ -32,6 +33,8 @@ export interface StartOptions {
   reviewer?: Agent
   maxRounds?: number
   budgetUsd?: number
+  /** The run's severity gate, at most the config's `pair_loop.block_on` (a flag only tightens it). */
+  blockOn?: Severity
   /** The PR's base branch or commit (default: the default branch). */
   base?: string
   cwd?: string
@@ -100,7 +103,12 @@ function checkCoderCounted(coder: Vendor): void {
 
 /** The run opened at `place` (a clean tree) once no other run holds the repository: start's document. */
 export async function openRun(ctx: Context, options: StartOptions, place: RunPlace) {
-  const { repo, config } = place
+  const { repo } = place
+  checkBlockOnFlag(options.blockOn, place.config)
+  // the run's effective config: a tighter gate from the flag is what the run goes by, frozen with the rest
+  const config = options.blockOn
+    ? { ...place.config, pair_loop: { ...place.config.pair_loop, block_on: options.blockOn } }
+    : place.config
   const coder = options.coder ?? config.pair_loop.coder
   // a coder that names itself (--coder, or the MCP client's handshake) is reviewed by another vendor (the person's
   // fallback list first) when the person's reviewer is its own: the person's rule against a same-vendor pair holds without asking the coder

@@ -12,6 +12,7 @@ import { configChanged, configOf, handoffPath, resolveRun } from '../run/run-acc
 import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
 import { listRuns, readRun } from '../run/store.ts'
+import { gateApproval, gateFields } from '../run/gated-review.ts'
 
 const POLL_MS = 100
 
@@ -75,6 +76,7 @@ async function runDocument(ctx: Context, run: RunState) {
       recurring: f.recurring,
       recurring_of: f.recurring_of,
     })),
+    ...gateFields(gateApproval(run)), // findings below the gate left open by its approval: said, never silent
     replies: Object.keys(run.replies).length,
     review_in_progress: run.review_claim !== null,
     failed_reviews: run.failed_reviews.length,

@@ -7,7 +7,8 @@ import { fenceFor } from '../ground/markdown.ts'
 import { roundMeasured, type Unmeasured } from '../cost/measured.ts'
 import { formatUsd } from '../ground/money.ts'
 import { approvedTree, approvedTrees, openFindings } from '../run/run-queries.ts'
-import type { RunState } from '../run/state.ts'
+import type { Finding, RunState } from '../run/state.ts'
+import { gateApproval, gateOf } from '../run/gated-review.ts'
 import type { NamedOnly } from '../snapshot/named-only.ts'
 import { recordOf, renderRecord } from './record.ts'
 
@@ -87,6 +88,31 @@ function notReviewed(named: NamedOnly[]): string[] {
   ]
 }
 
+/** One finding as a line of the body: its id, category/severity, place and text, and the coder's answer when there is one. */
+function findingBullet(run: RunState, f: Finding): string {
+  const answer = run.replies[f.id] ? ` _(answered: ${run.replies[f.id]!.disposition})_` : ''
+  return `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${findingPlace(f)}\` — ` : ''}${neutraliseInline(f.text)}${answer}`
+}
+
+/** The severity gate's approval, in the headline's part of the body: the rule approved, not the reviewer; never silent. */
+function gateLines(run: RunState): string[] {
+  const gate = gateApproval(run)
+  if (!gate) return []
+  const shown = gate.findings.slice(0, 50)
+  const more = gate.findings.length - shown.length
+  return [
+    `**Round ${gate.round} was ${gate.said}** (the reviewer asked for changes; every finding was below the gate):`,
+    '',
+    ...shown.map((f) => findingBullet(run, f)),
+    ...(more > 0 ? [`- … and ${more} more (\`pair-loop findings\`)`] : []),
+    '',
+  ]
+}
+
+/** A round's verdict as the reviewer said it, and the gate's approval beside it. */
+const verdictCell = (review: RunState['rounds'][number]['reviewer']) =>
+  review ? `${review.verdict}${gateOf(review, null) ? ' (approved by the severity gate)' : ''}` : '(not reviewed)'
+
 export function renderPrBody(
   run: RunState,
   cost: PrCost | null,
@@ -100,13 +126,14 @@ export function renderPrBody(
     `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${runReviewerLabel(run)}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
     '',
     ...approvalLine(run),
+    ...gateLines(run),
     ...notReviewed(namedOnly),
     '| round | verdict | findings | replies | cost |',
     '|---|---|---|---|---|',
     ...run.rounds.map((round) => {
       const findings = round.reviewer?.findings ?? []
       const replies = findings.filter((f) => run.replies[f.id]).length
-      return `| ${round.n} | ${round.reviewer?.verdict ?? '(not reviewed)'} | ${findings.length} | ${replies} | ${roundCost(cost, round.n)} |`
+      return `| ${round.n} | ${verdictCell(round.reviewer)} | ${findings.length} | ${replies} | ${roundCost(cost, round.n)} |`
     }),
     '',
     `**Total cost:** ${totalCost(cost)}`,
@@ -123,18 +150,9 @@ export function renderPrBody(
   const overCap = run.rounds.filter((r) => r.coder.over_cap).map((r) => r.n)
   if (overCap.length)
     extras.push('', `> Rounds past the cap of ${run.max_rounds}, by the person's choice: ${overCap.join(', ')}.`)
-  const open = run.outcome?.verdict === 'APPROVED' ? [] : openFindings(run)
-  if (open.length) {
-    extras.push(
-      '',
-      '### Findings still open',
-      '',
-      ...open.map(
-        (f) =>
-          `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${findingPlace(f)}\` — ` : ''}${neutraliseInline(f.text)}`,
-      ),
-    )
-  }
+  // the findings a gate's approval left open are listed with it, above
+  const open = run.outcome?.verdict === 'APPROVED' || gateApproval(run) ? [] : openFindings(run)
+  if (open.length) extras.push('', '### Findings still open', '', ...open.map((f) => findingBullet(run, f)))
   // heading, outcome, rounds and cost always stay; the notes and open findings give way before them (half the room)
   const essentials = head.join('\n')
   const summary = essentials + cutToFit(extras.join('\n'), Math.floor(limit / 2) - essentials.length)

@@ -12,6 +12,7 @@ import type { Finding, RunState } from '../run/state.ts'
 import { commentableLines } from './diff-lines.ts'
 import { createdRef, postRest } from './github.ts'
 import { answerClaimKey, claimAnswer, recordAnswer, watchOf } from './moves.ts'
+import { gateOf } from '../run/gated-review.ts'
 
 export async function postFinalReview(run: RunState, pr: number) {
   const final = run.final_review
@@ -28,7 +29,13 @@ export async function postFinalReview(run: RunState, pr: number) {
   const inBody = final.review.findings.filter((f) => !inline.includes(f))
   const payload = {
     event: 'COMMENT',
-    body: reviewBody(final.review.verdict, final.review.tool, final.review.summary, inBody),
+    body: reviewBody(
+      final.review.verdict,
+      final.review.tool,
+      final.review.summary,
+      inBody,
+      gateOf(final.review, null)?.said,
+    ),
     comments: inline.map((f) => ({ path: f.path, line: f.line_start, side: 'RIGHT', body: findingText(f) })),
   }
   const head = watchOf(run)?.observed?.head ?? null
@@ -65,9 +72,10 @@ function findingText(f: Finding): string {
   return `**${f.category}${f.severity ? `/${f.severity}` : ''}** (pair-loop final round, finding ${f.id}): ${neutraliseInline(f.text)}`
 }
 
-function reviewBody(verdict: string, tool: string, summary: string, rest: Finding[]): string {
+function reviewBody(verdict: string, tool: string, summary: string, rest: Finding[], gate?: string): string {
   const said = verdict === 'APPROVED' ? 'approves' : 'asks for changes'
   const lines = [`**pair-loop final round** · the ${tool} reviewer ${said} after reading the pushed diff.`]
+  if (gate) lines.push('', `The round was ${gate}.`)
   if (summary.trim()) lines.push('', summary.trim())
   if (rest.length) {
     lines.push('', 'Findings without a line in the diff:', '')

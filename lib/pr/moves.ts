@@ -5,6 +5,7 @@ import { fail } from '../ground/errors.ts'
 import type { ReviewerRound, RunState } from '../run/state.ts'
 import type { Step } from '../run/store.ts'
 import { reopenForFinalRound } from '../run/transitions.ts'
+import { gated, roundApproved } from '../run/gated-review.ts'
 import { emptyWatch } from './reduce.ts'
 import type { PrFlagRecord, PrReplyRecord, PrWatch, SideClaim } from '../run/pr-schema.ts'
 
@@ -168,8 +169,9 @@ export function recordFinalReview(
   input: { review: ReviewerRound; diff_path: string | null; claimKey: string; pid: number; now: string },
 ): Step<RunState> {
   const next = dropClaim(run, { key: input.claimKey, pid: input.pid }) ?? structuredClone(run)
-  next.final_review = { review: input.review, diff_path: input.diff_path }
-  if (input.review.verdict !== 'CHANGES_REQUESTED') return { state: next, result: next }
-  const reopened = reopenForFinalRound(next, { review: input.review, now: input.now }).state!
+  const review = gated(next, input.review) // findings all below the run's gate ask for no coder round
+  next.final_review = { review, diff_path: input.diff_path }
+  if (roundApproved(review)) return { state: next, result: next }
+  const reopened = reopenForFinalRound(next, { review, now: input.now }).state!
   return { state: reopened, result: reopened }
 }

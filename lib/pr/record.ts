@@ -6,6 +6,7 @@ import * as v from 'valibot'
 import { packageRoot } from '../ground/package.ts'
 import { VENDORS } from '../run/vendors.ts'
 import { OUTCOMES, type ReviewerRound, type RunState } from '../run/state.ts'
+import { roundApproved } from '../run/gated-review.ts'
 
 export const RECORD_OPEN = '<!-- pair-loop:record v1 '
 const RECORD_CLOSE = ' -->'
@@ -77,7 +78,7 @@ function builtinName(command: readonly string[]): string | null {
 export function recordOf(run: RunState, costUsd: number | null): PrRecord {
   const approvals = run.rounds.flatMap((round) => {
     const review = round.reviewer
-    return review?.verdict === 'APPROVED' && review.tree
+    return review && roundApproved(review) && review.tree
       ? [{ round: round.n, tree: review.tree, reviewer: reviewerOf(run, review) }]
       : []
   })

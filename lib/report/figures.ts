@@ -2,6 +2,7 @@
 // One definition of each, here: the report and `status --all` both count with summarise().
 import { mergedAt } from '../run/run-queries.ts'
 import type { RunState } from '../run/state.ts'
+import { roundApproved } from '../run/gated-review.ts'
 
 /** A run's loop has ended once it was approved, capped or finished; before that its figures are still moving. */
 export const hasEnded = (run: RunState) => run.phase !== 'coding' && run.phase !== 'reviewing'
@@ -35,7 +36,9 @@ export interface RunFigures {
 
 export function runFigures(run: RunState, cost: { spent: number | null; measured: boolean }): RunFigures {
   const approved = isApproved(run)
-  const approving = approved ? run.rounds.findLast((round) => round.reviewer?.verdict === 'APPROVED') : undefined
+  const approving = approved
+    ? run.rounds.findLast((round) => round.reviewer !== null && roundApproved(round.reviewer))
+    : undefined
   return {
     run_id: run.run_id,
     ended: hasEnded(run),

@@ -6,6 +6,7 @@ import { nextFields, roundsLeft } from '../run/run-queries.ts'
 import type { ReviewClaim, RunState } from '../run/state.ts'
 import type { AttemptOutcome, AttemptProgress } from './attempt-files.ts'
 import { context } from '../ground/context.ts'
+import { gateFields, gateOf } from '../run/gated-review.ts'
 
 /** The finished round's review, as `review` has always printed it. */
 export function reviewDocument(state: RunState) {
@@ -15,6 +16,7 @@ export function reviewDocument(state: RunState) {
     round: state.rounds.length,
     verdict: recorded.verdict,
     findings: recorded.findings,
+    ...gateFields(gateOf(recorded, state.rounds.length)), // the verdict as said, and the gate's rule that approved
     touches_reviewer_instructions: recorded.touches_reviewer_instructions ?? [],
     reviewer: {
       ...reviewerShown(recorded),
@@ -41,6 +43,7 @@ export function finalReviewDocument(state: RunState) {
     pr: state.pr,
     verdict: final.verdict,
     findings: final.findings,
+    ...gateFields(gateOf(final, null)),
     reviewer: {
       ...reviewerShown(final),
       fallback_used: final.fallback_used,

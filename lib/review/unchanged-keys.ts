@@ -3,6 +3,7 @@
 import { findingKey, type ParsedFinding } from '../run/grammar.ts'
 import { readManifest } from '../snapshot/manifest.ts'
 import type { RunState } from '../run/state.ts'
+import { roundApproved } from '../run/gated-review.ts'
 
 /**
  * The keys of `findings` (this review, on `tree`) that the run's previous review also raised, whose named file is the
@@ -10,7 +11,7 @@ import type { RunState } from '../run/state.ts'
  */
 export function unchangedKeys(run: RunState, findings: ParsedFinding[], tree: string | null, home: string): string[] {
   const previous = [...run.rounds].reverse().find((round) => round.reviewer)?.reviewer
-  if (!previous?.tree || !tree || previous.verdict === 'APPROVED') return []
+  if (!previous?.tree || !tree || roundApproved(previous)) return []
   const before = new Set(previous.findings.map((finding) => finding.key))
   const manifests = previous.tree === tree ? null : [readManifest(home, previous.tree), readManifest(home, tree)]
   const same = (path: string | null): boolean => {

@@ -3,6 +3,7 @@
 import { fail } from '../ground/errors.ts'
 import type { Config } from './config.ts'
 import type { Agent } from './state.ts'
+import { loosens, type Severity } from './severity-gate.ts'
 
 /** `--budget-usd` above the person's limit (`budget.per_run_usd`); with no limit set, any limit only tightens. */
 export function checkBudgetFlag(budgetUsd: number | undefined, config: Pick<Config, 'budget'>): void {
@@ -12,6 +13,17 @@ export function checkBudgetFlag(budgetUsd: number | undefined, config: Pick<Conf
     'usage',
     `--budget-usd ${budgetUsd} is above your limit of ${limit} (budget.per_run_usd in your config): a flag may lower it, only your config raises it`,
     { flag: '--budget-usd', key: 'budget.per_run_usd', limit },
+  )
+}
+
+/** `--block-on` above the person's gate (`pair_loop.block_on`): a flag may make more findings block, never fewer. */
+export function checkBlockOnFlag(blockOn: Severity | undefined, config: Pick<Config, 'pair_loop'>): void {
+  const gate = config.pair_loop.block_on
+  if (!loosens(blockOn, gate)) return
+  fail(
+    'usage',
+    `--block-on ${blockOn} would let through findings your gate blocks (pair_loop.block_on: ${gate} in your config): a flag may lower it towards nit, only your config raises it`,
+    { flag: '--block-on', key: 'pair_loop.block_on', block_on: gate },
   )
 }
 

@@ -1,6 +1,9 @@
 // What is wrong with a config file, in the person's words: which key, in which file, what it must be, how to fix it.
 // Never the schema library's own text ("Invalid key: Expected never but received …") nor the JSON parser's.
 import { VENDORS } from './vendors.ts'
+import { askUntrusted } from './ask.ts'
+import { fail } from '../ground/errors.ts'
+import { SEVERITIES } from './severity-gate.ts'
 import { relative, isAbsolute } from 'node:path'
 import type * as v from 'valibot'
 import { context } from '../ground/context.ts'
@@ -32,6 +35,7 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.pr_max_rounds': 'a whole number, 1 or more',
   'pair_loop.stalemate_rounds': 'a whole number, 1 or more',
   'pair_loop.reviewer_resume_s': 'a whole number of seconds, from 0 (never resume) to 86400',
+  'pair_loop.block_on': `the least severity that blocks approval: ${SEVERITIES.map((s) => `"${s}"`).join(', ')} (nit: every finding blocks)`,
   'pair_loop.reviewer_timeout_s': 'a whole number of seconds, 1 or more',
   'pair_loop.review_wait_s': 'a whole number of seconds, from 0 to 86400',
   'pair_loop.max_diff_bytes': 'a whole number of bytes, 1 or more',
@@ -105,6 +109,34 @@ export const trustEffect = (key: string, value: unknown, personal: unknown): str
 export const keyEffect = (key: string, value: unknown, personal: unknown): string =>
   thirdPerson(effectOf(key, value, personal))
 
+/**
+ * `config_untrusted`: each key of the repository's file `file`, what it would do with its value, and the command that
+ * trusts the file.
+ */
+export function untrustedConfig(
+  file: { path: string; sha256: string },
+  effects: Array<{ key: string; value: unknown; effect: string }>,
+  tracked: boolean,
+  repo: string,
+): never {
+  const untracked = tracked
+    ? ''
+    : " It is not the file git tracks at the run's base commit (untracked, ignored or changed since), so every key it sets needs your trust."
+  fail(
+    'config_untrusted',
+    `${shownPath(file.path)} sets ${effects.map(({ key, effect }) => `${key}, which ${effect}`).join('; ')}.${untracked} You have not trusted this content: read it, then run \`pair-loop trust --cwd ${repo}\``,
+    {
+      path: file.path,
+      keys: effects.map(({ key }) => key),
+      effects,
+      tracked_at_base: tracked,
+      sha256: file.sha256,
+      next: 'ask-user',
+      ask: askUntrusted(repo),
+    },
+  )
+}
+
 /** The effect with its verb in the base form ("run `sh review.sh` as the reviewer"): `would` or a tense goes before. */
 function effectOf(key: string, value: unknown, personal: unknown): string {
   const json = shownValue(value)
@@ -155,6 +187,8 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
       return `allow ${value} review rounds before asking you (yours: ${personal})`
     case 'pair_loop.reviewer_timeout_s':
       return `give the reviewer ${value} s (yours: ${personal} s)`
+    case 'pair_loop.block_on':
+      return `count a round as approved when every finding is below ${value} (yours: ${personal}, where ${personal === 'nit' ? 'every finding blocks' : `${personal} and above block`})`
     default:
       return `set it to ${json} (yours: ${shownValue(personal)})`
   }

@@ -1,6 +1,5 @@
 // Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
 // an error. The effective config is frozen on the run at `start` (see lib/run/state.ts), so a file changed mid-run moves nothing.
-import { askUntrusted } from './ask.ts'
 import { join } from 'node:path'
 import * as v from 'valibot'
 import { fail, isPairLoopError } from '../ground/errors.ts'
@@ -8,6 +7,7 @@ import { ioFailure, readRegularFile } from '../ground/fsutil.ts'
 import { configPath } from '../ground/paths.ts'
 import { trustedSha } from './trust.ts'
 import { VENDORS } from './vendors.ts'
+import { DEFAULT_BLOCK_ON, loosens, SEVERITIES } from './severity-gate.ts'
 import { hexDigest } from '../ground/digest.ts'
 import { gitObjectId } from '../ground/git-object-id.ts'
 import {
@@ -16,9 +16,9 @@ import {
   notAnObject,
   notJson,
   notRegular,
-  shownPath,
   keyEffect,
   trustEffect,
+  untrustedConfig,
 } from './config-issues.ts'
 
 const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1))
@@ -93,6 +93,7 @@ const PairLoopSection = v.strictObject({
   pr_max_rounds: v.optional(PositiveInt),
   stalemate_rounds: v.optional(PositiveInt),
   reviewer_resume_s: v.optional(WaitSeconds),
+  block_on: v.optional(v.picklist(SEVERITIES)),
 })
 
 const BudgetSection = v.strictObject({
@@ -159,6 +160,8 @@ export const Config = v.object({
     stalemate_rounds: v.optional(PositiveInt, 2),
     /** A round continues the reviewer's session of the last one when that call ended this recently (0: never). */
     reviewer_resume_s: v.optional(WaitSeconds, 300),
+    /** The severity gate: findings below it never keep a round from approval (a run frozen before it: nit, all block). */
+    block_on: v.optional(v.picklist(SEVERITIES), DEFAULT_BLOCK_ON),
   }),
   budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
   pricing: v.record(v.string(), ModelPrice),
@@ -193,6 +196,7 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     pr_max_rounds: 3,
     stalemate_rounds: 2,
     reviewer_resume_s: 300,
+    block_on: DEFAULT_BLOCK_ON,
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
   pricing: {},
@@ -222,8 +226,13 @@ export function loadConfig({
   if (repoFile) {
     const tracked = baseBlob !== null && gitObjectId('blob', repoFile.bytes, baseBlob) === baseBlob
     const untrusted = keysNeedingTrust(repoFile.parsed, own?.parsed, { tracked })
-    if (untrusted.length > 0 && trustedSha(repoFile.path, home) !== repoFile.sha256)
-      untrustedConfig(repoFile, untrusted, own?.parsed, tracked, repo!)
+    if (untrusted.length > 0 && trustedSha(repoFile.path, home) !== repoFile.sha256) {
+      const effects = untrusted.map((key) => {
+        const value = valueAt(repoFile.parsed, key)
+        return { key, value, effect: trustEffect(key, value, inForce(own?.parsed, key)) }
+      })
+      untrustedConfig(repoFile, effects, tracked, repo!)
+    }
   }
   for (const file of [own, repoFile]) {
     if (!file) continue
@@ -233,36 +242,6 @@ export function loadConfig({
     Object.assign(config.pricing, file.parsed.pricing)
   }
   return config
-}
-
-/** `config_untrusted`: each key, what it would do with its value, and the command that trusts the file. */
-function untrustedConfig(
-  file: ConfigText,
-  keys: string[],
-  own: ConfigFile | undefined,
-  tracked: boolean,
-  repo: string,
-): never {
-  const effects = keys.map((key) => {
-    const value = valueAt(file.parsed, key)
-    return { key, value, effect: trustEffect(key, value, inForce(own, key)) }
-  })
-  const untracked = tracked
-    ? ''
-    : " It is not the file git tracks at the run's base commit (untracked, ignored or changed since), so every key it sets needs your trust."
-  fail(
-    'config_untrusted',
-    `${shownPath(file.path)} sets ${effects.map(({ key, effect }) => `${key}, which ${effect}`).join('; ')}.${untracked} You have not trusted this content: read it, then run \`pair-loop trust --cwd ${repo}\``,
-    {
-      path: file.path,
-      keys,
-      effects,
-      tracked_at_base: tracked,
-      sha256: file.sha256,
-      next: 'ask-user',
-      ask: askUntrusted(repo),
-    },
-  )
 }
 
 /** A key's value without the repository file: the person's own, else the default (null when neither sets it). */
@@ -346,7 +325,8 @@ function configInvalid(file: string, problems: ConfigProblem[]): never {
 /**
  * The keys of a repository file that only the person's trust may set: what runs a program (`reviewer_cmd`,
  * `claude_bin`, `codex_bin`), moves money (`pricing`, a per-run budget above the person's own), decides what counts
- * (`coder`: whose transcripts are the coder's spend; `pr_bots`, `pr_action_reviews`: whose PR reviews block),
+ * (`coder`: whose transcripts are the coder's spend; `pr_bots`, `pr_action_reviews`: whose PR reviews block; a
+ * `block_on` above the person's own, or the default: more findings let through to approval),
  * chooses the reviewer's model or shows the reviewer less of the change (a `max_diff_bytes` below the person's own,
  * or the default). A file git does not track at the base (`tracked: false`) is the coder's to write: every key it sets.
  */
@@ -386,6 +366,7 @@ export function keysNeedingTrust(
   const cap = repoFile.pair_loop?.max_diff_bytes
   if (cap !== undefined && cap < (own?.pair_loop?.max_diff_bytes ?? DEFAULTS.pair_loop.max_diff_bytes))
     keys.push('pair_loop.max_diff_bytes')
+  if (loosens(repoFile.pair_loop?.block_on, own?.pair_loop?.block_on)) keys.push('pair_loop.block_on')
   return keys
 }
 

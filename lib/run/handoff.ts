@@ -4,6 +4,7 @@ import { neutralise, neutraliseInline, neutraliseLine } from '../ground/neutrali
 import { openFence } from '../ground/markdown.ts'
 import type { Finding, Reply, RunState } from './state.ts'
 import { stripControl } from '../ground/text.ts'
+import { gateOf } from './gated-review.ts'
 
 export const minuteStamp = (iso: string) => `${iso.slice(0, 16)}Z`
 
@@ -58,10 +59,14 @@ export function renderConversation(run: RunState): string {
       }
     }
     parts.push(`VERDICT: ${review.verdict}`)
+    const gate = gateOf(review, round.n) // the verdict as the reviewer said it, and the rule that approved the round
+    if (gate) parts.push(`${capitalised(gate.said)} (${gate.findings.map((finding) => finding.id).join(', ')}).`)
     parts.push('')
   }
   return parts.join('\n')
 }
+
+const capitalised = (text: string) => `${text.charAt(0).toUpperCase()}${text.slice(1)}`
 
 export function renderHandoff(run: RunState): string {
   const fallback = run.reviewer_fallback ? ' (fallback used)' : ''

@@ -9,6 +9,7 @@ import {
   askWontFixBack,
 } from './ask.ts'
 import { findingKey, type ParsedFinding } from './grammar.ts'
+import { roundApproved } from './gated-review.ts'
 import type { ApprovedTree, Finding, RunState } from './state.ts'
 
 export type NextStep = 'coder-done' | 'review' | 'reply' | 'finish' | 'push' | 'pr-check' | 'ask-user' | null
@@ -27,7 +28,7 @@ export function approvedTrees(run: RunState): ApprovedTree[] {
   if (run.approved_trees) return run.approved_trees
   const round = [...run.rounds].reverse().find((each) => each.reviewer) // a round handed over is not reviewed yet
   const review = round?.reviewer
-  return review?.verdict === 'APPROVED' && review.tree
+  return review && roundApproved(review) && review.tree
     ? [{ tree: review.tree, round: round!.n, reviewer: review.tool, at: review.at }]
     : []
 }
@@ -134,7 +135,7 @@ export function afterFailure(run: RunState, code: string): { next: 'review' | 'a
 export function stalemate(run: RunState): { keys: string[]; rounds: number } | null {
   const reviews = run.rounds.flatMap((round) => (round.reviewer ? [round.reviewer] : []))
   const last = reviews.at(-1)
-  if (run.phase !== 'coding' || !last || last.verdict === 'APPROVED' || last.findings.length === 0) return null
+  if (run.phase !== 'coding' || !last || roundApproved(last) || last.findings.length === 0) return null
   const keys = [...new Set(last.findings.map((finding) => finding.key))]
   let count = 1
   for (let i = reviews.length - 1; i > 0; i--) {

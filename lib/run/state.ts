@@ -4,11 +4,11 @@ import { Config } from './config.ts'
 import { REVIEWER_TOOLS, VENDORS, type Vendor } from './vendors.ts'
 import { RUN_ID_PATTERN } from '../ground/paths.ts'
 import { PrWatch, SideClaim } from './pr-schema.ts'
+import { APPROVERS, SEVERITIES } from './severity-gate.ts'
 
 export const PHASES = ['coding', 'reviewing', 'approved', 'capped', 'finished'] as const
 export const VERDICTS = ['APPROVED', 'CHANGES_REQUESTED'] as const
 export const OUTCOMES = ['APPROVED', 'CHANGES_REQUESTED', 'ABANDONED'] as const
-export const SEVERITIES = ['blocker', 'major', 'minor', 'nit'] as const
 export const DISPOSITIONS = ['fixed', 'wont-fix', 'question', 'ack'] as const
 
 const Timestamp = v.pipe(v.string(), v.isoTimestamp())
@@ -96,6 +96,10 @@ export const ReviewerRound = v.object({
   program: v.optional(v.nullable(v.string())),
   /** Keys this review raised that the previous review raised too, on files (or a tree) unchanged since: a stalemate's. */
   unchanged_keys: v.optional(v.array(v.string())),
+  /** Who made the round count as approved (none: it did not, or a round from before the gate, by its verdict). */
+  approved_by: v.optional(v.picklist(APPROVERS)),
+  /** The gate a `severity_gate` approval went by (`pair_loop.block_on` of the run): every finding was below it. */
+  block_on: v.optional(v.picklist(SEVERITIES)),
 })
 
 export const CoderRound = v.object({

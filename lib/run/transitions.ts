@@ -30,6 +30,7 @@ import type {
 } from './state.ts'
 import type { Step } from './store.ts'
 import { context } from '../ground/context.ts'
+import { gated } from './gated-review.ts'
 
 const changed = <T>(state: RunState, result: T): Step<T> => ({ state, result })
 const unchanged = <T>(result: T): Step<T> => ({ result })
@@ -168,7 +169,8 @@ export function openRound(run: RunState, input: OpenRoundInput): Step<RunState> 
 export type ReviewInput = Omit<ReviewerRound, 'findings'> & { findings: ParsedFinding[] }
 
 /**
- * The review goes on the current round and the phase moves: approved, capped at max_rounds, or back to coding.
+ * The review goes on the current round and the phase moves: approved (by the reviewer, or by the severity gate when
+ * every finding is below the run's `block_on`: the verdict kept as said), capped at max_rounds, or back to coding.
  * Only the review that holds the claim records (`pid`): one that was taken over is `review_in_progress`.
  */
 export function applyReview(run: RunState, input: { review: ReviewInput; pid: number }): Step<RunState> {
@@ -179,10 +181,10 @@ export function applyReview(run: RunState, input: { review: ReviewInput; pid: nu
     })
   const next = structuredClone(run)
   const round = next.rounds.at(-1)!
-  round.reviewer = { ...input.review, findings: numberFindings(next, round.n, input.review.findings) }
+  round.reviewer = gated(next, { ...input.review, findings: numberFindings(next, round.n, input.review.findings) })
   if (input.review.fallback_used) next.reviewer_fallback = true
   next.review_claim = null
-  const approved = input.review.verdict === 'APPROVED'
+  const approved = round.reviewer.approved_by !== undefined
   if (approved && input.review.tree)
     next.approved_trees = [
       ...approvedTrees(run),

@@ -54,6 +54,7 @@ export function reviewText(doc: Doc, width = DEFAULT_WIDTH): string {
     {
       run: doc.run_id,
       review: `round ${cell(doc.round)}: ${verdictWords(doc.verdict)}, ${plural(findings.length, 'finding')}`,
+      'severity gate': doc.severity_gate ? cell(doc.severity_gate.said) : undefined,
       reviewer: reviewerText(doc.reviewer),
       'raw output': doc.reviewer?.raw_output_path,
       'touches its instructions': doc.touches_reviewer_instructions?.length
@@ -88,6 +89,7 @@ export function finishText(doc: Doc, width = DEFAULT_WIDTH): string {
 export const LOOP_SHOWN = {
   review: [
     ...['run_id', 'round', 'verdict', 'findings', 'touches_reviewer_instructions', 'reviewer', 'next', 'ask'],
+    ...['approved_by', 'severity_gate'],
     ...['rounds_left', 'in_progress', 'started_at', 'elapsed_s', 'wait_s', 'output'],
   ],
   finish: ['run_id', 'verdict', 'rounds', 'cost_usd', 'unmeasured', 'pr_body_path', 'pr', 'pr_url', 'next'],
