@@ -1,5 +1,4 @@
 import { defineConfig } from 'vitest/config'
-import { LongestFirst } from './test/_sequencer.ts'
 
 export default defineConfig({
   test: {
@@ -16,6 +15,5 @@ export default defineConfig({
     // One module graph per worker, not per file: loading lib/ again for each of ~90 files was a third of the CPU
     // (measured: 272 s → 212 s wall, 367 s → 250 s CPU). Tests keep their state in sandboxes and Contexts, not modules.
     isolate: false,
-    sequence: { sequencer: LongestFirst },
   },
 })

@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import { expect } from 'vitest'
 import { ERROR_CODES, type ErrorCode, PairLoopError } from '../lib/ground/errors.ts'
 import { type CliResult, git, type sandbox } from './_helpers.ts'
-import { openedAsStartWould } from './_opened.ts'
 
 export type Sandbox = ReturnType<typeof sandbox>
 
@@ -88,14 +87,9 @@ export function writeChange(sb: Sandbox, name = 'change.txt', text = 'a small ch
   git(sb.repo, ['commit', '-q', '-m', `a small change: ${name}`])
 }
 
-/**
- * A started run with a small change committed on its branch (`change.txt`), ready for `coder-done`. Without flags it
- * is opened as start would open it, from the repository's files where they say all start would ask git
- * (test/_opened.ts; start.test.ts shows the two runs are the same); with flags, or in any other repository, start runs.
- */
+/** A run started by `start` itself, with a small change committed on its branch (`change.txt`), ready for `coder-done`. */
 export async function startRun(sb: Sandbox, extra: string[] = []): Promise<string> {
-  const opened = extra.length === 0 ? await openedAsStartWould(sb, 'demo task') : null
-  const runId = opened ?? (expectOk(await sb.cli(['start', '--task', 'demo task', ...extra])).run_id as string)
+  const runId = expectOk(await sb.cli(['start', '--task', 'demo task', ...extra])).run_id as string
   writeChange(sb)
   return runId
 }

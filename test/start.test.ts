@@ -6,7 +6,6 @@ import { renderHandoff } from '../lib/run/handoff.ts'
 import { RUN_ID_PATTERN, runStatePath, runsDir } from '../lib/ground/paths.ts'
 import { git, runCliProcess, sandbox, tempDir, writeFiles } from './_helpers.ts'
 import { expectError, expectOk, runDisk, type Sandbox, startRun } from './_expect.ts'
-import { openedAsStartWould } from './_opened.ts'
 
 const gitStatus = (dir: string) => git(dir, ['status', '--porcelain', '--untracked-files=all'])
 /** What the sandbox's runs folder holds: nothing when start opened no run (the folder may not be there at all). */
@@ -378,76 +377,4 @@ describe('start without --base', () => {
     expect(error).toMatchObject({ flag: '--base', base: 'gone' })
     expect(runFiles(sb)).toEqual([])
   })
-})
-
-/**
- * Tests that only need a started run open it from the repository's files (test/_opened.ts), not through start's git:
- * that run must be the one start opens, and a repository whose files cannot say all that start asks must go to start.
- */
-describe('a run opened as start would open it (test/_opened.ts)', () => {
-  /** Everything a run leaves in its home and repository, with its id, times and the sandbox's paths named alike. */
-  const left = (sb: Sandbox, runId: string) => {
-    const same = (text: string) =>
-      text
-        .replaceAll(runId, '<run>')
-        .replaceAll(sb.repo, '<repo>')
-        .replaceAll(sb.env.HOME, '<home>')
-        .replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/g, '<time>')
-        // the test person's config names the sandbox's own folders, so its hash differs from sandbox to sandbox
-        .replace(/("path": "<home>\/\.pair-loop\/config\.json",\s*"sha256": )"[0-9a-f]{64}"/g, '$1"<sha>"')
-    return Object.fromEntries(
-      Object.entries(runDisk(sb)).map(([path, bytes]) => [
-        same(path),
-        bytes === null ? null : same(Buffer.from(bytes, 'base64').toString('utf8')),
-      ]),
-    )
-  }
-
-  it('is the run start opens: the same state, HANDOFF.md and exclude file, but for its id and times', async () => {
-    const started = sandbox()
-    const viaStart = expectOk(await started.cli(['start', '--task', 'demo task'])).run_id as string
-    const opened = sandbox()
-    const viaFiles = await openedAsStartWould(opened, 'demo task')
-    expect(viaFiles).toMatch(RUN_ID_PATTERN)
-    expect(left(opened, viaFiles!)).toEqual(left(started, viaStart))
-    expect(Object.keys(left(started, viaStart)).sort()).toEqual(
-      [
-        '<home>/.pair-loop/config.json',
-        '<home>/.pair-loop/runs/<run>.json',
-        '<repo>/.git/info/exclude',
-        '<repo>/HANDOFF.md',
-      ].sort(),
-    ) // what the comparison saw
-  })
-
-  const NOT_PLAIN: Array<[string, (sb: Sandbox) => void]> = [
-    ['on another branch', (sb) => git(sb.repo, ['checkout', '-qb', 'feature'])],
-    ['with a detached HEAD', (sb) => git(sb.repo, ['checkout', '-q', '--detach'])],
-    [
-      'with a remote (origin/HEAD may name the base)',
-      (sb) => git(sb.repo, ['update-ref', 'refs/remotes/origin/main', 'HEAD']),
-    ],
-    ['with packed refs', (sb) => git(sb.repo, ['pack-refs', '--all'])],
-    [
-      'in a linked worktree (.git is a file)',
-      (sb) => {
-        const tree = join(tempDir('pl-wt-'), 'wt')
-        git(sb.repo, ['worktree', 'add', '-q', '-b', 'wt', tree])
-        sb.repo = tree
-      },
-    ],
-    [
-      'with GIT_DIR set',
-      (sb) => {
-        sb.env.GIT_DIR = join(sb.repo, '.git')
-      },
-    ],
-  ]
-  for (const [name, arrange] of NOT_PLAIN)
-    it(`leaves the run to start ${name}`, async () => {
-      const sb = sandbox()
-      arrange(sb)
-      expect(await openedAsStartWould(sb, 'demo task')).toBeNull()
-      expect(runFiles(sb)).toEqual([])
-    })
 })
