@@ -15,7 +15,6 @@ import { readRun } from '../lib/run/store.ts'
 import { dispatch } from '../scripts/pair-loop.ts'
 import { fakeGhInProcess } from './_fake-gh.ts'
 import { inProcessWorker } from './_in-process-worker.ts'
-import { runViaServer, spawnViaServer } from './_spawn-server.ts'
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 export const isBun = typeof (globalThis as { Bun?: unknown }).Bun !== 'undefined'
@@ -146,8 +145,7 @@ export function isolatedEnv(
 
 export function git(cwd: string, args: string[], env: NodeJS.ProcessEnv = isolatedEnv()): string {
   const argv = ['-c', 'commit.gpgsign=false', '-c', 'init.defaultBranch=main', ...args]
-  // started from a small process, not forked from this worker (test/_spawn-server.ts); bun's spawnSync does not fork
-  const out = (isBun ? null : runViaServer('git', argv, { cwd, env })) ?? spawnSync('git', argv, { cwd, env })
+  const out = spawnSync('git', argv, { cwd, env })
   if (out.status !== 0) throw new Error(`git ${args.join(' ')} failed: ${out.stderr}`)
   return out.stdout.toString('utf8')
 }
@@ -282,8 +280,6 @@ export function testContext({ cwd, env, input, worker }: Omit<CliOptions, 'timeo
       cwd,
       home: homeOf(env, cwd),
       programs: { gh: fakeGhInProcess },
-      // git from a small process, not a fork of this worker (test/_spawn-server.ts); bun's spawn does not fork
-      ...(isBun ? {} : { spawn: spawnViaServer }),
       ...(reviewWorker ? { reviewWorker } : {}),
     },
   )

@@ -43,7 +43,6 @@ export const inProcessWorker: InProcessWorker = ({ attempt, stdin, logPath, from
       home: from.home,
       pid,
       ...(from.programs ? { programs: from.programs } : {}),
-      ...(from.spawn ? { spawn: from.spawn } : {}),
     },
   )
   void withContext(ctx, () => runWorker({ attempt, pgid: pid }, { round: conductRound, pr: conductFinalRound }))

@@ -190,4 +190,30 @@ describe('review: the prompt', () => {
     },
     SLOW,
   )
+
+  it(
+    'round 2 says a file put back as the base has it is not deleted, though the delta of changed files drops it',
+    async () => {
+      const sb = sandbox({ 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 1\n' })
+      await startRun(sb)
+      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 2\n' })
+      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+      expectOk(await sb.cli(reviewArgs('changes')))
+      for (const finding of ['1.1', '1.2'])
+        expectOk(
+          await sb.cli(['reply', '--finding', finding, '--disposition', 'fixed', '--body-file', '-'], {
+            input: 'done',
+          }),
+        )
+      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 2\n' }) // a reverted
+      expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
+      const { prompt } = await reviewKeepingPrompt(sb)
+      const delta = prompt.slice(prompt.indexOf('## Since the last review'), prompt.indexOf('## Conversation so far'))
+      expect(delta).toContain('src/a.ts') // the trees compared drop it: without the note it reads as a deletion
+      expect(delta).toContain(
+        'Not deleted: put back as the base has them, so the change no longer touches them: src/a.ts.',
+      )
+    },
+    SLOW,
+  )
 })

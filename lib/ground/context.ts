@@ -2,7 +2,6 @@
 // PAIR_LOOP_* settings are read from its environment by lib/ground/settings.ts). Every other lib file reads them from here
 // (test/architecture.test.ts checks it), so a command runs in-process with a test Context as in a process.
 import { AsyncLocalStorage } from 'node:async_hooks'
-import type { ChildProcess, SpawnOptions } from 'node:child_process'
 import { homedir, hostname, tmpdir, userInfo } from 'node:os'
 import { join, resolve } from 'node:path'
 import { toStderr, toStdout } from './stdio.ts'
@@ -41,12 +40,7 @@ export interface Context {
   readonly reviewWorker?: readonly string[] | InProcessWorker
   /** Programs run in this process instead of being started (a test's fake gh), by the name a command calls. */
   readonly programs?: Readonly<Record<string, InProcessProgram>>
-  /** How execStream starts a program (default node's spawn): a test's starts git from a small process of its own. */
-  readonly spawn?: Spawn
 }
-
-/** node's spawn, as execStream calls it: a program, its arguments, and cwd, env and stdio. */
-export type Spawn = (command: string, args: readonly string[], options: SpawnOptions) => ChildProcess
 
 /**
  * A review worker run in this process, for an attempt: `review` writes its run and job to `stdin`, and its output goes
@@ -101,7 +95,6 @@ export function processContext(io: ScriptIO, overrides: Partial<Context> = {}): 
     io,
     ...(overrides.reviewWorker ? { reviewWorker: overrides.reviewWorker } : {}),
     ...(overrides.programs ? { programs: overrides.programs } : {}),
-    ...(overrides.spawn ? { spawn: overrides.spawn } : {}),
   }
 }
 

@@ -117,7 +117,7 @@ export async function execStream(
     const ctx = context()
     let child: ReturnType<typeof spawn>
     try {
-      child = (ctx.spawn ?? spawn)(command, args, {
+      child = spawn(command, args, {
         cwd: resolvePath(ctx.cwd, options.cwd ?? '.'),
         env: { ...(options.env ?? ctx.env) },
         stdio: [options.input === undefined && !options.feed ? 'ignore' : 'pipe', 'pipe', 'pipe'],

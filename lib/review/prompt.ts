@@ -21,7 +21,7 @@ export interface PromptContext {
    */
   copy?: Pick<ReviewerCopy, 'dir' | 'left_out'> & { what?: string }
   /** The change since the last reviewed tree (`since`): shown first, before the whole change. */
-  delta?: { since: string; stat: string; diff: string; truncated: boolean } | null
+  delta?: { since: string; stat: string; diff: string; truncated: boolean; reverted?: string[] } | null
   /** The call continues the reviewer's session of the last round: it has read the whole change and the base's files. */
   resumed?: boolean
 }
@@ -96,6 +96,12 @@ function deltaSection(delta: PromptContext['delta'], rest: string): string[] {
     fenced(delta.stat || '(nothing changed since the last review)', 'text'),
     '',
     ...(delta.diff ? [fenced(delta.diff, 'diff'), ''] : []),
+    ...(delta.reverted?.length
+      ? [
+          `Not deleted: put back as the base has them, so the change no longer touches them: ${delta.reverted.map((path) => neutraliseInline(path)).join(', ')}.`,
+          '',
+        ]
+      : []),
     ...cut,
   ]
 }

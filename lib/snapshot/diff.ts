@@ -92,16 +92,40 @@ export async function snapshotDelta(
   fromTree: string,
   toTree: string,
   maxBytes: number,
-): Promise<{ stat: string; diff: string; truncated: boolean } | null> {
-  if (fromTree === toTree) return { stat: '', diff: '', truncated: false }
+): Promise<{ stat: string; diff: string; truncated: boolean; reverted: string[] } | null> {
+  if (fromTree === toTree) return { stat: '', diff: '', truncated: false, reverted: [] }
   const patch = new Capped(Math.max(maxBytes, 0))
   try {
     const stat = await statAndPatch(snap, fromTree, toTree, maxBytes > 0 ? patch : null)
     const text = [...stat.lines, ...(stat.summary ? [stat.summary] : [])].join('\n')
-    return { stat: text, diff: patch.text(), truncated: patch.truncated }
+    return {
+      stat: text,
+      diff: patch.text(),
+      truncated: patch.truncated,
+      reverted: await reverted(snap, fromTree, toTree),
+    }
   } catch {
     return null
   }
+}
+
+/**
+ * The paths the delta shows deleted that the change no longer touches: put back as the base has them (the trees
+ * compared hold the changed files only, so a file reverted to the base drops out of them as if deleted).
+ */
+async function reverted(snap: RepoSnapshot, fromTree: string, toTree: string): Promise<string[]> {
+  const out: Buffer[] = []
+  await storeGit(
+    snap.store,
+    ['diff-tree', '-r', '-z', '--name-only', '--diff-filter=D', fromTree, toTree],
+    (chunk) => out.push(chunk) > 0,
+  )
+  const touched = new Set(snap.changes.map((change) => change.path))
+  const inSubmodule = (path: string) => snap.submodules.some((sub) => path.startsWith(`${sub.path}/`))
+  return Buffer.concat(out)
+    .toString('utf8')
+    .split('\0')
+    .filter((path) => path && !touched.has(path) && !inSubmodule(path))
 }
 
 const verbOf = (change: Change) =>
