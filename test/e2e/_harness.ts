@@ -336,9 +336,12 @@ export function useMock(before?: () => void): MockServer {
 export async function startMock({
   script = [],
   replyText,
+  env: extraEnv = {},
 }: {
   script?: ScriptEntry[]
   replyText?: string
+  /** More of the mock's environment, e.g. MOCK_BILL_CACHE (see mock-server.mjs). */
+  env?: Record<string, string>
 } = {}): Promise<MockServer> {
   const dir = tempDir('pl-e2e-mock-')
   const portFile = join(dir, 'port')
@@ -359,6 +362,7 @@ export async function startMock({
     MOCK_MAX_LIFETIME_S: '900',
   }
   if (replyText !== undefined) env.MOCK_REPLY_TEXT = replyText
+  Object.assign(env, extraEnv)
   const child = spawn(NODE, [MOCK_SERVER], { env, stdio: ['ignore', 'ignore', errFd], detached: true })
   closeSync(errFd)
   const pid = child.pid
