@@ -78,6 +78,13 @@ describe('the mock bills OpenAI prompt caching (MOCK_BILL_CACHE=1)', () => {
     })
   })
 
+  it("reads the prefix of a request whose items differ only in their ids (Codex's per-session item ids)", async () => {
+    const server = await mock()
+    await post(server, 'openai', openaiRequest([{ id: 'msg_one', ...item('a', 4000) }]))
+    const second = await post(server, 'openai', openaiRequest([{ id: 'msg_two', ...item('a', 4000) }, item('b', 400)]))
+    expect(second).toMatchObject({ input_tokens: 1100, input_tokens_details: { cached_tokens: 1000 } })
+  })
+
   it("reads nothing from another model's cache", async () => {
     const server = await mock()
     await post(server, 'openai', openaiRequest([item('a', 4000)]))

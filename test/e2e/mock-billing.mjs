@@ -8,7 +8,8 @@
 //                Anthropic  each tool, then each system block (a string system: one block), then each content block
 //                           of each message, as {role, block} (a string content: one text block)
 //                OpenAI     each tool, the structured-output format (`text.format`, when asked), `instructions`,
-//                           then each input item
+//                           then each input item without its `id` (Codex names each item afresh in every session;
+//                           the id is not text the model reads)
 //              A prefix is a whole number of blocks; its tokens are ceil(its bytes / 4), its bytes the sum of its
 //              blocks'. The cache is per (api, model, prefix): a prefix is found again only when every block of it is
 //              byte for byte the same, in the same order.
@@ -74,8 +75,15 @@ export function openaiBlocks(body) {
     ...list(body?.tools).map((tool) => block(tool)),
     ...format,
     ...instructions,
-    ...input.map((item) => block(item)),
+    ...input.map((item) => block(withoutId(item))),
   ]
+}
+
+/** An input item without its `id`. */
+function withoutId(item) {
+  if (!item || typeof item !== 'object' || Array.isArray(item)) return item
+  const { id: _id, ...rest } = item
+  return rest
 }
 
 /** Each prefix's key (chained hashes) and token count; index i is the prefix of the first i blocks. */
