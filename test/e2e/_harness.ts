@@ -24,6 +24,7 @@ import { PRICE_TABLE } from '../../lib/cost/pricing.ts'
 import type { CliFlags } from '../../lib/agents/types.ts'
 import { agentOf } from '../../lib/agents/registry.ts'
 import type { ReviewerCall } from '../../lib/agents/types.ts'
+import { MOCK_OPENAI_KEY, claudeVars, codexConfigToml } from './mock-clients.mjs'
 
 export const E2E_DIR = dirname(fileURLToPath(import.meta.url))
 export const ROOT = resolve(E2E_DIR, '..', '..')
@@ -336,9 +337,12 @@ export function useMock(before?: () => void): MockServer {
 export async function startMock({
   script = [],
   replyText,
+  env: extraEnv = {},
 }: {
   script?: ScriptEntry[]
   replyText?: string
+  /** More of the mock's environment, e.g. MOCK_BILL_CACHE (see mock-server.mjs). */
+  env?: Record<string, string>
 } = {}): Promise<MockServer> {
   const dir = tempDir('pl-e2e-mock-')
   const portFile = join(dir, 'port')
@@ -359,6 +363,7 @@ export async function startMock({
     MOCK_MAX_LIFETIME_S: '900',
   }
   if (replyText !== undefined) env.MOCK_REPLY_TEXT = replyText
+  Object.assign(env, extraEnv)
   const child = spawn(NODE, [MOCK_SERVER], { env, stdio: ['ignore', 'ignore', errFd], detached: true })
   closeSync(errFd)
   const pid = child.pid
@@ -450,50 +455,8 @@ export function agentDirs(): AgentDirs {
   return dirs
 }
 
-/** Everything Claude Code needs to talk only to the mock (reference §2.1). */
-export function claudeVars(port: number): Record<string, string> {
-  return {
-    ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
-    ANTHROPIC_API_KEY: 'sk-ant-mock',
-    DISABLE_TELEMETRY: '1',
-    DISABLE_ERROR_REPORTING: '1',
-    DISABLE_AUTOUPDATER: '1',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    CLAUDE_CODE_MAX_RETRIES: '0',
-  }
-}
-
-/** `$CODEX_HOME/config.toml` pointing Codex at the mock, with every retry and background call off (reference §3.1). */
-export function codexConfigToml(port: number): string {
-  return `model = "gpt-5.5"
-model_provider = "mock"
-check_for_update_on_startup = false
-
-[model_providers.mock]
-name = "Mock (loopback)"
-base_url = "http://127.0.0.1:${port}/v1"
-env_key = "MOCK_API_KEY"
-wire_api = "responses"
-request_max_retries = 0
-stream_max_retries = 0
-stream_idle_timeout_ms = 20000
-
-[features]
-plugins = false
-remote_plugin = false
-apps = false
-in_app_updates = false
-unbounded_connection_retries = false
-
-[analytics]
-enabled = false
-
-[otel]
-exporter = "none"
-trace_exporter = "none"
-metrics_exporter = "none"
-`
-}
+/** Everything Claude Code needs to talk only to the mock (reference §2.1); Codex's config.toml (§3.1). */
+export { claudeVars, codexConfigToml }
 
 export function writeCodexConfig(codexHome: string, port: number): void {
   mkdirSync(codexHome, { recursive: true })
@@ -512,7 +475,7 @@ export function claudeEnv(port: number, dirs: Pick<AgentDirs, 'home' | 'claudeCo
 /** A from-scratch environment for `codex exec` (writes $CODEX_HOME/config.toml). */
 export function codexEnv(port: number, dirs: Pick<AgentDirs, 'home' | 'codexHome'>): Record<string, string> {
   writeCodexConfig(dirs.codexHome, port)
-  return { ...baseVars(dirs.home), CODEX_HOME: dirs.codexHome, MOCK_API_KEY: 'sk-mock-openai' }
+  return { ...baseVars(dirs.home), CODEX_HOME: dirs.codexHome, MOCK_API_KEY: MOCK_OPENAI_KEY }
 }
 
 /**
@@ -527,7 +490,7 @@ export function withReviewerVars<T extends Record<string, string | undefined>>(e
     throw new Error('withReviewerVars: env needs HOME, CLAUDE_CONFIG_DIR, CODEX_HOME and PAIR_LOOP_HOME')
   mkdirSync(env.CLAUDE_CONFIG_DIR, { recursive: true })
   writeCodexConfig(codexHome, port)
-  const vars = { ...claudeVars(port), MOCK_API_KEY: 'sk-mock-openai' }
+  const vars = { ...claudeVars(port), MOCK_API_KEY: MOCK_OPENAI_KEY }
   const reviewerEnv = { HOME: env.HOME, CLAUDE_CONFIG_DIR: env.CLAUDE_CONFIG_DIR, CODEX_HOME: codexHome, ...vars }
   addToHomeConfig(env.PAIR_LOOP_HOME, { reviewer_env: reviewerEnv })
   return { ...env, ...vars } as T

@@ -49,6 +49,16 @@
 //                               contain it drops the entry and takes the next one (a coder polling `review`)
 //   MOCK_REPLY_TEXT  the default reply text
 //   MOCK_PARENT_PID  stop when this process is gone;  MOCK_MAX_LIFETIME_S  stop after this many seconds
+//   MOCK_BILL_CACHE  "1" → Anthropic and OpenAI requests are billed as the providers bill prompt caching, not with the
+//                    fixed usage below: input tokens counted from the request body, the longest prefix this server
+//                    saw within the warm window billed as cache reads (Anthropic `cache_read_input_tokens`, the rest
+//                    up to its last `cache_control` breakpoint as `cache_creation_input_tokens`; OpenAI
+//                    `input_tokens_details.cached_tokens`, within `input_tokens`), output tokens from the reply text.
+//                    How it decides (tokenizer, blocks, warm window, what is not modelled): mock-billing.mjs's header.
+//                    A script entry's `usage` still overrides field by field. Gemini keeps its fixed usage.
+//   MOCK_CACHE_TTL_S the warm window of MOCK_BILL_CACHE, in seconds (default 300; decimals allowed)
+//   MOCK_BILL_FILE   with MOCK_BILL_CACHE, one JSON line per billed request is appended here: {n, api, model, usage},
+//                    the usage exactly as sent
 // Stops on SIGTERM / SIGINT (open connections are closed).
 import { appendFileSync, mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
@@ -56,6 +66,7 @@ import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import * as zlib from 'node:zlib'
+import { anthropicBilled, createCacheBilling, openaiBilled, outputTokens } from './mock-billing.mjs'
 
 const env = process.env
 const DEFAULT_TEXT =
@@ -83,6 +94,25 @@ export const GEMINI_USAGE = {
   cachedContentTokenCount: 2048,
   thoughtsTokenCount: 34,
   totalTokenCount: 3568,
+}
+
+const billing = env.MOCK_BILL_CACHE === '1' ? createCacheBilling({ ttlS: Number(env.MOCK_CACHE_TTL_S || 300) }) : null
+
+/**
+ * The usage of an answered request: the fixed usage, or (MOCK_BILL_CACHE) what caching bills for its body and reply
+ * texts; a script entry's `usage` overrides either. Billed usage is recorded in MOCK_BILL_FILE.
+ */
+function usageFor(api, n, { body, model, texts, overrides }) {
+  const bill = billing?.bill(api, model, body)
+  const billed = !bill
+    ? {}
+    : api === 'anthropic'
+      ? anthropicBilled(bill, outputTokens(texts))
+      : openaiBilled(bill, outputTokens(texts))
+  const usage =
+    api === 'anthropic' ? anthropicUsage({ ...billed, ...overrides }) : openaiUsage({ ...billed, ...overrides })
+  if (bill && env.MOCK_BILL_FILE) appendFileSync(env.MOCK_BILL_FILE, `${JSON.stringify({ n, api, model, usage })}\n`)
+  return usage
 }
 
 const RUN = randomBytes(4).toString('hex')
@@ -296,7 +326,6 @@ async function anthropicMessages(req, res, body, entry, n) {
   const model = body?.model ?? 'claude-sonnet-4-5-20250929'
   const texts =
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
-  const usage = anthropicUsage(entry.usage)
   const id = `msg_mock_${RUN}_${n}`
   const scriptedTool = entry.tool && typeof entry.tool.name === 'string' ? toolFor(entry.tool, body) : null
   const structured = scriptedTool
@@ -308,6 +337,12 @@ async function anthropicMessages(req, res, body, entry, n) {
   const call = scriptedTool ?? (structured ? { name: STRUCTURED_TOOL, input: structured } : null)
   const toolId = `toolu_mock_${RUN}_${n}`
   const stopReason = call ? 'tool_use' : 'end_turn'
+  const usage = usageFor('anthropic', n, {
+    body,
+    model,
+    texts: call ? [...texts, JSON.stringify(call.input ?? {})] : texts,
+    overrides: entry.usage,
+  })
   if (body?.stream === false) {
     const content = texts.map((text) => ({ type: 'text', text }))
     if (call) content.push({ type: 'tool_use', id: toolId, name: call.name, input: call.input ?? {} })
@@ -398,7 +433,6 @@ async function openaiResponses(req, res, body, entry, n) {
   const model = body?.model ?? 'gpt-5.5'
   const texts =
     Array.isArray(entry.blocks) && entry.blocks.length ? entry.blocks.map(String) : [entry.text ?? DEFAULT_TEXT]
-  const usage = openaiUsage(entry.usage)
   const respId = `resp_mock_${RUN}_${n}`
   const createdAt = Math.floor(Date.now() / 1000)
   const structured = openaiWantsStructured(body) ? structuredAnswer(entry, texts.join('\n')) : null
@@ -415,6 +449,12 @@ async function openaiResponses(req, res, body, entry, n) {
     content: [{ type: 'output_text', text, annotations: [] }],
   }))
   const call = scriptedCall(entry.call, n)
+  const usage = usageFor('openai', n, {
+    body,
+    model,
+    texts: call ? [...texts, call.arguments ?? ''] : texts,
+    overrides: entry.usage,
+  })
   const response = (status, output, usageValue) => ({
     id: respId,
     object: 'response',
