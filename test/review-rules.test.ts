@@ -12,6 +12,7 @@ import { keysNeedingTrust, readConfig } from '../lib/run/config.ts'
 import { git, sandbox, tempDir, writeTestHomeConfig } from './_helpers.ts'
 import { expectError, expectOk, type Sandbox } from './_expect.ts'
 import { reviewArgs, SLOW } from './_review.ts'
+import { prSandbox, world } from './_pr.ts'
 
 const SECRET = 'const leaked = "the excluded bytes"\n'
 const SHOWN = 'export const shown = "reviewed bytes"\n'
@@ -282,6 +283,43 @@ describe('excluded paths', () => {
       expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
       const { prompt } = await promptOf(sb)
       expect(prompt).toContain('the repository’s rules')
+    },
+    SLOW,
+  )
+})
+
+// ---------------------------------------------------------------- the final round on the PR's diff
+
+describe('the final round (review --pr)', () => {
+  const file = (path: string, line: string) => [
+    `diff --git a/${path} b/${path}`,
+    `--- a/${path}`,
+    `+++ b/${path}`,
+    '@@ -1 +1,2 @@',
+    ' x',
+    `+${line}`,
+  ]
+  const DIFF = [...file('src/a.ts', 'export const b = 2'), ...file('yarn.lock', 'the excluded bytes'), ''].join('\n')
+
+  /** The prompt of a final round on DIFF under the person's `pair_loop` keys. */
+  async function finalPrompt(keys: Record<string, unknown>): Promise<string> {
+    const sb = await prSandbox(world({ diff: DIFF }), { pair_loop: { pr_final_round: true, ...keys } }, 7)
+    const promptFile = join(tempDir('pl-prompt-'), 'prompt.txt')
+    const script = join(tempDir('pl-final-'), 'review.sh')
+    writeFileSync(script, `cat >${JSON.stringify(promptFile)}\necho 'VERDICT: APPROVED'\n`)
+    expectOk(await sb.cli(['review', '--pr', '--reviewer-cmd', JSON.stringify(['sh', script])]))
+    return readFileSync(promptFile, 'utf8')
+  }
+
+  it(
+    'leaves an excluded file out of the PR diff it shows, named as excluded by config',
+    async () => {
+      const prompt = await finalPrompt({ review_exclude: ['*.lock'] })
+      expect(prompt).toContain('+export const b = 2')
+      expect(prompt).not.toContain('the excluded bytes')
+      expect(prompt).toContain(' yarn.lock | excluded by config, not reviewed: NOT REVIEWED')
+      // the control: without the exclude, the same PR diff shows it
+      expect(await finalPrompt({})).toContain('+the excluded bytes')
     },
     SLOW,
   )
