@@ -104,7 +104,13 @@ export async function runReview(ctx: Context) {
   config.pair_loop.codex_home = env.CODEX_HOME ?? null
   config.pair_loop.claude_config_dir = env.CLAUDE_CONFIG_DIR ?? null
   const choice = chooseReviewer(run, config, null, env)
-  const taking = reviewedChange(run.repo, run.base_sha, config.pair_loop.max_diff_bytes)
+  const taking = reviewedChange(
+    run.repo,
+    run.base_sha,
+    config.pair_loop.max_diff_bytes,
+    undefined,
+    config.pair_loop.review_exclude ?? [],
+  )
   const change = await taking
   const log = (line: string) => ctx.io.stderr(`pair-loop action: ${line}\n`)
   const conducted = await conductReview(run, {

@@ -180,6 +180,7 @@ async function claimCreation(ctx: Context, runId: string): Promise<{ pr: RunStat
 async function namedOnlyOf(run: RunState, approved: string, home: string): Promise<NamedOnly[]> {
   const recorded = readNamedOnly(namedOnlyPath(run.run_id, approved, home))
   if (recorded) return recorded
-  const diff = await workingDiff(run.repo, run.base_sha, configOf(run).pair_loop.max_diff_bytes, home)
+  const { max_diff_bytes, review_exclude } = configOf(run).pair_loop
+  const diff = await workingDiff(run.repo, run.base_sha, max_diff_bytes, home, review_exclude ?? [])
   return diff.tree === approved ? diff.unreviewed : []
 }

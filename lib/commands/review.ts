@@ -5,6 +5,7 @@ import type { Context } from '../ground/context.ts'
 import type { Launched } from '../review/launch.ts'
 import { configOf, resolveRun } from '../run/run-access.ts'
 import { checkReviewerCmdFlag } from '../run/authority.ts'
+import { readPersonRules } from '../review/rules.ts'
 
 export interface ReviewOptions {
   run?: string
@@ -33,6 +34,7 @@ export async function run(ctx: Context, options: ReviewOptions) {
   if (options.cancel) return (await import('../review/cancel.ts')).cancelAttempt(run, options.pr ? 'pr' : 'round', log)
   const config = configOf(run)
   checkReviewerCmdFlag(options.reviewerCmd, config)
+  readPersonRules(config, run.repo) // a rules file that cannot be read is said now, before any claim on the run
   const session = {
     config,
     reviewerCmd: options.reviewerCmd,

@@ -9,7 +9,7 @@ import { formatUsd } from '../ground/money.ts'
 import { approvedTree, approvedTrees, openFindings } from '../run/run-queries.ts'
 import type { Finding, RunState } from '../run/state.ts'
 import { gateApproval, gateOf } from '../run/gated-review.ts'
-import type { NamedOnly } from '../snapshot/named-only.ts'
+import { EXCLUDED_BY_CONFIG, type NamedOnly } from '../snapshot/named-only.ts'
 import { recordOf, renderRecord } from './record.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
@@ -70,15 +70,22 @@ const lastReviewTool = (run: RunState) => {
 }
 
 /**
- * The approved change's paths named only (a binary, a file over 16 MiB, not a regular file), each with its size and
- * blob id: said in the PR body too, so no one reads the approval as covering them.
+ * The approved change's paths named only (a binary, a file over 16 MiB, not a regular file, excluded by the person's
+ * config), each with its size and blob id: said in the PR body too, so no one reads the approval as covering them.
  */
 function notReviewed(named: NamedOnly[]): string[] {
   if (!named.length) return []
   const shown = named.slice(0, 50)
+  const excluded = named.filter((item) => item.why === EXCLUDED_BY_CONFIG).length
   return [
     `**NOT REVIEWED** (${named.length} path(s) the reviewer was shown by name only, never their content):`,
     '',
+    ...(excluded
+      ? [
+          `${excluded} of them ${excluded === 1 ? 'is' : 'are'} ${EXCLUDED_BY_CONFIG} (\`pair_loop.review_exclude\`): ${excluded === 1 ? 'it ships' : 'they ship'} in this PR, unread by the reviewer.`,
+          '',
+        ]
+      : []),
     ...shown.map(
       (item) =>
         `- \`${neutraliseInline(item.path)}\` — ${item.why}${item.size === null ? '' : `, ${item.size} bytes`}${item.oid ? ` (blob \`${item.oid}\`)` : ''}`,

@@ -1,5 +1,6 @@
 // Where a PR review can comment inline: the new-side lines each file's hunks show (added or context), read from a
 // unified diff. Pure.
+import { globMatcher } from '../ground/glob.ts'
 
 /** path → the new-side line numbers a review comment may sit on (`side: RIGHT`). */
 export function commentableLines(diff: string): Map<string, Set<number>> {
@@ -43,4 +44,25 @@ export function diffStatText(diff: string): string {
     ...files.map((f) => ` ${f.path} | +${f.added} -${f.removed}`),
     ` ${files.length} file(s) changed, ${added} insertion(s)(+), ${removed} deletion(s)(-)`,
   ].join('\n')
+}
+
+/**
+ * A unified diff without the files a glob of `exclude` matches (on either side of a rename): the diff kept, and the
+ * paths taken out (the final round names them as excluded by config, as a loop round does).
+ */
+export function withoutExcluded(diff: string, exclude: readonly string[]): { diff: string; excluded: string[] } {
+  if (!exclude.length) return { diff, excluded: [] }
+  const matches = globMatcher(exclude)
+  const kept: string[] = []
+  const excluded: string[] = []
+  let dropping = false
+  for (const line of diff.split(/(?<=\n)/)) {
+    const header = /^diff --git a\/(.+?) b\/(.+?)\n?$/.exec(line)
+    if (header) {
+      dropping = matches(header[1]!) || matches(header[2]!)
+      if (dropping) excluded.push(header[2]!)
+    }
+    if (!dropping) kept.push(line)
+  }
+  return { diff: kept.join(''), excluded }
 }

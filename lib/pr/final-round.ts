@@ -23,7 +23,8 @@ import { changeRun, configOf } from '../run/run-access.ts'
 import { approvedTree, nextFields, numberFindings } from '../run/run-queries.ts'
 import type { ReviewerRound, RunState } from '../run/state.ts'
 import { recordFailedReview } from '../run/transitions.ts'
-import { diffStatText } from './diff-lines.ts'
+import { diffStatText, withoutExcluded } from './diff-lines.ts'
+import { EXCLUDED_BY_CONFIG } from '../snapshot/named-only.ts'
 import { expectPr, recordFinalReview } from './moves.ts'
 import { context } from '../ground/context.ts'
 
@@ -72,7 +73,7 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
   const config = configOf(run)
   const pr = expectPr(run, 'review --pr')
   const choice = call.watch.watched(chooseReviewer(run, config, job.reviewer_cmd))
-  const diff = await prDiff(run, pr, config.pair_loop.max_diff_bytes)
+  const diff = await prDiff(run, pr, config.pair_loop.max_diff_bytes, config.pair_loop.review_exclude ?? [])
   const conducted = await conductReview(run, {
     ...callSettings(run, choice, { config, timeoutS: job.timeout_s, log: call.log }),
     signalRelay: call.watch.control,
@@ -105,12 +106,22 @@ export async function conductFinalRound(run: RunState, job: AttemptJob, call: Wo
   return { document: finalReviewDocument(state) }
 }
 
-/** The PR's diff as GitHub shows it (`gh pr diff`), kept beside the run and cut at the diff cap like any review's. */
-async function prDiff(run: RunState, pr: number, maxBytes: number): Promise<WorkingDiff> {
-  const text = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { at: ghTarget(run), idempotent: true })
-  writeFileAtomic(prDiffPath(run.run_id), text, 0o644)
+/**
+ * The PR's diff as GitHub shows it (`gh pr diff`), kept beside the run whole, and cut at the diff cap like any review's
+ * once the files `exclude` matches are taken out (named in the stat as excluded by config, as in a loop round).
+ */
+async function prDiff(run: RunState, pr: number, maxBytes: number, exclude: readonly string[]): Promise<WorkingDiff> {
+  const whole = await runGh(['pr', 'diff', String(pr), '--color', 'never'], { at: ghTarget(run), idempotent: true })
+  writeFileAtomic(prDiffPath(run.run_id), whole, 0o644)
+  const { diff: text, excluded } = withoutExcluded(whole, exclude)
   const bytes = Buffer.byteLength(text)
   const truncated = bytes > maxBytes
   const diff = truncated ? cutAtLine(Buffer.from(text), maxBytes) : text
-  return { stat: diffStatText(text), diff, bytes, truncated, tree: null, unreviewed: [] }
+  const named = excluded.map((path) => ` ${path} | ${EXCLUDED_BY_CONFIG}: NOT REVIEWED`)
+  const stat = [
+    diffStatText(text),
+    ...(named.length ? [`Named only (${named.length}), not shown below:`, ...named] : []),
+  ]
+  const unreviewed = excluded.map((path) => ({ path, why: EXCLUDED_BY_CONFIG, oid: null, size: null }))
+  return { stat: stat.join('\n'), diff, bytes, truncated, tree: null, unreviewed }
 }

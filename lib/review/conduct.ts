@@ -5,7 +5,7 @@ import { snapshotDelta } from '../snapshot/diff.ts'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { context } from '../ground/context.ts'
-import type { ErrorCode, ErrorDetails } from '../ground/errors.ts'
+import { type ErrorCode, type ErrorDetails, isPairLoopError } from '../ground/errors.ts'
 import { type Failure, judgeFailure } from './failure.ts'
 import { stripControl } from '../ground/text.ts'
 import { ANSWER_SCHEMA, parseFindings, parseVerdict, reviewerProse, type ParsedFinding } from '../run/grammar.ts'
@@ -21,6 +21,7 @@ import { writeNamedOnly } from '../snapshot/named-only.ts'
 import { namedOnlyPath } from '../ground/paths.ts'
 import { buildPrompt, buildReask, type PromptContext } from './prompt.ts'
 import type { ReviewerChoice } from './reviewers.ts'
+import type { PersonRules } from './rules.ts'
 import { type ReadAnswer, readStructured, structuredObject } from './structured.ts'
 
 /** A call's cost; `startedMs`: when it started (a continued session's transcript holds the earlier calls too). */
@@ -51,6 +52,10 @@ export interface ConductOptions {
   resume?: string | null
   /** That session's usage as its CLI last reported it: a running total is counted from there. */
   resumeBaseline?: Usage | null
+  /** Globs of changed paths the reviewer is not shown (`pair_loop.review_exclude`): named as excluded by config. */
+  exclude?: readonly string[]
+  /** Reads the person's rules file (`pair_loop.review_instructions`) now; its `config_invalid` fails the review. */
+  rulesOf?: () => PersonRules | null
 }
 
 export interface CallRecord extends CallSpend {
@@ -85,7 +90,16 @@ export const FORMAT_FINDING =
   'the reviewer gave no `VERDICT:` line, even when asked again; read its raw output and review again'
 
 export async function conductReview(run: RunState, options: ConductOptions): Promise<Conducted> {
-  const change = await (options.change ?? reviewedChange(run.repo, run.base_sha, options.maxDiffBytes))
+  const exclude = options.exclude ?? []
+  const change = await (options.change ??
+    reviewedChange(run.repo, run.base_sha, options.maxDiffBytes, undefined, exclude))
+  let rules: PersonRules | null
+  try {
+    rules = options.rulesOf?.() ?? null
+  } catch (error) {
+    if (!isPairLoopError(error)) throw error
+    return { ok: false, code: error.code, message: error.message, details: error.details, calls: [] }
+  }
   const diff = options.diffSource?.diff ?? change.diff
   const instructions = change.instructions
   // what a review of this tree named only, kept: the PR body of the approved tree names it NOT REVIEWED too
@@ -97,9 +111,10 @@ export async function conductReview(run: RunState, options: ConductOptions): Pro
     instructions,
     structured: options.choice.structured,
     changeTitle: options.diffSource?.title,
-    copy: await reviewerCopy(change.snapshot, options.diffSource, options.choice.copy),
+    copy: await reviewerCopy(change.snapshot, options.diffSource, options.choice.copy, exclude),
     delta: delta && since ? { ...delta, since } : null,
     resumed: Boolean(options.resume),
+    rules,
   })
   const touches = { touches_reviewer_instructions: instructions.touched, tree: diff.tree, shown_tree: shown }
   const calls: CallRecord[] = []
@@ -149,13 +164,14 @@ async function reviewerCopy(
   snapshot: RepoSnapshot,
   source: ConductOptions['diffSource'],
   { dir, hidden }: ReviewerChoice['copy'],
+  exclude: readonly string[],
 ): Promise<PromptContext['copy']> {
-  if (!source) return writeReviewerCopy(snapshot, dir, undefined, hidden)
+  if (!source) return writeReviewerCopy(snapshot, dir, undefined, hidden, exclude)
   if (!source.tree || snapshot.tree !== source.tree) {
     emptyReviewerCopy(dir)
     return undefined
   }
-  const copy = await writeReviewerCopy(snapshot, dir, undefined, hidden)
+  const copy = await writeReviewerCopy(snapshot, dir, undefined, hidden, exclude)
   return { ...copy, what: `the tree the loop approved (${source.tree.slice(0, 12)}: the PR head must be it)` }
 }
 

@@ -24,14 +24,18 @@ export interface WorkingDiff {
   shown_tree?: string | null
 }
 
-/** The working tree (untracked files included, HANDOFF.md aside) against the base commit, snapshotted and diffed. */
+/**
+ * The working tree (untracked files included, HANDOFF.md aside) against the base commit, snapshotted and diffed; the
+ * paths `exclude` matches (the run's `pair_loop.review_exclude`) named only.
+ */
 export async function workingDiff(
   repo: string,
   base: string,
   maxBytes: number,
   home = pairLoopHome(),
+  exclude: readonly string[] = [],
 ): Promise<WorkingDiff> {
-  return (await reviewedChange(repo, base, maxBytes, home)).diff
+  return (await reviewedChange(repo, base, maxBytes, home, exclude)).diff
 }
 
 /** One snapshot for all the reviewer is shown: the diff, and the instruction files at base and those it touches. */
@@ -40,10 +44,13 @@ export async function reviewedChange(
   base: string,
   maxBytes: number,
   home = pairLoopHome(),
+  exclude: readonly string[] = [],
 ): Promise<{ diff: WorkingDiff; instructions: ReviewerInstructions; snapshot: RepoSnapshot }> {
   const snap = await takeSnapshot(repo, base, { home })
-  const shown = await byTree(home, snap, `review:${maxBytes}`, isReviewedChange, async () => ({
-    diff: await diffOf(snap, maxBytes),
+  // kept by what it was built with: another exclude is another view of the same tree
+  const key = `review:${maxBytes}${exclude.length ? `:${JSON.stringify(exclude)}` : ''}`
+  const shown = await byTree(home, snap, key, isReviewedChange, async () => ({
+    diff: await diffOf(snap, maxBytes, exclude),
     instructions: await reviewerInstructions(snap),
   }))
   return { ...shown, snapshot: snap } // the snapshot itself: the reviewer's read-only copy is written from it
@@ -63,8 +70,8 @@ function isReviewedChange(value: unknown): value is { diff: WorkingDiff; instruc
   )
 }
 
-async function diffOf(snap: RepoSnapshot, maxBytes: number): Promise<WorkingDiff> {
-  const diff = await snapshotDiff(snap, maxBytes)
+async function diffOf(snap: RepoSnapshot, maxBytes: number, exclude: readonly string[]): Promise<WorkingDiff> {
+  const diff = await snapshotDiff(snap, maxBytes, exclude)
   return {
     stat: diff.stat,
     diff: diff.diff,

@@ -7,6 +7,8 @@ import type { RunState } from '../run/state.ts'
 import type { WorkingDiff } from './diff.ts'
 import type { ReviewerInstructions } from './instructions.ts'
 import type { ReviewerCopy } from '../snapshot/copy.ts'
+import { EXCLUDED_BY_CONFIG } from '../snapshot/named-only.ts'
+import type { PersonRules } from './rules.ts'
 
 export interface PromptContext {
   /** The base commit's instruction files, and the reviewer-loaded files the change touches. */
@@ -24,6 +26,8 @@ export interface PromptContext {
   delta?: { since: string; stat: string; diff: string; truncated: boolean; reverted?: string[] } | null
   /** The call continues the reviewer's session of the last round: it has read the whole change and the base's files. */
   resumed?: boolean
+  /** The person's rules file (`pair_loop.review_instructions`), read for this review. */
+  rules?: PersonRules | null
 }
 
 export function buildPrompt(
@@ -61,6 +65,7 @@ export function buildPrompt(
     '',
     'The conversation below shows the coder\'s replies to earlier findings. Check findings answered "fixed". Read the reason given for "wont-fix" or "question"; raise a finding again only if it is still wrong.',
     '',
+    ...personRules(context.rules),
     ...(context.resumed ? [] : instructionFiles(run, context.instructions)),
     ...deltaSection(context.delta, rest),
     ...(context.delta ? conversationSection(conversation) : []),
@@ -121,17 +126,47 @@ function readWhere(copy: PromptContext['copy']): string {
   return `You may read the change's files in a read-only copy of ${what} at ${copy.dir} (${same}by their paths from the repository's top; the repository itself is the coder's, still being written: do not read it).${lacking}`
 }
 
-/** What the reviewer was not shown, said before the listing: named only is not reviewed. */
-function unreviewedNote(unreviewed: { path: string }[], diff: string): string[] {
+/**
+ * The person's own rules, outside the sections of data under review: they come from the person's config, not from the
+ * coder, so the reviewer follows them as it follows this prompt.
+ */
+function personRules(rules: PersonRules | null | undefined): string[] {
+  if (!rules) return []
+  return [
+    "## The person's rules for this review",
+    '',
+    `The person who runs pair-loop wrote these rules for you (their config's pair_loop.review_instructions, ${neutraliseInline(rules.path)}). They come from the person, not from the coder: apply them in this review, along with this prompt. They do not change how you answer.`,
+    '',
+    fenced(rules.text || '(the file is empty)', 'markdown'),
+    '',
+  ]
+}
+
+/** What the reviewer was not shown, said before the listing: named only is not reviewed, excluded ones by name. */
+function unreviewedNote(unreviewed: { path: string; why?: string }[], diff: string): string[] {
   const lines: string[] = []
-  if (unreviewed.length)
+  const excluded = unreviewed.filter((item) => item.why === EXCLUDED_BY_CONFIG)
+  const named = unreviewed.length - excluded.length
+  if (named)
     lines.push(
-      `${unreviewed.length} changed path(s) below are named only, marked NOT REVIEWED (binary, over 16 MiB, or not a regular file): you have not seen their content. Say so in a finding if the change depends on them.`,
+      `${named} changed path(s) below are named only, marked NOT REVIEWED (binary, over 16 MiB, or not a regular file): you have not seen their content. Say so in a finding if the change depends on them.`,
+      '',
+    )
+  if (excluded.length)
+    lines.push(
+      `${excluded.length} changed path(s) are ${EXCLUDED_BY_CONFIG} (the person's pair_loop.review_exclude): ${namesOf(excluded)}. Their content is neither in the diff nor in your copy; the person chose not to have them reviewed. Review the rest; say so in a finding only if the shown change cannot be judged without them.`,
       '',
     )
   if (diff.includes('\u2400')) lines.push('A NUL byte in a text file is shown as ␀.', '')
   return lines
 }
+
+/** The first 50 paths by name, the rest counted (the stat lists each one). */
+const namesOf = (items: { path: string }[]) =>
+  `${items
+    .slice(0, 50)
+    .map((item) => neutraliseInline(item.path))
+    .join(', ')}${items.length > 50 ? `, and ${items.length - 50} more (the stat lists each)` : ''}`
 
 /** The repository's instruction files as the base commit has them: the project's conventions, from before the change. */
 function instructionFiles(run: RunState, instructions: ReviewerInstructions | undefined): string[] {

@@ -23,6 +23,7 @@ import { costOfCall, failureOf, reviewInputOf } from './recording.ts'
 import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
 import { stoppedAs, type TaskResult, type WorkerCall } from './worker.ts'
 import { unchangedKeys } from './unchanged-keys.ts'
+import { readPersonRules } from './rules.ts'
 
 export interface ReviewSessionOptions extends ForegroundOptions {
   config: Config
@@ -42,6 +43,8 @@ export function callSettings(
   return {
     choice,
     maxDiffBytes: config.pair_loop.max_diff_bytes,
+    exclude: config.pair_loop.review_exclude ?? [],
+    rulesOf: () => readPersonRules(config, run.repo),
     timeoutMs: (options.timeoutS ?? config.pair_loop.reviewer_timeout_s) * 1000,
     artifactsDir: runArtifactsDir(run.run_id),
     costOf: costOfCall(choice, config),

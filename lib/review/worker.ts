@@ -132,7 +132,8 @@ function earlyChange(runId: string): ReturnType<typeof reviewedChange> {
   preloadLock() // the worker's first lock (the reviewer's group, noted): its code loads while the diff waits on git
   const taken = (async () => {
     const run = readRun(runId)
-    return reviewedChange(run.repo, run.base_sha, configOf(run).pair_loop.max_diff_bytes)
+    const { max_diff_bytes, review_exclude } = configOf(run).pair_loop
+    return reviewedChange(run.repo, run.base_sha, max_diff_bytes, undefined, review_exclude ?? [])
   })()
   taken.catch(() => {}) // said by the call that awaits it, or by no one when the job never comes
   return taken

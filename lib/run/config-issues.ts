@@ -51,6 +51,10 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.claude_config_dir': 'an absolute path',
   'pair_loop.codex_home': 'an absolute path',
   'pair_loop.gemini_cli_home': 'an absolute path',
+  'pair_loop.review_instructions': 'the absolute path of a file of your rules for the reviewer, or null',
+  'pair_loop.review_exclude': 'a list of globs, such as ["*.lock", "vendor/"] (docs/config.md says how they match)',
+  'pair_loop.review_exclude.*':
+    'a glob naming something, such as "*.lock" or "docs/generated/**", without empty, . or .. names',
   'pair_loop.pr_action_reviews': 'a list of entries such as {"workflow": ".github/workflows/claude-review.yml"}',
   'pair_loop.pr_action_reviews.*': 'an entry naming a "workflow", a "marker" or both',
   'pair_loop.pr_action_reviews.*.*': 'a string, not empty',
@@ -187,6 +191,14 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
       return `allow ${value} review rounds before asking you (yours: ${personal})`
     case 'pair_loop.reviewer_timeout_s':
       return `give the reviewer ${value} s (yours: ${personal} s)`
+    case 'pair_loop.review_instructions':
+      return value === null
+        ? 'give the reviewer none of your rules'
+        : `add the rules in ${value} to the reviewer's prompt as yours`
+    case 'pair_loop.review_exclude':
+      return Array.isArray(value) && value.length
+        ? `hide the changed paths matching ${json} from the reviewer (excluded by config, not reviewed)`
+        : 'show the reviewer every changed path'
     case 'pair_loop.block_on':
       return `count a round as approved when every finding is below ${value} (yours: ${personal}, where ${personal === 'nit' ? 'every finding blocks' : `${personal} and above block`})`
     default:

@@ -10,6 +10,7 @@ import { VENDORS } from './vendors.ts'
 import { DEFAULT_BLOCK_ON, loosens, SEVERITIES } from './severity-gate.ts'
 import { hexDigest } from '../ground/digest.ts'
 import { gitObjectId } from '../ground/git-object-id.ts'
+import { globProblem } from '../ground/glob.ts'
 import {
   type ConfigProblem,
   configProblems,
@@ -52,6 +53,11 @@ export type ActionReview = v.InferOutput<typeof ActionReview>
 export const ReviewerEnvValue = v.union([v.string(), v.literal(true)])
 const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'))
 const AbsolutePath = v.pipe(v.string(), v.regex(/^\//, 'an absolute path'))
+/** A glob of the dialect in lib/ground/glob.ts. */
+const Glob = v.pipe(
+  v.string(),
+  v.check((pattern) => globProblem(pattern) === null, 'a glob'),
+)
 
 /** What only the person decides (lib/review/authority.ts): a repository file sets none of them without trust. */
 const AUTHORITY_KEYS = {
@@ -69,6 +75,10 @@ const AUTHORITY_KEYS = {
   gemini_cli_home: v.optional(AbsolutePath),
   /** The vendors a review falls back to, in order, when the reviewer's CLI is missing (default: none). */
   reviewers_fallback: v.optional(v.array(v.picklist(VENDORS))),
+  /** A file of the person's rules, added to the reviewer's prompt as theirs (lib/review/rules.ts); null: none. */
+  review_instructions: v.optional(v.nullable(AbsolutePath)),
+  /** Changed paths the reviewer is not shown, only named as excluded (globs, lib/ground/glob.ts). */
+  review_exclude: v.optional(v.array(Glob)),
 }
 
 /** What the pair-loop Action's `mode: review` puts in its review: read as a CI reviewer without any config. */
@@ -162,6 +172,10 @@ export const Config = v.object({
     reviewer_resume_s: v.optional(WaitSeconds, 300),
     /** The severity gate: findings below it never keep a round from approval (a run frozen before it: nit, all block). */
     block_on: v.optional(v.picklist(SEVERITIES), DEFAULT_BLOCK_ON),
+    /** The person's rules file for the reviewer, read when a review runs (null: none). */
+    review_instructions: v.optional(v.nullable(v.string()), null),
+    /** Globs of changed paths left out of the reviewer's view, named as "excluded by config, not reviewed". */
+    review_exclude: v.optional(v.array(v.string()), () => []),
   }),
   budget: v.object({ per_run_usd: v.nullable(v.pipe(v.number(), v.minValue(0))), warn_ratio: v.number() }),
   pricing: v.record(v.string(), ModelPrice),
@@ -197,6 +211,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     stalemate_rounds: 2,
     reviewer_resume_s: 300,
     block_on: DEFAULT_BLOCK_ON,
+    review_instructions: null,
+    review_exclude: [],
   },
   budget: { per_run_usd: null, warn_ratio: 0.8 },
   pricing: {},
@@ -326,9 +342,9 @@ function configInvalid(file: string, problems: ConfigProblem[]): never {
  * The keys of a repository file that only the person's trust may set: what runs a program (`reviewer_cmd`,
  * `claude_bin`, `codex_bin`), moves money (`pricing`, a per-run budget above the person's own), decides what counts
  * (`coder`: whose transcripts are the coder's spend; `pr_bots`, `pr_action_reviews`: whose PR reviews block; a
- * `block_on` above the person's own, or the default: more findings let through to approval),
- * chooses the reviewer's model or shows the reviewer less of the change (a `max_diff_bytes` below the person's own,
- * or the default). A file git does not track at the base (`tracked: false`) is the coder's to write: every key it sets.
+ * `block_on` above the person's own, or the default: more findings let through to approval), steers the reviewer
+ * (`review_instructions`), chooses the reviewer's model or shows the reviewer less of the change (`review_exclude`, a
+ * `max_diff_bytes` below the person's own or the default). A file git does not track at the base (`tracked: false`) is the coder's to write: every key it sets.
  */
 export function keysNeedingTrust(
   repoFile: ConfigFile,
@@ -353,6 +369,8 @@ export function keysNeedingTrust(
     'codex_home',
     'gemini_cli_home',
     'reviewers_fallback',
+    'review_instructions', // it steers the reviewer
+    'review_exclude', // it blinds the reviewer to paths
   ] as const
   for (const key of keysOfTrust) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)

@@ -7,6 +7,8 @@ import { basename } from 'node:path'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { placeFiles, removeCopy, type Wanted, type Written } from './copy-files.ts'
 import type { Manifest } from './manifest.ts'
+import { EXCLUDED_BY_CONFIG } from './named-only.ts'
+import { globMatcher } from '../ground/glob.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 import { hasObject, type ObjectStore, storedSizes } from './store.ts'
 import { objectSizes, type RepoGit } from './verified.ts'
@@ -23,6 +25,8 @@ export interface ReviewerCopy {
   tree: string
   /** The file names left out wherever they are (a reviewer CLI would load them as instructions), lower-cased. */
   hidden?: string[]
+  /** The person's globs (`pair_loop.review_exclude`) whose paths are left out: excluded by config, not reviewed. */
+  excluded?: string[]
   files: number
   bytes: number
   /** Paths of the snapshot not in the copy, and why (a link, past the cap, a submodule not checked out…). */
@@ -31,27 +35,36 @@ export interface ReviewerCopy {
 
 /**
  * The snapshot written to `dir` (kept when it already holds this tree), read-only, within `maxBytes`, without the
- * files named `hidden` in any folder (compared without case: a case-blind file system finds GEMINI.md as gemini.md).
+ * files named `hidden` in any folder (compared without case: a case-blind file system finds GEMINI.md as gemini.md)
+ * and without the paths `exclude` matches (the person's globs: the reviewer is not shown them).
  */
 export async function writeReviewerCopy(
   snap: RepoSnapshot,
   dir: string,
   maxBytes = COPY_MAX_BYTES,
   hidden: readonly string[] = [],
+  exclude: readonly string[] = [],
 ): Promise<ReviewerCopy> {
   const record = `${dir}.json`
   const kept = readRecord(record)
   const names = [...new Set(hidden.map((name) => name.toLowerCase()))].sort()
-  const sameHidden = (kept?.hidden ?? []).join('\0') === names.join('\0')
+  const globs = [...exclude]
+  const same = (a: string[] | undefined, b: string[]) => (a ?? []).join('\0') === b.join('\0')
   // a copy made with other names hidden is written again whole: a file it left out may be due now, or the reverse
-  const there = kept?.dir === dir && sameHidden && lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()
+  const there =
+    kept?.dir === dir &&
+    same(kept.hidden, names) &&
+    same(kept.excluded, globs) &&
+    lstatSync(dir, { throwIfNoEntry: false })?.isDirectory()
+  const hiding = { ...hiddenOf(names), ...(globs.length ? { excluded: globs } : {}) }
   if (there && kept?.tree === snap.tree)
-    return { dir, tree: kept.tree, ...hiddenOf(names), files: kept.files, bytes: kept.bytes, left_out: kept.left_out }
+    return { dir, tree: kept.tree, ...hiding, files: kept.files, bytes: kept.bytes, left_out: kept.left_out }
   rmSync(record, { force: true }) // first: a copy half written is never taken for a whole one
   const left_out: ReviewerCopy['left_out'] = []
   const leaves: Omit<Wanted, 'size'>[] = []
   await collect(snap, '', leaves, left_out)
   leaveOut(leaves, left_out, new Set(names))
+  leaveOutExcluded(leaves, left_out, globMatcher(globs))
   const known = new Map(Object.entries(there ? (kept?.sizes ?? {}) : {})) // the last copy's: asked again only if new
   const changed = new Set(changedPaths(snap, ''))
   const ordered = leaves.sort((a, b) => (a.path < b.path ? -1 : 1))
@@ -60,7 +73,7 @@ export async function writeReviewerCopy(
   // the run's last copy, where it is whole: only the files that differ from it are written
   const written = await placeFiles(snap.store, dir, within, there ? (kept?.written ?? null) : null)
   left_out.sort((a, b) => (a.path < b.path ? -1 : 1))
-  const copy = { dir, tree: snap.tree, ...hiddenOf(names), files: within.length, bytes, left_out }
+  const copy = { dir, tree: snap.tree, ...hiding, files: within.length, bytes, left_out }
   writeFileAtomic(record, JSON.stringify({ ...copy, written, sizes: Object.fromEntries(sizes) }), 0o600, {
     durable: false,
   })
@@ -109,6 +122,20 @@ function leaveOut(leaves: Omit<Wanted, 'size'>[], left_out: ReviewerCopy['left_o
   for (const leaf of leaves) {
     if (hidden.has(basename(leaf.path).toLowerCase()))
       left_out.push({ path: leaf.path, why: 'instructions its CLI would load (their change, if any, is in the diff)' })
+    else leaves[at++] = leaf
+  }
+  leaves.length = at
+}
+
+/** The leaves the person's globs match taken out, each named in `left_out` as excluded by config. */
+function leaveOutExcluded(
+  leaves: Omit<Wanted, 'size'>[],
+  left_out: ReviewerCopy['left_out'],
+  excluded: (path: string) => boolean,
+): void {
+  let at = 0
+  for (const leaf of leaves) {
+    if (excluded(leaf.path)) left_out.push({ path: leaf.path, why: EXCLUDED_BY_CONFIG })
     else leaves[at++] = leaf
   }
   leaves.length = at

@@ -5,7 +5,8 @@ import type { DiffStat } from '../run/state.ts'
 import { Capped } from '../ground/capped.ts'
 import { type BlobKind, blobKind, WHOLE_FILE_LIMIT } from './files.ts'
 import { type Leaf, type Manifest, manifestTree } from './manifest.ts'
-import type { NamedOnly } from './named-only.ts'
+import { EXCLUDED_BY_CONFIG, type NamedOnly } from './named-only.ts'
+import { globMatcher } from '../ground/glob.ts'
 import type { RepoSnapshot } from './snapshot.ts'
 import type { Change } from './take.ts'
 import { eachStoredBlob, hasObject, showable, storedSizes, storeGit, writeObject } from './store.ts'
@@ -35,10 +36,19 @@ export interface SnapshotDiff {
   shownTree: string
 }
 
-/** The diff shown to the reviewer, capped at `maxBytes` (0: no diff body, the stat alone). */
-export async function snapshotDiff(snap: RepoSnapshot, maxBytes: number): Promise<SnapshotDiff> {
+/**
+ * The diff shown to the reviewer, capped at `maxBytes` (0: no diff body, the stat alone); a path matching one of
+ * `exclude` (the person's `pair_loop.review_exclude`) is named only, as excluded by config, never shown.
+ */
+export async function snapshotDiff(
+  snap: RepoSnapshot,
+  maxBytes: number,
+  exclude: readonly string[] = [],
+): Promise<SnapshotDiff> {
   const notes: string[] = []
   const items = await collectItems(snap, '', notes)
+  const excluded = globMatcher(exclude)
+  for (const item of items) if (excluded(item.label)) item.unreviewed = EXCLUDED_BY_CONFIG
   const shown = items.filter((item) => item.unreviewed === null)
   const before: Manifest = new Map()
   const after: Manifest = new Map()

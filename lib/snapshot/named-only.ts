@@ -29,3 +29,6 @@ export function readNamedOnly(file: string): NamedOnly[] | null {
     return null
   }
 }
+
+/** Why a path the person's `pair_loop.review_exclude` matches is named only: said in the prompt and the PR body. */
+export const EXCLUDED_BY_CONFIG = 'excluded by config, not reviewed'
