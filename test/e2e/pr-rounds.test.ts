@@ -28,12 +28,12 @@ async function openPr(port: number) {
   removeLater(env.HOME)
   addToHomeConfig(env.PAIR_LOOP_HOME, { codex_bin: CODEX_BIN })
   const worldFile = join(tempDir('pl-world-'), 'world.json')
-  const gh: Record<string, string> = {
-    ...(githubWithPrs(repo, []) as Record<string, string>),
-    FAKE_GH_WORLD: worldFile,
+  const legacy = githubWithPrs(repo, []) as Record<string, string>
+  // `finish --create-pr` opens the PR in the legacy fake (no world yet); from then on GitHub is the world file
+  const cli = (args: string[], input?: string) => {
+    const gh = args[0] === 'finish' ? legacy : { ...legacy, FAKE_GH_WORLD: worldFile }
+    return runPairLoop(CLI_COMMAND, args, { cwd: repo, env: { ...env, ...gh }, input })
   }
-  const cli = (args: string[], input?: string) =>
-    runPairLoop(CLI_COMMAND, args, { cwd: repo, env: { ...env, ...gh }, input })
   const state = (runId: string) => JSON.parse(readFileSync(join(env.PAIR_LOOP_HOME, 'runs', `${runId}.json`), 'utf8'))
   const commit = (message: string) => {
     git(repo, ['add', '-A', '.'])
