@@ -465,4 +465,30 @@ describe('review with a claude that answers in the schema', () => {
     },
     SLOW,
   )
+
+  it('a continued session gets the form as a one-line reminder, the delta first, and the whole change as its stat only', () => {
+    const run = {
+      run_id: '20261130-000000-abcdef',
+      task: 'a task',
+      repo: '/repo',
+      base_sha: 'a'.repeat(40),
+      coder: 'claude',
+      max_rounds: 3,
+      rounds: [],
+      replies: {},
+    } as unknown as RunState
+    const diff = { stat: ' a.ts | 2 +-', diff: '+WHOLE-DIFF-MARKER-5c\n', bytes: 22, truncated: false }
+    const delta = { since: 'b'.repeat(40), stat: ' a.ts | 1 +', diff: '+DELTA-MARKER-9e\n', truncated: false }
+    const copy = { dir: '/copy', left_out: [] }
+    const fresh = buildPrompt(run, diff, { delta, copy, structured: true })
+    const resumed = buildPrompt(run, diff, { delta, copy, structured: true, resumed: true })
+    // the control: a fresh session gets the whole form and the whole diff
+    expect(fresh).toContain('Answer with the JSON object the output schema asks for')
+    expect(fresh).toContain('WHOLE-DIFF-MARKER-5c')
+    expect(resumed).not.toContain('Answer with the JSON object the output schema asks for')
+    expect(resumed).toContain('Answer in the same form as in your first review in this session')
+    expect(resumed).not.toContain('WHOLE-DIFF-MARKER-5c')
+    expect(resumed.indexOf('DELTA-MARKER-9e')).toBeLessThan(resumed.indexOf('## The whole change'))
+    expect(resumed.length).toBeLessThan(fresh.length)
+  })
 })

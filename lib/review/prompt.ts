@@ -60,8 +60,15 @@ export function buildPrompt(
     '',
     '## How to answer',
     '',
-    ...(context.structured ? [STRUCTURED_GUIDE, '', 'If you cannot answer in that form, answer in text:', ''] : []),
-    GRAMMAR,
+    // a continued session has the whole form in its first prompt: a reminder costs a line, the form again ~1k tokens
+    ...(context.resumed
+      ? [RESUMED_FORM]
+      : [
+          ...(context.structured
+            ? [STRUCTURED_GUIDE, '', 'If you cannot answer in that form, answer in text:', '']
+            : []),
+          GRAMMAR,
+        ]),
     '',
     'The conversation below shows the coder\'s replies to earlier findings. Check findings answered "fixed". Read the reason given for "wont-fix" or "question"; raise a finding again only if it is still wrong.',
     '',
@@ -83,6 +90,10 @@ export function buildPrompt(
     ...(context.delta ? [] : conversationSection(conversation)),
   ].join('\n')
 }
+
+/** How a continued session answers: as in its first prompt, which it holds. */
+const RESUMED_FORM =
+  'Answer in the same form as in your first review in this session: the numbered findings (or none), then exactly one line `VERDICT: APPROVED` or `VERDICT: CHANGES_REQUESTED`, last.'
 
 /** The replies and rounds so far, as HANDOFF.md tells them. */
 function conversationSection(conversation: string): string[] {
