@@ -491,4 +491,53 @@ describe('review with a claude that answers in the schema', () => {
     expect(resumed.indexOf('DELTA-MARKER-9e')).toBeLessThan(resumed.indexOf('## The whole change'))
     expect(resumed.length).toBeLessThan(fresh.length)
   })
+
+  it('a continued session gets the conversation from its last review on: the replies it has not read, not the rounds it has', () => {
+    const review = (n: number, id: string) => ({
+      verdict: 'CHANGES_REQUESTED',
+      summary: `REVIEW-${n}`,
+      findings: [
+        {
+          id,
+          round: n,
+          n: 1,
+          key: id,
+          category: 'bug',
+          severity: 'major',
+          path: 'a.ts',
+          line_start: 1,
+          line_end: 1,
+          text: `FINDING-${id}`,
+          recurring: false,
+          recurring_of: null,
+        },
+      ],
+      tool: 'codex',
+      fallback_used: false,
+      at: '2026-12-08T01:00:00Z',
+    })
+    const coder = (n: number) => ({ summary: `CODER-ROUND-${n}`, done_at: '2026-12-08T01:00:00Z' })
+    const run = {
+      run_id: '20261130-000000-abcdef',
+      task: 'a task',
+      repo: '/repo',
+      base_sha: 'a'.repeat(40),
+      coder: 'claude',
+      max_rounds: 3,
+      rounds: [
+        { n: 1, coder: coder(1), reviewer: review(1, '1.1') },
+        { n: 2, coder: coder(2), reviewer: review(2, '2.1') },
+        { n: 3, coder: coder(3), reviewer: null },
+      ],
+      replies: { '2.1': { disposition: 'fixed', body: 'REPLY-TO-2.1', at: '2026-12-08T01:00:00Z' } },
+    } as unknown as RunState
+    const diff = { stat: ' a.ts | 1 +', diff: '+x\n', bytes: 3, truncated: false }
+    const delta = { since: 'b'.repeat(40), stat: ' a.ts | 1 +', diff: '+x\n', truncated: false }
+    const resumed = buildPrompt(run, diff, { delta, resumed: true })
+    expect(resumed).not.toContain('CODER-ROUND-1') // round 1 was in the session's first prompt
+    expect(resumed).toContain('FINDING-2.1')
+    expect(resumed).toContain('REPLY-TO-2.1')
+    expect(resumed).toContain('CODER-ROUND-3')
+    expect(buildPrompt(run, diff, { delta })).toContain('CODER-ROUND-1') // the control: a fresh session gets it all
+  })
 })

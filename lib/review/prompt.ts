@@ -41,7 +41,9 @@ export function buildPrompt(
   const truncation = diff.truncated
     ? `\n[diff truncated: ${Buffer.byteLength(diff.diff)} of at least ${diff.bytes} bytes shown; the stat above lists every changed file — ${rest}]\n`
     : ''
-  const conversation = renderConversation(run).trim()
+  // a continued session has read the conversation up to its last review: from that round on (its findings' replies)
+  const lastReviewed = [...run.rounds].reverse().find((round) => round.reviewer)?.n ?? 1
+  const conversation = renderConversation(run, context.resumed ? lastReviewed : 1).trim()
   const touched = context.instructions?.touched ?? []
   return [
     ...(touched.length

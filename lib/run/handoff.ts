@@ -35,9 +35,10 @@ function renderReply(reply: Reply): string {
 }
 
 /** The conversation (rounds with replies), shared by HANDOFF.md and the reviewer prompt. */
-export function renderConversation(run: RunState): string {
+export function renderConversation(run: RunState, fromRound = 1): string {
   const parts: string[] = []
   for (const round of run.rounds) {
+    if (round.n < fromRound) continue // a continued session read the rounds before in its earlier prompts
     const after = round.pr_phase ? ' · after the PR' : '' // a fix in the PR phase, reviewed like any round
     parts.push(`## Round ${round.n} — CODER (${run.coder})${after} · ${minuteStamp(round.coder.done_at)}`)
     parts.push(round.coder.summary ? neutralise(round.coder.summary) : '(no summary)')
