@@ -6,6 +6,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
+import { VENDORS } from '../run/vendors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { runArtifactsDir } from '../ground/paths.ts'
 import type { RunState } from '../run/state.ts'
@@ -26,6 +27,8 @@ export const AttemptJob = v.object({
   over_budget: v.boolean(),
   /** What is left of the run's limit for a claude reviewer's `--max-budget-usd`; null: no cap. */
   budget_left_usd: v.nullable(v.number()),
+  /** `--reviewers`: this round's panel, within the person's `pair_loop.reviewers` (absent: the config's). */
+  reviewers: v.optional(v.nullable(v.array(v.picklist(VENDORS))), null),
 })
 
 /** How far the worker got: rewritten as the reviewer prints, and at every tick of its watchdog (the heartbeat). */

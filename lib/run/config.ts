@@ -53,6 +53,15 @@ export const ReviewerEnvValue = v.union([v.string(), v.literal(true)])
 const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'))
 const AbsolutePath = v.pipe(v.string(), v.regex(/^\//, 'an absolute path'))
 
+/** A panel: two or more vendors, each once. */
+const PanelList = v.pipe(
+  v.array(v.picklist(VENDORS)),
+  v.minLength(2),
+  v.check((list) => new Set(list).size === list.length, 'each vendor once'),
+)
+/** `all`, `any` or `quorum:N` (N ≥ 1). */
+export const Approval = v.pipe(v.string(), v.regex(/^(all|any|quorum:[1-9]\d*)$/))
+
 /** What only the person decides (lib/review/authority.ts): a repository file sets none of them without trust. */
 const AUTHORITY_KEYS = {
   /** `review --reviewer-cmd` and `builtin:*` from the command line. */
@@ -69,6 +78,10 @@ const AUTHORITY_KEYS = {
   gemini_cli_home: v.optional(AbsolutePath),
   /** The vendors a review falls back to, in order, when the reviewer's CLI is missing (default: none). */
   reviewers_fallback: v.optional(v.array(v.picklist(VENDORS))),
+  /** A panel: these vendors review each round at once (DESIGN "Panel"); `approval` decides the round. */
+  reviewers: v.optional(v.nullable(PanelList)),
+  /** How a panel's verdicts make the round's: every member (`all`), one (`any`) or N (`quorum:N`) approving. */
+  approval: v.optional(Approval),
 }
 
 /** What the pair-loop Action's `mode: review` puts in its review: read as a CI reviewer without any config. */
@@ -154,6 +167,10 @@ export const Config = v.object({
     gemini_cli_home: v.optional(v.nullable(v.string()), null),
     /** The vendors a missing reviewer CLI falls back to, in order (a run frozen before the key: the other vendor). */
     reviewers_fallback: v.optional(v.nullable(v.array(v.picklist(VENDORS))), null),
+    /** A panel of vendors reviewing each round at once (null: one reviewer, as before panels). */
+    reviewers: v.optional(v.nullable(PanelList), null),
+    /** The panel's approval rule (a run frozen before it: all). */
+    approval: v.optional(Approval, 'all'),
     /** Review rounds after the PR opened (fixes in the PR phase) before asking the person; apart from max_rounds. */
     pr_max_rounds: v.optional(PositiveInt, 3),
     /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
@@ -193,6 +210,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     codex_home: null,
     gemini_cli_home: null,
     reviewers_fallback: [],
+    reviewers: null,
+    approval: 'all',
     pr_max_rounds: 3,
     stalemate_rounds: 2,
     reviewer_resume_s: 300,
@@ -353,6 +372,8 @@ export function keysNeedingTrust(
     'codex_home',
     'gemini_cli_home',
     'reviewers_fallback',
+    'reviewers',
+    'approval',
   ] as const
   for (const key of keysOfTrust) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)
