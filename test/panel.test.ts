@@ -6,6 +6,9 @@ import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { computeLedger } from '../lib/cost/ledger.ts'
+import { renderPrBody } from '../lib/pr/body.ts'
+import { renderHandoff } from '../lib/run/handoff.ts'
+import { documentText } from '../lib/view/text-view.ts'
 import { checkReviewersFlag } from '../lib/run/authority.ts'
 import { DEFAULTS, keysNeedingTrust } from '../lib/run/config.ts'
 import { mergeFindings, panelVerdict, parseApproval } from '../lib/review/panel.ts'
@@ -210,6 +213,44 @@ describe('a panel round through review', () => {
     },
     SLOW,
   )
+})
+
+describe('where a panel round is shown', () => {
+  const said = 'Panel (approval: all): claude: APPROVED, $0.0010; codex: CHANGES_REQUESTED, $0.0020'
+
+  it(
+    "gives each member's verdict and cost in review's document, its --text, status, HANDOFF.md and the PR body",
+    async () => {
+      const { sb, runId } = await panelRun({
+        claude: { text: APPROVE, usd: 0.001 },
+        codex: { text: CHANGES, usd: 0.002 },
+      })
+      const doc = expectOk(await sb.cli(['review']))
+      const members = [
+        { tool: 'claude', verdict: 'APPROVED', cost_usd: 0.001 },
+        { tool: 'codex', verdict: 'CHANGES_REQUESTED', cost_usd: 0.002 },
+      ]
+      expect(doc).toMatchObject({ verdict: 'CHANGES_REQUESTED', approval: 'all', panel: members })
+      expect(doc.findings[0].raised_by).toEqual(['codex'])
+      expect(expectOk(await sb.cli(['status']))).toMatchObject({ approval: 'all', panel: members })
+      expect(documentText('review', doc)).toMatch(
+        /panel\s+claude APPROVED \$0\.0010; codex CHANGES_REQUESTED \$0\.0020 \(approval: all\)/,
+      )
+      const state = sb.state(runId)
+      expect(renderHandoff(state)).toContain(`${said}.`)
+      expect(renderPrBody(state, null)).toContain(`**Round 1:** ${said}.`)
+    },
+    SLOW,
+  )
+
+  it('shows nothing of a panel for a round of one reviewer (the control)', async () => {
+    const sb = sandbox({ 'README.md': '# demo\n' })
+    writeTestHomeConfig(sb.home)
+    const runId = await runInReview(sb)
+    const doc = expectOk(await sb.cli(['review', '--reviewer-cmd', 'builtin:approve']))
+    expect(doc.panel).toBeUndefined()
+    expect(renderHandoff(sb.state(runId))).not.toContain('Panel (approval')
+  })
 })
 
 describe("a panel's cost", () => {

@@ -45,9 +45,3 @@ const ORDER = ['blocker', 'major', 'minor', 'nit'] as const
 /** A stated severity above another (none stated ranks as the most severe: it blocks under every gate). */
 const moreSevere = (a: ParsedFinding['severity'], b: ParsedFinding['severity']): boolean =>
   b !== null && (a === null || ORDER.indexOf(a) < ORDER.indexOf(b))
-
-/** One line per member, as every document shows it: `codex: APPROVED, $0.0123` (`failed: code` for a failed one). */
-export function memberLine(member: PanelMember, usd: (value: number | null) => string): string {
-  const said = member.verdict ?? `failed${member.failure ? `: ${member.failure.code}` : ''}`
-  return `${member.tool}: ${said}, ${usd(member.cost?.usd ?? null)}`
-}

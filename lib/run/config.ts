@@ -2,6 +2,7 @@
 // an error. The effective config is frozen on the run at `start` (see lib/run/state.ts), so a file changed mid-run moves nothing.
 import { join } from 'node:path'
 import * as v from 'valibot'
+import { Approval, PanelList } from './panel-config.ts'
 import { fail, isPairLoopError } from '../ground/errors.ts'
 import { ioFailure, readRegularFile } from '../ground/fsutil.ts'
 import { configPath } from '../ground/paths.ts'
@@ -52,15 +53,6 @@ export type ActionReview = v.InferOutput<typeof ActionReview>
 export const ReviewerEnvValue = v.union([v.string(), v.literal(true)])
 const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'))
 const AbsolutePath = v.pipe(v.string(), v.regex(/^\//, 'an absolute path'))
-
-/** A panel: two or more vendors, each once. */
-const PanelList = v.pipe(
-  v.array(v.picklist(VENDORS)),
-  v.minLength(2),
-  v.check((list) => new Set(list).size === list.length, 'each vendor once'),
-)
-/** `all`, `any` or `quorum:N` (N ≥ 1). */
-export const Approval = v.pipe(v.string(), v.regex(/^(all|any|quorum:[1-9]\d*)$/))
 
 /** What only the person decides (lib/review/authority.ts): a repository file sets none of them without trust. */
 const AUTHORITY_KEYS = {
