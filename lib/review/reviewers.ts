@@ -215,7 +215,9 @@ export function chooseMember(
   const bin = agentOf(tool).bin(config.pair_loop)
   const path = programOf(run, tool, bin, env)
   const pinned = path && pinnedCommand([path], path, pinOptions(run, `pair_loop.${tool}_bin`, env))[0]!
-  if (pinned) return cliChoice(run, tool, pinned, false, null, env, config, true)
+  // reviewer_model names a model of the run's reviewer's vendor: the other members use their own default
+  const model = tool === run.reviewer ? config.pair_loop.reviewer_model : null
+  if (pinned) return cliChoice(run, tool, pinned, false, model, env, config, true)
   return fail(
     'reviewer_unavailable',
     `the panel's ${tool} reviewer (${bin}) was neither found at start nor set as a path in your config (set pair_loop.${tool}_bin, or take it out of pair_loop.reviewers)`,
