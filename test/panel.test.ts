@@ -14,7 +14,7 @@ import { DEFAULTS, keysNeedingTrust } from '../lib/run/config.ts'
 import { mergeFindings, panelVerdict, parseApproval } from '../lib/review/panel.ts'
 import { expectError, expectOk, runInReview, writeChange } from './_expect.ts'
 import { sandbox, tempDir, writeTestHomeConfig } from './_helpers.ts'
-import { SLOW } from './_review.ts'
+import { SLOW, goneWithin, waitFor } from './_review.ts'
 
 type Tool = 'claude' | 'codex' | 'gemini'
 interface Fake {
@@ -24,6 +24,8 @@ interface Fake {
   usd: number
   /** Calls that fail (exit 3, nothing on stdout) before it answers. */
   fails?: number
+  /** It never answers (its pid in `<bin>.pid`). */
+  hang?: boolean
 }
 
 const APPROVE = 'Looks right.\n\nVERDICT: APPROVED'
@@ -41,8 +43,9 @@ if (process.argv.includes('--help')) process.exit(0) // its flags asked (codex: 
 fs.readFileSync(0, 'utf8')
 const n = (fs.existsSync(${JSON.stringify(calls)}) ? Number(fs.readFileSync(${JSON.stringify(calls)}, 'utf8')) : 0) + 1
 fs.writeFileSync(${JSON.stringify(calls)}, String(n))
-if (n <= ${fake.fails ?? 0}) { process.stderr.write('${tool} crashed\\n'); process.exit(3) }
-console.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: ${JSON.stringify(fake.text)},
+if (${Boolean(fake.hang)}) { fs.writeFileSync(${JSON.stringify(`${bin}.pid`)}, String(process.pid)); setInterval(() => {}, 1000) }
+else if (n <= ${fake.fails ?? 0}) { process.stderr.write('${tool} crashed\\n'); process.exit(3) }
+else console.log(JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: ${JSON.stringify(fake.text)},
   session_id: '${tool}-session-' + n, total_cost_usd: ${fake.usd} }))
 `,
   )
@@ -210,6 +213,37 @@ describe('a panel round through review', () => {
         calls: 2,
         failure: { code: 'reviewer_failed' },
       })
+    },
+    SLOW,
+  )
+})
+
+describe('cancelling a panel round', () => {
+  it(
+    "ends every member's call, each kept as its own cancelled attempt",
+    async () => {
+      // each member's call has its own relay: the watch's stop must reach all of them, not the last one started
+      // (checked: with the relays' kill left out of lib/review/panel-round.ts, one member outlives the cancel)
+      const { sb, runId, bins } = await panelRun({
+        claude: { text: APPROVE, usd: 0.001, hang: true },
+        codex: { text: APPROVE, usd: 0.002, hang: true },
+      })
+      expectOk(await sb.cli(['review', '--wait', '0']))
+      const pids = await waitFor(
+        () =>
+          existsSync(`${bins.claude}.pid`) && existsSync(`${bins.codex}.pid`)
+            ? [bins.claude, bins.codex].map((bin) => Number(readFileSync(`${bin}.pid`, 'utf8')))
+            : null,
+        'both members running',
+      )
+      expect(expectOk(await sb.cli(['review', '--cancel']))).toMatchObject({ cancelled: true })
+      for (const pid of pids) expect(await goneWithin(pid, 5_000), `member ${pid} still runs`).toBe(true)
+      const state = sb.state(runId)
+      expect(state.phase).toBe('reviewing')
+      expect(state.failed_reviews.map((f) => [f.tool, f.code]).sort()).toEqual([
+        ['claude', 'cancelled'],
+        ['codex', 'cancelled'],
+      ])
     },
     SLOW,
   )
