@@ -218,6 +218,27 @@ describe('a panel round through review', () => {
   )
 })
 
+describe('the severity gate over a panel', () => {
+  it.each([
+    { block_on: 'major', approved_by: 'severity_gate', phase: 'approved' },
+    { block_on: 'nit', approved_by: undefined, phase: 'coding' }, // the control: the default gate blocks on it
+  ])(
+    'applies to the merged findings (block_on $block_on): a minor finding of one member leaves the run $phase',
+    async ({ block_on, approved_by, phase }) => {
+      const minor = '1. [style/minor] src/a.ts:2 — rename a\n\nVERDICT: CHANGES_REQUESTED'
+      const { sb, runId, reviewer } = await panelRun(
+        { claude: { text: APPROVE, usd: 0.001 }, codex: { text: minor, usd: 0.002 } },
+        { block_on },
+      )
+      expectOk(await sb.cli(['review']))
+      expect(sb.state(runId).phase).toBe(phase)
+      expect(reviewer()).toMatchObject({ verdict: 'CHANGES_REQUESTED' })
+      expect(reviewer().approved_by).toBe(approved_by)
+    },
+    SLOW,
+  )
+})
+
 describe('cancelling a panel round', () => {
   it(
     "ends every member's call, each kept as its own cancelled attempt",
@@ -339,6 +360,27 @@ describe("a panel's cost", () => {
 })
 
 describe('who chooses the panel', () => {
+  it(
+    'refuses --reviewer-cmd beside a panel; the same flag reviews alone without one (the control)',
+    async () => {
+      const { sb, bins } = await panelRun({
+        claude: { text: APPROVE, usd: 0.001 },
+        codex: { text: APPROVE, usd: 0.002 },
+      })
+      const refused = expectError(await sb.cli(['review', '--reviewer-cmd', 'builtin:approve']), 'usage')
+      expect(refused).toMatchObject({ flag: '--reviewer-cmd', key: 'pair_loop.reviewers', panel: ['claude', 'codex'] })
+      expect(callsOf(bins.claude) + callsOf(bins.codex)).toBe(0)
+      const alone = await panelRun(
+        { claude: { text: APPROVE, usd: 0.001 }, codex: { text: APPROVE, usd: 0.002 } },
+        { reviewers: null },
+      )
+      expect(expectOk(await alone.sb.cli(['review', '--reviewer-cmd', 'builtin:approve']))).toMatchObject({
+        verdict: 'APPROVED',
+      })
+    },
+    SLOW,
+  )
+
   it(
     'refuses --reviewers outside the person’s list, naming the key; the same list is taken when the person allows it',
     async () => {

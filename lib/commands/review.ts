@@ -4,7 +4,7 @@
 import type { Context } from '../ground/context.ts'
 import type { Launched } from '../review/launch.ts'
 import { configOf, resolveRun } from '../run/run-access.ts'
-import { checkReviewerCmdFlag, checkReviewersFlag } from '../run/authority.ts'
+import { checkOneOrPanel, checkReviewerCmdFlag, checkReviewersFlag } from '../run/authority.ts'
 
 export interface ReviewOptions {
   run?: string
@@ -36,6 +36,7 @@ export async function run(ctx: Context, options: ReviewOptions) {
   const config = configOf(run)
   checkReviewerCmdFlag(options.reviewerCmd, config)
   const reviewers = checkReviewersFlag(options.reviewers, config)
+  if (!options.pr) checkOneOrPanel(options.reviewerCmd, reviewers ?? config.pair_loop.reviewers)
   const session = {
     config,
     reviewerCmd: options.reviewerCmd,

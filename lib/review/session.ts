@@ -59,11 +59,12 @@ export function reviewSession(run: RunState, options: ReviewSessionOptions) {
   return runAttempt(run, 'round', options, async (current, attempt, launch) => {
     const { config, log } = options
     expectPhase(current, ['reviewing'], 'review')
-    const choice = chooseReviewer(current, config, options.reviewerCmd)
+    const panel = panelOf({ reviewers: options.reviewers ?? null }, config)
+    // a panel's members are chosen in the worker, each its own vendor: the run's reviewer (or fallback) does not review
+    const choice = panel ? null : chooseReviewer(current, config, options.reviewerCmd)
     const worker = await launch() // it starts up while the branch and the budget are checked
     await checkBranch(current, 'review')
     const brake = await checkBudgetBrake(current, config, { overBudget: options.overBudget, command: 'review' })
-    const panel = panelOf({ reviewers: options.reviewers ?? null }, config)
     if (panel) checkPanelBrake(current, panel, brake.budget, { covered: brake.covered, overBudget: options.overBudget })
     const timeoutS = options.timeoutS ?? config.pair_loop.reviewer_timeout_s
     const state = await changeRun(current.run_id, (latest) => {
@@ -75,12 +76,12 @@ export function reviewSession(run: RunState, options: ReviewSessionOptions) {
         log(`ended the reviewer left running by a killed review (process group ${held.reviewer_pgid})`)
       return step
     })
-    if (choice.fallback_used) log(`the ${current.reviewer} CLI is missing; falling back to ${choice.tool}`)
+    if (choice?.fallback_used) log(`the ${current.reviewer} CLI is missing; falling back to ${choice.tool}`)
     const job = {
       reviewer_cmd: options.reviewerCmd,
       timeout_s: options.timeoutS ?? null,
       over_budget: brake.covered,
-      budget_left_usd: budgetLeft(choice, brake.covered, brake.budget),
+      budget_left_usd: choice ? budgetLeft(choice, brake.covered, brake.budget) : null,
       reviewers: options.reviewers ?? null,
     }
     return { state, job }

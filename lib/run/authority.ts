@@ -71,3 +71,13 @@ export function checkReviewersFlag(value: string | undefined, config: Pick<Confi
     { flag: '--reviewers', key: 'pair_loop.reviewers', allowed },
   )
 }
+
+/** `--reviewer-cmd` beside a panel: one reviewer or a panel, never both unsaid which (the panel is the person's). */
+export function checkOneOrPanel(reviewerCmd: string[] | null, panel: Vendor[] | null): void {
+  if (reviewerCmd === null || panel === null) return
+  fail(
+    'usage',
+    `--reviewer-cmd names one reviewer, but this round has a panel (${panel.join(', ')}: --reviewers, or pair_loop.reviewers in your config): drop one of them`,
+    { flag: '--reviewer-cmd', key: 'pair_loop.reviewers', panel },
+  )
+}
