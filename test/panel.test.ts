@@ -241,7 +241,7 @@ describe('the severity gate over a panel', () => {
 
 describe('cancelling a panel round', () => {
   it(
-    "ends every member's call, each kept as its own cancelled attempt",
+    "lists each member in flight, and review --cancel ends every member's call, each kept as its own cancelled attempt",
     async () => {
       // each member's call has its own relay: the watch's stop must reach all of them, not the last one started
       // (checked: with the relays' kill left out of lib/review/panel-round.ts, one member outlives the cancel)
@@ -257,6 +257,13 @@ describe('cancelling a panel round', () => {
             : null,
         'both members running',
       )
+      // the in-flight document lists each member's state
+      const inFlight = expectOk(await sb.cli(['review', '--wait', '0']))
+      expect(inFlight).toMatchObject({ in_progress: true })
+      expect(inFlight.panel).toEqual([
+        { tool: 'claude', state: 'running' },
+        { tool: 'codex', state: 'running' },
+      ])
       expect(expectOk(await sb.cli(['review', '--cancel']))).toMatchObject({ cancelled: true })
       for (const pid of pids) expect(await goneWithin(pid, 5_000), `member ${pid} still runs`).toBe(true)
       const state = sb.state(runId)

@@ -31,6 +31,9 @@ export const AttemptJob = v.object({
   reviewers: v.optional(v.nullable(v.array(v.picklist(VENDORS))), null),
 })
 
+export const MEMBER_STATES = ['running', 'retrying', 'answered', 'failed'] as const
+export type MemberState = (typeof MEMBER_STATES)[number]
+
 /** How far the worker got: rewritten as the reviewer prints, and at every tick of its watchdog (the heartbeat). */
 export const AttemptProgress = v.object({
   attempt: v.string(),
@@ -44,6 +47,8 @@ export const AttemptProgress = v.object({
   output_bytes: v.number(),
   last_output_at: v.nullable(v.string()),
   heartbeat_at: v.string(),
+  /** A panel's members, each's state: running, retrying (its first call failed), answered or failed. */
+  members: v.optional(v.record(v.string(), v.picklist(MEMBER_STATES))),
 })
 
 /** How the attempt ended: the finished review's document, or the error `review` prints for it. */

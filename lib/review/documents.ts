@@ -84,6 +84,10 @@ export function inFlightDocument(
       heartbeat_at: progress?.heartbeat_at ?? null,
     },
     worker: { pid: claim.pid, host: claim.host },
+    // a panel: each member's state (running, retrying, answered, failed)
+    ...(progress?.members
+      ? { panel: Object.entries(progress.members).map(([tool, memberState]) => ({ tool, state: memberState })) }
+      : {}),
     ...(endedBy ? { wait_ended_by: endedBy } : {}),
     next: 'review',
   }

@@ -71,10 +71,16 @@ export async function conductPanel(
           onSpawn: call.onSpawn,
           change,
         })
+      call.watch.member(tool, 'running')
       const first = await once()
-      if (first.ok || call.watch.stopped()) return { choice, conducted: first, calls: first.calls }
+      if (first.ok || call.watch.stopped()) {
+        call.watch.member(tool, first.ok ? 'answered' : 'failed')
+        return { choice, conducted: first, calls: first.calls }
+      }
       call.log(`the panel's ${tool} reviewer failed (${first.code}); calling it again, alone`)
+      call.watch.member(tool, 'retrying')
       const second = await once()
+      call.watch.member(tool, second.ok ? 'answered' : 'failed')
       return { choice, conducted: second, calls: [...first.calls, ...second.calls] }
     }),
   )
