@@ -213,6 +213,9 @@ describe('a panel round through review', () => {
         calls: 2,
         failure: { code: 'reviewer_failed' },
       })
+      // its calls are the ledger's, as a failed member's
+      const ledger = computeLedger(sb.state(runId), { pricing: {}, env: sb.env, cache: false })
+      expect(ledger.by_role.reviewer).toMatchObject({ calls: 3, failed_calls: 1 })
     },
     SLOW,
   )

@@ -162,7 +162,8 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
     const r = round.reviewer
     // a panel's round: each member's calls, at each member's cost (the round's sums are for people, not the ledger)
     if (r?.panel)
-      for (const m of r.panel) addCall(round.n, m.tool, m.model, m.usage, m.cost, m.session_id, false, m.calls)
+      for (const m of r.panel)
+        addCall(round.n, m.tool, m.model, m.usage, m.cost, m.session_id, m.failure !== undefined, m.calls)
     else if (r) addCall(round.n, r.tool, r.model, r.usage, r.cost, r.session_id, false, r.calls ?? 1)
   }
   for (const f of run.failed_reviews) addCall(f.round, f.tool, null, null, f.cost, f.session_id ?? null, true, 1)
