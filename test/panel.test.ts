@@ -252,7 +252,10 @@ describe('cancelling a panel round', () => {
         claude: { text: APPROVE, usd: 0.001, hang: true },
         codex: { text: APPROVE, usd: 0.002, hang: true },
       })
-      expectOk(await sb.cli(['review', '--wait', '0']))
+      expectOk(await sb.cli(['review', '--wait', '0', '--timeout', '100']))
+      // its claim outlives a member's call and its retry alone, each with a re-ask: 4 × 100 s, plus the 60 s grace
+      const claim = sb.state(runId).review_claim!
+      expect(Date.parse(claim.expires_at!) - Date.parse(claim.started_at)).toBe(4 * 100_000 + 60_000)
       const pids = await waitFor(
         () =>
           existsSync(`${bins.claude}.pid`) && existsSync(`${bins.codex}.pid`)

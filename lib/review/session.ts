@@ -69,7 +69,8 @@ export function reviewSession(run: RunState, options: ReviewSessionOptions) {
     const timeoutS = options.timeoutS ?? config.pair_loop.reviewer_timeout_s
     const state = await changeRun(current.run_id, (latest) => {
       const held = latest.review_claim
-      const claim = ownClaim(timeoutS, attempt, 'round', worker)
+      // a panel's member may be called again alone after a failed call: its claim covers both calls' timeouts
+      const claim = ownClaim(panel ? 2 * timeoutS : timeoutS, attempt, 'round', worker)
       const step = claimReview(latest, { claim, heldElsewhere: isHeldElsewhere(held), override: brake.override })
       // a review killed outright before its worker took over may have left a reviewer running
       if (held && reapReviewerGroup(held.reviewer_pgid, held.reviewer_start))
