@@ -21,6 +21,11 @@ const reviewScript = defineScript({
         'a reviewer command as a JSON array (it gets the prompt on stdin), or builtin:NAME, a stub shipped with pair-loop (builtin:approve, builtin:changes, …)',
       valueHint: 'json|builtin:NAME',
     },
+    reviewers: {
+      type: 'string',
+      description: "this round's panel, vendors by commas (codex,gemini): only within the person's pair_loop.reviewers",
+      valueHint: 'a,b',
+    },
     timeout: {
       type: 'string',
       description: 'seconds before the reviewer is killed (default pair_loop.reviewer_timeout_s, 900)',
@@ -55,6 +60,7 @@ const reviewScript = defineScript({
         run: args.run,
         cwd: args.cwd,
         reviewerCmd,
+        reviewers: args.reviewers,
         timeoutS: integerFlag(args.timeout, 'timeout', { min: 1, max: 86_400 }),
         waitS: integerFlag(args.wait, 'wait', { max: 86_400 }),
         cancel: args.cancel ?? false,

@@ -4,14 +4,16 @@
 import type { Context } from '../ground/context.ts'
 import type { Launched } from '../review/launch.ts'
 import { configOf, resolveRun } from '../run/run-access.ts'
-import { checkReviewerCmdFlag } from '../run/authority.ts'
 import { readPersonRules } from '../review/rules.ts'
+import { checkOneOrPanel, checkReviewerCmdFlag, checkReviewersFlag } from '../run/authority.ts'
 
 export interface ReviewOptions {
   run?: string
   cwd?: string
   /** The person's reviewer command for this call (`--reviewer-cmd`, a builtin resolved), or the run's. */
   reviewerCmd: string[] | null
+  /** `--reviewers a,b`: this round's panel, within the person's `pair_loop.reviewers`. */
+  reviewers?: string
   timeoutS?: number
   /** How long to wait for the review before saying it is in progress (default pair_loop.review_wait_s). */
   waitS?: number
@@ -35,9 +37,12 @@ export async function run(ctx: Context, options: ReviewOptions) {
   const config = configOf(run)
   checkReviewerCmdFlag(options.reviewerCmd, config)
   readPersonRules(config, run.repo) // a rules file that cannot be read is said now, before any claim on the run
+  const reviewers = checkReviewersFlag(options.reviewers, config)
+  if (!options.pr) checkOneOrPanel(options.reviewerCmd, reviewers ?? config.pair_loop.reviewers)
   const session = {
     config,
     reviewerCmd: options.reviewerCmd,
+    reviewers,
     timeoutS: options.timeoutS,
     overBudget: options.overBudget,
     waitS: options.waitS ?? config.pair_loop.review_wait_s,

@@ -13,6 +13,7 @@ import { currentRound, mergedAt, nextFields, openFindings, roundsLeft } from '..
 import type { RunState } from '../run/state.ts'
 import { listRuns, readRun } from '../run/store.ts'
 import { gateApproval, gateFields } from '../run/gated-review.ts'
+import { panelFields } from '../run/panel-shown.ts'
 
 const POLL_MS = 100
 
@@ -77,6 +78,7 @@ async function runDocument(ctx: Context, run: RunState) {
       recurring_of: f.recurring_of,
     })),
     ...gateFields(gateApproval(run)), // findings below the gate left open by its approval: said, never silent
+    ...panelFields(run.rounds.findLast((round) => round.reviewer)?.reviewer), // the last round's panel, each member
     replies: Object.keys(run.replies).length,
     review_in_progress: run.review_claim !== null,
     failed_reviews: run.failed_reviews.length,

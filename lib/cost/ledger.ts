@@ -160,7 +160,11 @@ export function computeLedger(run: RunState, options: LedgerOptions): Ledger {
   }
   for (const round of run.rounds) {
     const r = round.reviewer
-    if (r) addCall(round.n, r.tool, r.model, r.usage, r.cost, r.session_id, false, r.calls ?? 1)
+    // a panel's round: each member's calls, at each member's cost (the round's sums are for people, not the ledger)
+    if (r?.panel)
+      for (const m of r.panel)
+        addCall(round.n, m.tool, m.model, m.usage, m.cost, m.session_id, m.failure !== undefined, m.calls)
+    else if (r) addCall(round.n, r.tool, r.model, r.usage, r.cost, r.session_id, false, r.calls ?? 1)
   }
   for (const f of run.failed_reviews) addCall(f.round, f.tool, null, null, f.cost, f.session_id ?? null, true, 1)
   // the PR's final round (`review --pr`) is the run's spend too, in its last round (counted there once it asked for

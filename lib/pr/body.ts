@@ -10,6 +10,7 @@ import { approvedTree, approvedTrees, openFindings } from '../run/run-queries.ts
 import type { Finding, RunState } from '../run/state.ts'
 import { gateApproval, gateOf } from '../run/gated-review.ts'
 import { EXCLUDED_BY_CONFIG, type NamedOnly } from '../snapshot/named-only.ts'
+import { panelSentence } from '../run/panel-shown.ts'
 import { recordOf, renderRecord } from './record.ts'
 
 export const GITHUB_BODY_LIMIT = 65_536
@@ -101,6 +102,13 @@ function findingBullet(run: RunState, f: Finding): string {
   return `- **${f.id}** [${f.category}${f.severity ? `/${f.severity}` : ''}] ${f.path ? `\`${findingPlace(f)}\` — ` : ''}${neutraliseInline(f.text)}${answer}`
 }
 
+/** The last reviewed round's panel, each member's verdict and cost: who approved, and who did not. */
+function panelLines(run: RunState): string[] {
+  const round = run.rounds.findLast((r) => r.reviewer)
+  const said = panelSentence(round?.reviewer)
+  return said ? [`**Round ${round!.n}:** ${said}.`, ''] : []
+}
+
 /** The severity gate's approval, in the headline's part of the body: the rule approved, not the reviewer; never silent. */
 function gateLines(run: RunState): string[] {
   const gate = gateApproval(run)
@@ -133,6 +141,7 @@ export function renderPrBody(
     `Pair-loop run \`${run.run_id}\` · coder: **${run.coder}** · reviewer: **${runReviewerLabel(run)}**${fallback} · outcome: **${run.outcome?.verdict ?? 'open'}**`,
     '',
     ...approvalLine(run),
+    ...panelLines(run),
     ...gateLines(run),
     ...notReviewed(namedOnly),
     '| round | verdict | findings | replies | cost |',

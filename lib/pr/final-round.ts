@@ -63,6 +63,7 @@ export function finalRound(run: RunState, options: ReviewSessionOptions) {
       timeout_s: options.timeoutS ?? null,
       over_budget: covered,
       budget_left_usd: null,
+      reviewers: null,
     }
     return { state, job }
   })

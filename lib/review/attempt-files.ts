@@ -6,6 +6,7 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import * as v from 'valibot'
+import { VENDORS } from '../run/vendors.ts'
 import { writeFileAtomic } from '../ground/fsutil.ts'
 import { runArtifactsDir } from '../ground/paths.ts'
 import type { RunState } from '../run/state.ts'
@@ -26,7 +27,12 @@ export const AttemptJob = v.object({
   over_budget: v.boolean(),
   /** What is left of the run's limit for a claude reviewer's `--max-budget-usd`; null: no cap. */
   budget_left_usd: v.nullable(v.number()),
+  /** `--reviewers`: this round's panel, within the person's `pair_loop.reviewers` (absent: the config's). */
+  reviewers: v.optional(v.nullable(v.array(v.picklist(VENDORS))), null),
 })
+
+export const MEMBER_STATES = ['running', 'retrying', 'answered', 'failed'] as const
+export type MemberState = (typeof MEMBER_STATES)[number]
 
 /** How far the worker got: rewritten as the reviewer prints, and at every tick of its watchdog (the heartbeat). */
 export const AttemptProgress = v.object({
@@ -41,6 +47,8 @@ export const AttemptProgress = v.object({
   output_bytes: v.number(),
   last_output_at: v.nullable(v.string()),
   heartbeat_at: v.string(),
+  /** A panel's members, each's state: running, retrying (its first call failed), answered or failed. */
+  members: v.optional(v.record(v.string(), v.picklist(MEMBER_STATES))),
 })
 
 /** How the attempt ended: the finished review's document, or the error `review` prints for it. */

@@ -195,7 +195,8 @@ async function callReviewer(
   mkdirSync(options.artifactsDir, { recursive: true })
   mkdirSync(choice.cwd, { recursive: true })
   const stamp = `round-${round}-${context().now()}-${attempt}`
-  const lastMessageFile = join(options.artifactsDir, `${stamp}.last-message.txt`)
+  // a panel's members call at once: each its own file
+  const lastMessageFile = join(options.artifactsDir, `${stamp}.${choice.tool}.last-message.txt`)
   const rawPath = join(options.artifactsDir, `${stamp}.${choice.tool}.out`)
   const schemaFile = join(options.artifactsDir, 'answer-schema.json')
   if (choice.structured) writeFileSync(schemaFile, `${JSON.stringify(ANSWER_SCHEMA, null, 2)}\n`)

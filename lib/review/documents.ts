@@ -7,6 +7,7 @@ import type { ReviewClaim, RunState } from '../run/state.ts'
 import type { AttemptOutcome, AttemptProgress } from './attempt-files.ts'
 import { context } from '../ground/context.ts'
 import { gateFields, gateOf } from '../run/gated-review.ts'
+import { panelFields } from '../run/panel-shown.ts'
 
 /** The finished round's review, as `review` has always printed it. */
 export function reviewDocument(state: RunState) {
@@ -17,6 +18,7 @@ export function reviewDocument(state: RunState) {
     verdict: recorded.verdict,
     findings: recorded.findings,
     ...gateFields(gateOf(recorded, state.rounds.length)), // the verdict as said, and the gate's rule that approved
+    ...panelFields(recorded), // a panel: each member's verdict and cost
     touches_reviewer_instructions: recorded.touches_reviewer_instructions ?? [],
     reviewer: {
       ...reviewerShown(recorded),
@@ -82,6 +84,10 @@ export function inFlightDocument(
       heartbeat_at: progress?.heartbeat_at ?? null,
     },
     worker: { pid: claim.pid, host: claim.host },
+    // a panel: each member's state (running, retrying, answered, failed)
+    ...(progress?.members
+      ? { panel: Object.entries(progress.members).map(([tool, memberState]) => ({ tool, state: memberState })) }
+      : {}),
     ...(endedBy ? { wait_ended_by: endedBy } : {}),
     next: 'review',
   }

@@ -108,13 +108,15 @@ function cliChoice(
   model: string | null,
   env: NodeJS.ProcessEnv,
   config: Pick<Config, 'pair_loop'>,
+  ownCopy = false,
 ): ReviewerChoice {
   const agent = agentOf(tool)
   const built = reviewerEnv(env, config, path)
   // asked with the variables it always gets (gemini: no relaunch, half the time) and the help cache's home
   const flags = cliFlags(tool, path, { ...built, ...agent.reviewer.env, PAIR_LOOP_HOME: pairLoopHome(env) })
   const hidden = [...agent.reviewer.contextFiles(built)]
-  const copy = reviewerCopyDir(run, env, hidden.length ? tool : null)
+  // a panel's members run at once: each writes a copy of its own
+  const copy = reviewerCopyDir(run, env, hidden.length || ownCopy ? tool : null)
   const cwd = agent.reviewer.readsCopyFromOutside(flags) ? reviewerWorkdir(run, env) : copy
   const places = { copy, cwd, model, flags }
   return {
@@ -197,6 +199,29 @@ export function chooseReviewer(
     'reviewer_unavailable',
     `no reviewer CLI to run: ${tried.join(', ')} ${tried.length > 1 ? 'were' : 'was'} neither found at start nor set as a path in your config, and no reviewer command is set (run \`pair-loop setup\`, set pair_loop.${run.reviewer}_bin, or list other vendors in pair_loop.reviewers_fallback)`,
     { tried, next: 'ask-user', ask: askReviewerUnavailable() },
+  )
+}
+
+/**
+ * One member of a panel: that vendor's CLI as the run recorded it, on a copy of its own (members run at once); no
+ * fallback (the panel is the person's list), a missing one is `reviewer_unavailable`.
+ */
+export function chooseMember(
+  run: RunState,
+  config: Config,
+  tool: Vendor,
+  env: NodeJS.ProcessEnv = context().env,
+): ReviewerChoice {
+  const bin = agentOf(tool).bin(config.pair_loop)
+  const path = programOf(run, tool, bin, env)
+  const pinned = path && pinnedCommand([path], path, pinOptions(run, `pair_loop.${tool}_bin`, env))[0]!
+  // reviewer_model names a model of the run's reviewer's vendor: the other members use their own default
+  const model = tool === run.reviewer ? config.pair_loop.reviewer_model : null
+  if (pinned) return cliChoice(run, tool, pinned, false, model, env, config, true)
+  return fail(
+    'reviewer_unavailable',
+    `the panel's ${tool} reviewer (${bin}) was neither found at start nor set as a path in your config (set pair_loop.${tool}_bin, or take it out of pair_loop.reviewers)`,
+    { tried: [bin], key: 'pair_loop.reviewers', next: 'ask-user', ask: askReviewerUnavailable() },
   )
 }
 

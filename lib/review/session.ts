@@ -4,6 +4,7 @@
 import { resumeBaseline, sessionToResume } from './continuity.ts'
 import { afterFailure } from '../run/run-queries.ts'
 import type { Config } from '../run/config.ts'
+import { checkPanelBrake } from '../cost/panel-brake.ts'
 import { type BudgetAssessment, checkBudgetBrake } from '../cost/brake.ts'
 import { context } from '../ground/context.ts'
 import { PairLoopError } from '../ground/errors.ts'
@@ -24,11 +25,15 @@ import { chooseReviewer, type ReviewerChoice } from './reviewers.ts'
 import { stoppedAs, type TaskResult, type WorkerCall } from './worker.ts'
 import { unchangedKeys } from './unchanged-keys.ts'
 import { readPersonRules } from './rules.ts'
+import { conductPanel, panelOf } from './panel-round.ts'
+import type { Vendor } from '../run/vendors.ts'
 
 export interface ReviewSessionOptions extends ForegroundOptions {
   config: Config
   /** `--reviewer-cmd`, the person's own choice for this call. */
   reviewerCmd: string[] | null
+  /** `--reviewers`, checked against the person's panel (null: the config's panel, or one reviewer). */
+  reviewers?: Vendor[] | null
   timeoutS: number | undefined
   overBudget: boolean
 }
@@ -57,26 +62,31 @@ export function reviewSession(run: RunState, options: ReviewSessionOptions) {
   return runAttempt(run, 'round', options, async (current, attempt, launch) => {
     const { config, log } = options
     expectPhase(current, ['reviewing'], 'review')
-    const choice = chooseReviewer(current, config, options.reviewerCmd)
+    const panel = panelOf({ reviewers: options.reviewers ?? null }, config)
+    // a panel's members are chosen in the worker, each its own vendor: the run's reviewer (or fallback) does not review
+    const choice = panel ? null : chooseReviewer(current, config, options.reviewerCmd)
     const worker = await launch() // it starts up while the branch and the budget are checked
     await checkBranch(current, 'review')
     const brake = await checkBudgetBrake(current, config, { overBudget: options.overBudget, command: 'review' })
+    if (panel) checkPanelBrake(current, panel, brake.budget, { covered: brake.covered, overBudget: options.overBudget })
     const timeoutS = options.timeoutS ?? config.pair_loop.reviewer_timeout_s
     const state = await changeRun(current.run_id, (latest) => {
       const held = latest.review_claim
-      const claim = ownClaim(timeoutS, attempt, 'round', worker)
+      // a panel's member may be called again alone after a failed call: its claim covers both calls' timeouts
+      const claim = ownClaim(panel ? 2 * timeoutS : timeoutS, attempt, 'round', worker)
       const step = claimReview(latest, { claim, heldElsewhere: isHeldElsewhere(held), override: brake.override })
       // a review killed outright before its worker took over may have left a reviewer running
       if (held && reapReviewerGroup(held.reviewer_pgid, held.reviewer_start))
         log(`ended the reviewer left running by a killed review (process group ${held.reviewer_pgid})`)
       return step
     })
-    if (choice.fallback_used) log(`the ${current.reviewer} CLI is missing; falling back to ${choice.tool}`)
+    if (choice?.fallback_used) log(`the ${current.reviewer} CLI is missing; falling back to ${choice.tool}`)
     const job = {
       reviewer_cmd: options.reviewerCmd,
       timeout_s: options.timeoutS ?? null,
       over_budget: brake.covered,
-      budget_left_usd: budgetLeft(choice, brake.covered, brake.budget),
+      budget_left_usd: choice ? budgetLeft(choice, brake.covered, brake.budget) : null,
+      reviewers: options.reviewers ?? null,
     }
     return { state, job }
   })
@@ -85,6 +95,16 @@ export function reviewSession(run: RunState, options: ReviewSessionOptions) {
 /** The worker's task for a loop round: conduct the review and record the round, or keep the failed attempt. */
 export async function conductRound(run: RunState, job: AttemptJob, call: WorkerCall): Promise<TaskResult> {
   const config = configOf(run)
+  const panel = panelOf(job, config)
+  if (panel) {
+    const settings = (choice: ReviewerChoice) =>
+      callSettings(run, choice, { config, timeoutS: job.timeout_s, log: call.log })
+    const conducted = await conductPanel(run, panel, job, call, config, settings)
+    if ('review' in conducted) return recordReview(run, conducted.review, conducted.tool, conducted.calls)
+    for (const member of conducted.failed)
+      await keepFailure(run.run_id, member.tool, member.code, member.message, member.calls)
+    return { error: conducted.error }
+  }
   const choice = call.watch.watched(chooseReviewer(run, config, job.reviewer_cmd))
   const resume = sessionToResume(run, choice, config.pair_loop.reviewer_resume_s ?? 0, context().now())
   if (resume) call.log(`continuing the ${choice.tool} reviewer's session ${resume} of the last round`)
@@ -115,21 +135,28 @@ export async function conductRound(run: RunState, job: AttemptJob, call: WorkerC
     }
     return { error: { code, message, details } }
   }
+  return recordReview(run, reviewInputOf(choice, conducted, job.over_budget), choice.tool, conducted.calls)
+}
+
+/** The review goes on the run, or, when the run was finished meanwhile, only its cost does (it was paid for). */
+async function recordReview(
+  run: RunState,
+  review: ReviewInput,
+  tool: ReviewerChoice['tool'],
+  calls: CallRecord[],
+): Promise<TaskResult> {
   const late = `run ${run.run_id} was finished while this review ran: its verdict was not recorded, its cost was`
   const recorded = await changeRun<RunState | { tooLate: RunState['phase'] }>(run.run_id, (state) =>
     state.phase === 'finished'
       ? // the verdict comes too late to count, but the call was paid for
         {
           state: recordFailedReview(state, {
-            failure: failureOf(choice.tool, 'finished_during_review', late, conducted.calls),
+            failure: failureOf(tool, 'finished_during_review', late, calls),
             pid: context().pid,
           }).state,
           result: { tooLate: state.phase },
         }
-      : applyReview(state, {
-          pid: context().pid,
-          review: withUnchangedKeys(state, reviewInputOf(choice, conducted, job.over_budget)),
-        }),
+      : applyReview(state, { pid: context().pid, review: withUnchangedKeys(state, review) }),
   )
   if ('tooLate' in recorded)
     throw new PairLoopError('wrong_phase', late, { run_id: run.run_id, phase: recorded.tooLate, next: null })

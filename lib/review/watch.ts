@@ -4,7 +4,7 @@
 import { fileSizeOr } from '../ground/fsutil.ts'
 import { context, nowIso } from '../ground/context.ts'
 import { settings } from '../ground/settings.ts'
-import { type AttemptProgress, writeProgress } from './attempt-files.ts'
+import { type AttemptProgress, type MemberState, writeProgress } from './attempt-files.ts'
 import type { CallControl } from './process.ts'
 import type { ReviewerChoice } from './reviewers.ts'
 
@@ -21,6 +21,8 @@ export interface AttemptWatch {
   /** End the running call (and any not started yet) for this reason. */
   stop: (reason: StopReason) => void
   stopped: () => StopReason | null
+  /** A panel member's state, for the in-flight document. */
+  member: (tool: string, state: MemberState) => void
   dispose: () => void
 }
 
@@ -126,6 +128,10 @@ export function watchAttempt(
     },
     stop,
     stopped: () => reason,
+    member: (tool, state) => {
+      progress.members = { ...progress.members, [tool]: state }
+      save()
+    },
     dispose: () => {
       clearInterval(timer)
       clearInterval(flusher)

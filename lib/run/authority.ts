@@ -3,6 +3,7 @@
 import { fail } from '../ground/errors.ts'
 import type { Config } from './config.ts'
 import type { Agent } from './state.ts'
+import type { Vendor } from './vendors.ts'
 import { loosens, type Severity } from './severity-gate.ts'
 
 /** `--budget-usd` above the person's limit (`budget.per_run_usd`); with no limit set, any limit only tightens. */
@@ -49,5 +50,34 @@ export function checkReviewerCmdFlag(reviewerCmd: string[] | null, config: Pick<
     'usage',
     '--reviewer-cmd chooses who reviews, which is yours to decide: set pair_loop.allow_reviewer_cmd: true in your config ($PAIR_LOOP_HOME/config.json) to allow a command or builtin:* reviewer',
     { flag: '--reviewer-cmd', key: 'pair_loop.allow_reviewer_cmd' },
+  )
+}
+
+/**
+ * `--reviewers a,b`: a panel for this round, only two or more of the person's own `pair_loop.reviewers` (it chooses who
+ * reviews); the list read, or null without the flag.
+ */
+export function checkReviewersFlag(value: string | undefined, config: Pick<Config, 'pair_loop'>): Vendor[] | null {
+  if (value === undefined) return null
+  const allowed = config.pair_loop.reviewers ?? []
+  const asked = value.split(',').map((name) => name.trim())
+  const outside = asked.filter((name) => !(allowed as string[]).includes(name))
+  if (outside.length === 0 && asked.length >= 2 && new Set(asked).size === asked.length) return asked as Vendor[]
+  fail(
+    'usage',
+    outside.length
+      ? `--reviewers names ${outside.join(', ')}, outside your panel (pair_loop.reviewers in your config: ${allowed.join(', ') || 'none'}): a flag may only choose among the reviewers you listed`
+      : `--reviewers needs two or more different vendors of your panel (pair_loop.reviewers: ${allowed.join(', ')}), got ${JSON.stringify(value)}`,
+    { flag: '--reviewers', key: 'pair_loop.reviewers', allowed },
+  )
+}
+
+/** `--reviewer-cmd` beside a panel: one reviewer or a panel, never both unsaid which (the panel is the person's). */
+export function checkOneOrPanel(reviewerCmd: string[] | null, panel: Vendor[] | null): void {
+  if (reviewerCmd === null || panel === null) return
+  fail(
+    'usage',
+    `--reviewer-cmd names one reviewer, but this round has a panel (${panel.join(', ')}: --reviewers, or pair_loop.reviewers in your config): drop one of them`,
+    { flag: '--reviewer-cmd', key: 'pair_loop.reviewers', panel },
   )
 }

@@ -31,6 +31,8 @@ const MUST_BE: Record<string, string> = {
   'pair_loop.coder': VENDOR_CHOICE,
   'pair_loop.reviewer': VENDOR_CHOICE,
   'pair_loop.reviewers_fallback': `a list of vendors, such as ["${VENDORS[1]}"], each one of ${VENDOR_CHOICE}`,
+  'pair_loop.reviewers': `a panel of two or more vendors, each once, such as ["${VENDORS[1]}", "${VENDORS[2]}"], each one of ${VENDOR_CHOICE}`,
+  'pair_loop.approval': 'how a panel approves: "all", "any" or "quorum:N"',
   'pair_loop.max_rounds': 'a whole number, 1 or more',
   'pair_loop.pr_max_rounds': 'a whole number, 1 or more',
   'pair_loop.stalemate_rounds': 'a whole number, 1 or more',
@@ -183,6 +185,10 @@ function effectOf(key: string, value: unknown, personal: unknown): string {
       return `give the reviewer the variables ${Object.keys(value as object).join(', ') || '(none)'}`
     case 'pair_loop.reviewers_fallback':
       return `fall back to ${Array.isArray(value) && value.length ? value.join(', then ') : 'no other reviewer'} when the reviewer's CLI is missing`
+    case 'pair_loop.reviewers':
+      return `have a panel of ${Array.isArray(value) ? value.join(', ') : json} review each round`
+    case 'pair_loop.approval':
+      return `let a panel's round count as approved by ${json} of its members' approvals`
     case 'pair_loop.claude_config_dir':
     case 'pair_loop.codex_home':
     case 'pair_loop.gemini_cli_home':

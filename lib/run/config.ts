@@ -1,7 +1,9 @@
 // Home config and the repository's .pair-loop.json (wins, within the Trust rules), under one strict schema: a typo is
 // an error. The effective config is frozen on the run at `start` (see lib/run/state.ts), so a file changed mid-run moves nothing.
+import { AbsolutePath, EnvName, Glob, PositiveInt, Price, WaitSeconds } from './config-values.ts'
 import { join } from 'node:path'
 import * as v from 'valibot'
+import { Approval, PanelList } from './panel-config.ts'
 import { fail, isPairLoopError } from '../ground/errors.ts'
 import { ioFailure, readRegularFile } from '../ground/fsutil.ts'
 import { configPath } from '../ground/paths.ts'
@@ -10,7 +12,6 @@ import { VENDORS } from './vendors.ts'
 import { DEFAULT_BLOCK_ON, loosens, SEVERITIES } from './severity-gate.ts'
 import { hexDigest } from '../ground/digest.ts'
 import { gitObjectId } from '../ground/git-object-id.ts'
-import { globProblem } from '../ground/glob.ts'
 import {
   type ConfigProblem,
   configProblems,
@@ -21,11 +22,6 @@ import {
   trustEffect,
   untrustedConfig,
 } from './config-issues.ts'
-
-const PositiveInt = v.pipe(v.number(), v.integer(), v.minValue(1))
-/** A bounded wait in seconds: below a coder shell's own limits is the point (Claude Code's Bash tool: 120 s). */
-const WaitSeconds = v.pipe(v.number(), v.integer(), v.minValue(0), v.maxValue(86_400))
-const Price = v.pipe(v.number(), v.minValue(0))
 
 export const ModelPrice = v.strictObject({
   input: Price,
@@ -51,13 +47,6 @@ export type ActionReview = v.InferOutput<typeof ActionReview>
 
 /** A variable the reviewer gets: the person's value, or `true` for the value of the command that asks (the coder's). */
 export const ReviewerEnvValue = v.union([v.string(), v.literal(true)])
-const EnvName = v.pipe(v.string(), v.regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name'))
-const AbsolutePath = v.pipe(v.string(), v.regex(/^\//, 'an absolute path'))
-/** A glob of the dialect in lib/ground/glob.ts. */
-const Glob = v.pipe(
-  v.string(),
-  v.check((pattern) => globProblem(pattern) === null, 'a glob'),
-)
 
 /** What only the person decides (lib/review/authority.ts): a repository file sets none of them without trust. */
 const AUTHORITY_KEYS = {
@@ -79,6 +68,10 @@ const AUTHORITY_KEYS = {
   review_instructions: v.optional(v.nullable(AbsolutePath)),
   /** Changed paths the reviewer is not shown, only named as excluded (globs, lib/ground/glob.ts). */
   review_exclude: v.optional(v.array(Glob)),
+  /** A panel: these vendors review each round at once (DESIGN "Panel"); `approval` decides the round. */
+  reviewers: v.optional(v.nullable(PanelList)),
+  /** How a panel's verdicts make the round's: every member (`all`), one (`any`) or N (`quorum:N`) approving. */
+  approval: v.optional(Approval),
 }
 
 /** What the pair-loop Action's `mode: review` puts in its review: read as a CI reviewer without any config. */
@@ -164,6 +157,10 @@ export const Config = v.object({
     gemini_cli_home: v.optional(v.nullable(v.string()), null),
     /** The vendors a missing reviewer CLI falls back to, in order (a run frozen before the key: the other vendor). */
     reviewers_fallback: v.optional(v.nullable(v.array(v.picklist(VENDORS))), null),
+    /** A panel of vendors reviewing each round at once (null: one reviewer, as before panels). */
+    reviewers: v.optional(v.nullable(PanelList), null),
+    /** The panel's approval rule (a run frozen before it: all). */
+    approval: v.optional(Approval, 'all'),
     /** Review rounds after the PR opened (fixes in the PR phase) before asking the person; apart from max_rounds. */
     pr_max_rounds: v.optional(PositiveInt, 3),
     /** Rounds in a row with the same open findings on unchanged files before asking the person (a stalemate). */
@@ -207,6 +204,8 @@ export const DEFAULTS: Omit<Config, 'sources'> = {
     codex_home: null,
     gemini_cli_home: null,
     reviewers_fallback: [],
+    reviewers: null,
+    approval: 'all',
     pr_max_rounds: 3,
     stalemate_rounds: 2,
     reviewer_resume_s: 300,
@@ -371,6 +370,8 @@ export function keysNeedingTrust(
     'reviewers_fallback',
     'review_instructions', // it steers the reviewer
     'review_exclude', // it blinds the reviewer to paths
+    'reviewers',
+    'approval',
   ] as const
   for (const key of keysOfTrust) {
     if (repoFile.pair_loop?.[key] !== undefined) keys.push(`pair_loop.${key}`)

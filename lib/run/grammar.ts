@@ -109,6 +109,8 @@ export interface ParsedFinding {
   line_start: number | null
   line_end: number | null
   text: string
+  /** A panel's merged finding: every member that raised it. */
+  raised_by?: Finding['raised_by']
 }
 
 const FINDING_LINE = /^\s*[*_]*(\d+)[.)][*_]*\s+\[\s*([^\]/\s][^\]/]*?)\s*(?:\/\s*([A-Za-z]+)\s*)?\]\s*(.*)$/

@@ -5,6 +5,7 @@ import { openFence } from '../ground/markdown.ts'
 import type { Finding, Reply, RunState } from './state.ts'
 import { stripControl } from '../ground/text.ts'
 import { gateOf } from './gated-review.ts'
+import { panelSentence } from './panel-shown.ts'
 
 export const minuteStamp = (iso: string) => `${iso.slice(0, 16)}Z`
 
@@ -60,6 +61,8 @@ export function renderConversation(run: RunState, fromRound = 1): string {
       }
     }
     parts.push(`VERDICT: ${review.verdict}`)
+    const panel = panelSentence(review) // each member's verdict and cost
+    if (panel) parts.push(`${panel}.`)
     const gate = gateOf(review, round.n) // the verdict as the reviewer said it, and the rule that approved the round
     if (gate) parts.push(`${capitalised(gate.said)} (${gate.findings.map((finding) => finding.id).join(', ')}).`)
     parts.push('')

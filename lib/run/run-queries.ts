@@ -229,6 +229,7 @@ export function numberFindings(run: RunState, round: number, parsed: ParsedFindi
       text: finding.text,
       recurring: earlier !== null,
       recurring_of: earlier,
+      ...(finding.raised_by ? { raised_by: finding.raised_by } : {}),
     }
   })
 }

@@ -44,6 +44,8 @@ export const Finding = v.object({
   text: v.string(),
   recurring: v.boolean(),
   recurring_of: v.nullable(FindingId),
+  /** A panel's: every member that raised it (one finding, merged by key). */
+  raised_by: v.optional(v.array(v.picklist(REVIEWER_TOOLS))),
 })
 
 export const ReviewerCost = v.object({
@@ -60,6 +62,19 @@ export const REVIEWER_KINDS = ['vendor', 'custom', 'builtin'] as const
 /** Where a run's reviewer program came from: the person's config, or a PATH lookup by `start` (the coder's PATH). */
 export const PROGRAM_SOURCES = ['config', 'found at start'] as const
 const ReviewerProgram = v.nullable(v.object({ path: v.string(), source: v.picklist(PROGRAM_SOURCES) }))
+
+/** One member of a panel round: its own verdict, session, cost and failure (null verdict: it failed, twice). */
+export const PanelMember = v.object({
+  tool: v.picklist(REVIEWER_TOOLS),
+  verdict: v.nullable(v.picklist(VERDICTS)),
+  session_id: v.nullable(v.string()),
+  model: v.nullable(v.string()),
+  usage: v.nullable(Usage),
+  cost: v.nullable(ReviewerCost),
+  calls: Count,
+  findings_count: Count,
+  failure: v.optional(v.object({ code: v.string(), message: v.string() })),
+})
 
 export const ReviewerRound = v.object({
   tool: v.picklist(REVIEWER_TOOLS),
@@ -100,6 +115,10 @@ export const ReviewerRound = v.object({
   approved_by: v.optional(v.picklist(APPROVERS)),
   /** The gate a `severity_gate` approval went by (`pair_loop.block_on` of the run): every finding was below it. */
   block_on: v.optional(v.picklist(SEVERITIES)),
+  /** A panel's round: each member's own record; the fields above are the first member's identity and the sums. */
+  panel: v.optional(v.array(PanelMember)),
+  /** The panel's approval rule that made `verdict` from the members' verdicts. */
+  approval: v.optional(v.string()),
 })
 
 export const CoderRound = v.object({
@@ -254,6 +273,7 @@ export type ApprovedTree = v.InferOutput<typeof ApprovedTree>
 export type CoderRound = v.InferOutput<typeof CoderRound>
 export type ReviewerRound = v.InferOutput<typeof ReviewerRound>
 export type Finding = v.InferOutput<typeof Finding>
+export type PanelMember = v.InferOutput<typeof PanelMember>
 export type Reply = v.InferOutput<typeof Reply>
 export type Usage = v.InferOutput<typeof Usage>
 export type ReviewerCost = v.InferOutput<typeof ReviewerCost>

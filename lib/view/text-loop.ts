@@ -28,6 +28,10 @@ function reviewerText(r: Doc | undefined): string {
   return parts.filter(Boolean).join(', ')
 }
 
+/** A panel's members: `claude APPROVED $0.0010; codex CHANGES_REQUESTED $0.0020 (approval: all)`. */
+const panelText = (doc: Doc): string =>
+  `${(doc.panel as Doc[]).map((m) => `${cell(m.tool)} ${m.verdict ? cell(m.verdict) : `failed (${cell(m.failure?.code)})`} ${m.cost_usd === null ? 'cost not reported' : usd(m.cost_usd)}`).join('; ')} (approval: ${cell(doc.approval)})`
+
 /** `next` with the rounds left, or the person's decision. */
 const nextText = (doc: Doc) =>
   doc.next === null || doc.next === undefined
@@ -56,6 +60,7 @@ export function reviewText(doc: Doc, width = DEFAULT_WIDTH): string {
       review: `round ${cell(doc.round)}: ${verdictWords(doc.verdict)}, ${plural(findings.length, 'finding')}`,
       'severity gate': doc.severity_gate ? cell(doc.severity_gate.said) : undefined,
       reviewer: reviewerText(doc.reviewer),
+      panel: doc.panel ? panelText(doc) : undefined,
       'raw output': doc.reviewer?.raw_output_path,
       'touches its instructions': doc.touches_reviewer_instructions?.length
         ? doc.touches_reviewer_instructions
