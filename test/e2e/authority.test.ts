@@ -157,7 +157,8 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
     })
     const envSeen = (mock: MockServer, label: string): string => {
       const after = mock.modelCalls().filter((call) => call.n > labelled(mock, label)[0]!.n)
-      const dump = stringsIn(mock.body(after[0]!)).find((text) => text.includes(`${ENV_DUMP}\n`))
+      // the first request that carries the command's output (codex may send another before it)
+      const dump = after.flatMap((call) => stringsIn(mock.body(call))).find((text) => text.includes(`${ENV_DUMP}\n`))
       expect(dump, `no env output after ${label}`).toBeDefined()
       return dump!
     }

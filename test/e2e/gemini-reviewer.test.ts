@@ -280,7 +280,7 @@ describe.skipIf(!requireGemini())(
 
         const round = state(runId).rounds[1].reviewer
         expect(round).toMatchObject({ tool: 'gemini', kind: 'vendor', verdict: 'APPROVED', findings: [] })
-        expect(round.session_id).not.toBe(state(runId).rounds[0].reviewer.session_id) // a session per call
+        expect(round.session_id).toBe(state(runId).rounds[0].reviewer.session_id) // round 1's session, continued (--resume)
         // 5000 × 1.25 + 25000 × 0.125 + 200 × 10 per million
         expect(priced(USAGE.approve)).toBeCloseTo(0.011375, 12)
         expect(round.cost.usd).toBeCloseTo(priced(USAGE.approve), 12)
