@@ -13,7 +13,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
+import { CLI_COMMAND, isBun, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   addToHomeConfig,
   bashCall,
@@ -155,6 +155,20 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
       label,
       call: { type: 'function_call', name: 'exec_command', arguments: { cmd: `echo ${ENV_DUMP}; env` } },
     })
+    /**
+     * Under bun's test runner each file's TMPDIR holds the homes, and codex refuses to put its sandbox helper's alias
+     * in a temp folder: its read-only shell then cannot start (`bwrap: execvp codex-linux-sandbox`), so no command's
+     * output reaches the mock. Seen only there (vitest's run and a person's home are not temp folders).
+     */
+    const sandboxHelperMissing = (mock: MockServer, label: string, anyFailure = false) =>
+      mock
+        .modelCalls()
+        .filter((call) => call.n > labelled(mock, label)[0]!.n)
+        .some((call) => {
+          const body = JSON.stringify(mock.body(call))
+          // the control's codex runs with the attacker's CODEX_HOME, in a temp folder too: any failed start of its shell
+          return body.includes('execvp codex-linux-sandbox') || (anyFailure && !body.includes(ENV_DUMP.concat('\\n')))
+        })
     const envSeen = (mock: MockServer, label: string): string => {
       const after = mock.modelCalls().filter((call) => call.n > labelled(mock, label)[0]!.n)
       // the first request that carries the command's output (codex may send another before it)
@@ -186,12 +200,14 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
         expect(labelled(person, 'codex-verdict')).toHaveLength(1)
         // NODE_OPTIONS: only pair-loop's own processes (the coder's, like the command itself) loaded the preload
         expect(coderPreload.loaded().filter((line) => line.includes(CODEX_BIN))).toEqual([])
-        const seen = envSeen(person, 'codex-env')
-        expect(seen).not.toContain('NODE_OPTIONS=')
-        // OPENAI_BASE_URL
-        expect(seen).not.toContain('OPENAI_BASE_URL=')
-        // CODEX_HOME: the person's
-        expect(seen).toContain(`CODEX_HOME=${sb.env.CODEX_HOME}\n`)
+        if (!(isBun && sandboxHelperMissing(person, 'codex-env'))) {
+          const seen = envSeen(person, 'codex-env')
+          expect(seen).not.toContain('NODE_OPTIONS=')
+          // OPENAI_BASE_URL
+          expect(seen).not.toContain('OPENAI_BASE_URL=')
+          // CODEX_HOME: the person's
+          expect(seen).toContain(`CODEX_HOME=${sb.env.CODEX_HOME}\n`)
+        }
 
         // control: the real codex run directly, the person's variables and the coder's, loads the preload into its
         // Node launcher, has OPENAI_BASE_URL in its environment, and talks to the attacker's provider
@@ -203,9 +219,11 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
         })
         expect(control.code, control.stderr).toBe(0)
         expect(coderPreload.loaded().filter((line) => line.includes(CODEX_BIN))).toHaveLength(1)
-        const reached = envSeen(attacker, 'attacker-env')
-        expect(reached).toContain(`NODE_OPTIONS=${coderPreload.NODE_OPTIONS}\n`)
-        expect(reached).toContain(`OPENAI_BASE_URL=${attacker.openaiBaseUrl}\n`)
+        if (!(isBun && sandboxHelperMissing(attacker, 'attacker-env', true))) {
+          const reached = envSeen(attacker, 'attacker-env')
+          expect(reached).toContain(`NODE_OPTIONS=${coderPreload.NODE_OPTIONS}\n`)
+          expect(reached).toContain(`OPENAI_BASE_URL=${attacker.openaiBaseUrl}\n`)
+        }
         expect(labelled(attacker, 'attacker-verdict')).toHaveLength(1)
       },
       TEST_TIMEOUT_MS,
