@@ -13,7 +13,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { CLI_COMMAND, isBun, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
+import { CLI_COMMAND, isolatedEnv, makeRepo, writeFiles } from '../_helpers.ts'
 import {
   addToHomeConfig,
   bashCall,
@@ -156,9 +156,9 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
       call: { type: 'function_call', name: 'exec_command', arguments: { cmd: `echo ${ENV_DUMP}; env` } },
     })
     /**
-     * Under bun's test runner each file's TMPDIR holds the homes, and codex refuses to put its sandbox helper's alias
-     * in a temp folder: its read-only shell then cannot start (`bwrap: execvp codex-linux-sandbox`), so no command's
-     * output reaches the mock. Seen only there (vitest's run and a person's home are not temp folders).
+     * Codex refuses to put its sandbox helper's alias in a temp folder, where the test homes are: where it cannot, its
+     * read-only shell never starts (`bwrap: execvp codex-linux-sandbox`) and no command's output reaches the mock, so
+     * the env dump is read only where the shell ran (the other assertions hold everywhere).
      */
     const sandboxHelperMissing = (mock: MockServer, label: string, anyFailure = false) =>
       mock
@@ -200,7 +200,7 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
         expect(labelled(person, 'codex-verdict')).toHaveLength(1)
         // NODE_OPTIONS: only pair-loop's own processes (the coder's, like the command itself) loaded the preload
         expect(coderPreload.loaded().filter((line) => line.includes(CODEX_BIN))).toEqual([])
-        if (!(isBun && sandboxHelperMissing(person, 'codex-env'))) {
+        if (!sandboxHelperMissing(person, 'codex-env', true)) {
           const seen = envSeen(person, 'codex-env')
           expect(seen).not.toContain('NODE_OPTIONS=')
           // OPENAI_BASE_URL
@@ -219,7 +219,7 @@ describe.skipIf(!requireClis())('the person decides, the coder only asks (real C
         })
         expect(control.code, control.stderr).toBe(0)
         expect(coderPreload.loaded().filter((line) => line.includes(CODEX_BIN))).toHaveLength(1)
-        if (!(isBun && sandboxHelperMissing(attacker, 'attacker-env', true))) {
+        if (!sandboxHelperMissing(attacker, 'attacker-env', true)) {
           const reached = envSeen(attacker, 'attacker-env')
           expect(reached).toContain(`NODE_OPTIONS=${coderPreload.NODE_OPTIONS}\n`)
           expect(reached).toContain(`OPENAI_BASE_URL=${attacker.openaiBaseUrl}\n`)
