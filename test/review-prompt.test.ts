@@ -17,6 +17,25 @@ async function reviewKeepingPrompt(
   return { doc, prompt: readFileSync(promptFile, 'utf8') }
 }
 
+/**
+ * Round 2's prompt: src/a.ts and src/b.ts at the base, `first` written for round 1 (the changes stub asks for two
+ * fixes, both answered), then `second` for round 2.
+ */
+async function secondRoundPrompt(first: Record<string, string>, second: Record<string, string>): Promise<string> {
+  const sb = sandbox({ 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 1\n' })
+  await startRun(sb)
+  writeFiles(sb.repo, first)
+  expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
+  expectOk(await sb.cli(reviewArgs('changes')))
+  for (const finding of ['1.1', '1.2'])
+    expectOk(
+      await sb.cli(['reply', '--finding', finding, '--disposition', 'fixed', '--body-file', '-'], { input: 'done' }),
+    )
+  writeFiles(sb.repo, second)
+  expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
+  return (await reviewKeepingPrompt(sb)).prompt
+}
+
 const sha256 = (path: string) => createHash('sha256').update(readFileSync(path)).digest('hex')
 
 describe('review: the prompt', () => {
@@ -150,20 +169,10 @@ describe('review: the prompt', () => {
   it(
     'round 2 leads with the change since the snapshot round 1 reviewed, then the conversation, then the whole change',
     async () => {
-      const sb = sandbox({ 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 1\n' })
-      await startRun(sb)
-      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 2 // ROUND-ONE-EDIT-31a7\n' })
-      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
-      expectOk(await sb.cli(reviewArgs('changes')))
-      for (const finding of ['1.1', '1.2'])
-        expectOk(
-          await sb.cli(['reply', '--finding', finding, '--disposition', 'fixed', '--body-file', '-'], {
-            input: 'done',
-          }),
-        )
-      writeFiles(sb.repo, { 'src/b.ts': 'export const b = 2 // ROUND-TWO-EDIT-8e02\n' })
-      expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
-      const { prompt } = await reviewKeepingPrompt(sb)
+      const prompt = await secondRoundPrompt(
+        { 'src/a.ts': 'export const a = 2 // ROUND-ONE-EDIT-31a7\n' },
+        { 'src/b.ts': 'export const b = 2 // ROUND-TWO-EDIT-8e02\n' },
+      )
       const at = (text: string) => prompt.indexOf(text)
       const delta = prompt.slice(at('## Since the last review'), at('## Conversation so far'))
       expect(at('## Since the last review')).toBeGreaterThan(0)
@@ -194,20 +203,10 @@ describe('review: the prompt', () => {
   it(
     'round 2 says a file put back as the base has it is not deleted, though the delta of changed files drops it',
     async () => {
-      const sb = sandbox({ 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 1\n' })
-      await startRun(sb)
-      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 2\n' })
-      expectOk(await sb.cli(['coder-done', '--summary', 'round one']))
-      expectOk(await sb.cli(reviewArgs('changes')))
-      for (const finding of ['1.1', '1.2'])
-        expectOk(
-          await sb.cli(['reply', '--finding', finding, '--disposition', 'fixed', '--body-file', '-'], {
-            input: 'done',
-          }),
-        )
-      writeFiles(sb.repo, { 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 2\n' }) // a reverted
-      expectOk(await sb.cli(['coder-done', '--summary', 'round two']))
-      const { prompt } = await reviewKeepingPrompt(sb)
+      const prompt = await secondRoundPrompt(
+        { 'src/a.ts': 'export const a = 2\n' },
+        { 'src/a.ts': 'export const a = 1\n', 'src/b.ts': 'export const b = 2\n' }, // a reverted
+      )
       const delta = prompt.slice(prompt.indexOf('## Since the last review'), prompt.indexOf('## Conversation so far'))
       expect(delta).toContain('src/a.ts') // the trees compared drop it: without the note it reads as a deletion
       expect(delta).toContain(
